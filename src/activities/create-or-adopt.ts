@@ -1,0 +1,24 @@
+import type { CloudProvider, InstanceSpec, Json, Location, Offer } from '../providers/types';
+
+export interface CreateResult {
+  instanceId: string;
+  /** True when an instance with this VM's identity already existed at the location and was adopted. */
+  adopted: boolean;
+}
+
+export function locationOf(o: Offer): Location {
+  return o.zone === undefined ? { cloud: o.cloud, region: o.region } : { cloud: o.cloud, region: o.region, zone: o.zone };
+}
+
+/**
+ * Never two instances for one VM at one location: observe first and adopt a live instance that
+ * already carries the VM's identity (a create that timed out, a worker crash after the cloud
+ * accepted), else create once with the attempt's idempotency key.
+ */
+export async function createOrAdopt(provider: CloudProvider, offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
+  const existing = await provider.observe(locationOf(offer), spec.vmName);
+  const live = existing.find((o) => o.status !== 'Terminating' && o.status !== 'Stopping' && o.status !== 'Failed');
+  if (live) return { instanceId: live.id, adopted: true };
+  const instanceId = await provider.create(offer, prepared, spec);
+  return { instanceId, adopted: false };
+}

@@ -1,0 +1,151 @@
+/**
+ * The provider contract: the only seam between gpuprov and a cloud API.
+ *
+ * Every adapter lives in `src/providers/<cloud>/` and implements {@link CloudProvider}.
+ * Adapters make one API call (plus pagination) per primitive, never wait, never retry:
+ * waiting and retrying are Temporal's job (activity retry policies).
+ * Errors leave an adapter only as {@link ProviderError} (see `src/errors.ts`).
+ */
+
+/** JSON value; driver-private data that is kept in workflow history must be plain JSON. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Where an instance lives. `zone` is set on clouds that place by zone (AWS subnet AZ, GCP zone). */
+export interface Location {
+  cloud: string;
+  region: string;
+  zone?: string;
+}
+
+/** A GPU ask such as `H100:1`. `model` is upper-case (`H100`, `A100-80GB`, `T4`). */
+export interface GpuRequest {
+  model: string;
+  count: number;
+}
+
+/** What a user asks for; `plan` turns it into ordered offers. */
+export interface ResourceRequest {
+  vmName: string;
+  /** No GPU: the cheapest CPU types the cloud lists (used by tests and the local cloud). */
+  gpu?: GpuRequest;
+  /** Restrict to these regions (empty/undefined: every configured region). */
+  regions?: string[];
+  /** Restrict to these instance types. */
+  instanceTypes?: string[];
+  /** Drop offers whose known hourly price is above this (USD). */
+  maxPricePerHour?: number;
+  /** The VM will run k3s; the plan may prefer images/types that support it. */
+  k8s: boolean;
+}
+
+/** One concrete place to try: cloud × region (× zone) × instance type, with its price when known. */
+export interface Offer {
+  cloud: string;
+  region: string;
+  zone?: string;
+  instanceType: string;
+  gpu?: { model: string; count: number; memoryGiB?: number };
+  vcpus?: number;
+  memoryGiB?: number;
+  /** Hourly price, when the cloud publishes one. */
+  pricePerHour?: number;
+  currency?: string;
+  spot?: boolean;
+  /** Adapter-private plan data (image id, vendor offer id); plain JSON, kept in history. */
+  extra?: Json;
+}
+
+/** A boot-time script: rendered to cloud-init user-data by `renderCloudInit`, or run by the cloud's own hook. */
+export interface BootScript {
+  script: string;
+  env: Record<string, string>;
+}
+
+/** Everything `prepare`/`create` need about the VM beyond the offer. Contains no secrets. */
+export interface InstanceSpec {
+  vmName: string;
+  /** The owning deployment (Temporal namespace); tagged on every resource with the VM name. */
+  owner: string;
+  /** OpenSSH public keys allowed to log in (the worker's key first, then the users'). */
+  publicKeys: string[];
+  bootScript?: BootScript;
+  /** Stable per launch attempt (`<workflowId>/<attempt>`): a retried create must not make a second instance. */
+  idempotencyKey: string;
+  /** Inbound TCP ports to open (22 always; 6443 when k3s is reached directly). */
+  openPorts: number[];
+}
+
+export type InstanceStatus = 'Pending' | 'Running' | 'Stopping' | 'Stopped' | 'Terminating' | 'Failed';
+
+/** How to reach an instance over SSH; `user` when the cloud dictates it. */
+export interface SshEndpoint {
+  host: string;
+  port: number;
+  user?: string;
+}
+
+/** A non-terminated instance carrying the VM's identity, normalised. */
+export interface Observed {
+  id: string;
+  status: InstanceStatus;
+  /** Vendor's words for Failed (or any state), for humans. */
+  reason?: string;
+  /** Known once the instance is Running and reachable. */
+  endpoint?: SshEndpoint;
+  location: Location;
+  instanceType?: string;
+}
+
+/** What an adapter can and cannot do; the workflows read it, they never branch on the cloud's name. */
+export interface Capabilities {
+  /** Runs a boot script (cloud-init or a vendor hook) at first boot. */
+  bootScript: boolean;
+  /** Can open inbound ports per VM (so the k3s API can be reached directly on 6443). */
+  openPorts: boolean;
+  /** Can run k3s at all (false for containers: local, Docker, RunPod, Vast.ai). */
+  k8s: boolean;
+  /** Login user: fixed by the image, or chosen by the cloud and reported in the endpoint. */
+  sshUser: { kind: 'fixed'; user: string } | { kind: 'provider' };
+  /** Upper bound from create to Running with an endpoint. */
+  bootTimeoutMs: number;
+  /** How often to observe while waiting (the activity retry interval). */
+  pollIntervalMs: number;
+  /** Typical create-to-running time, to shape polling (fast first, then backing off). */
+  typicalBootMs: number;
+}
+
+/**
+ * The adapter contract. Every method is idempotent or read-only, makes no loops beyond
+ * one call's pagination, and throws only `ProviderError`.
+ */
+export interface CloudProvider {
+  readonly name: string;
+  capabilities(): Capabilities;
+  /** Ordered offers (first = preferred). Creates nothing. Unplannable request → InvalidRequest. */
+  plan(req: ResourceRequest): Promise<Offer[]>;
+  /** Idempotent prerequisites (security group, key pair, startup script…); returns driver-private JSON. */
+  prepare(offer: Offer, spec: InstanceSpec): Promise<Json>;
+  /** One create attempt labelled with the VM identity; returns the instance id; never waits. */
+  create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string>;
+  /** Non-terminated instances with this VM's identity at `at`, normalised. */
+  observe(at: Location, vmName: string): Promise<Observed[]>;
+  /** Delete these instances and any others with the identity at `at`; unknown or gone ids succeed. No waiting. */
+  delete(at: Location, vmName: string, ids: string[]): Promise<void>;
+  /** Delete per-VM side resources created by `prepare`; idempotent. */
+  cleanup(at: Location, vmName: string): Promise<void>;
+}
+
+/** The label/tag key every resource carries, with the VM name as value. */
+export const IDENTITY_TAG = 'gpuprov-vm-name';
+/** The label/tag key naming the owning deployment (Temporal namespace). */
+export const OWNER_TAG = 'gpuprov-owner';
+
+/** Stable key of an offer, used for blocking and for attempt records. */
+export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType'>): string {
+  return `${o.cloud}/${o.region}/${o.zone ?? '-'}/${o.instanceType}`;
+}
+
+/** Name used where a cloud has no tags/labels. */
+export function identityName(vmName: string): string {
+  return `gpuprov-${vmName}`;
+}

@@ -1,0 +1,135 @@
+/**
+ * The public, versioned workflow API: names, inputs, outputs, signals, queries and updates.
+ * Other services (any SDK language) start these workflows by name with these JSON shapes.
+ * Both the client and the workflows import this module; it holds no logic.
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { ErrorKind } from '../errors';
+import type { GpuRequest, Location, Offer, SshEndpoint } from '../providers/types';
+
+export const API_VERSION = 1;
+export const TASK_QUEUE = 'gpuprov';
+
+export const vmWorkflowId = (name: string): string => `vm-${name}`;
+
+/** Search attributes (Keyword) registered on the server and upserted by `vmWorkflow`. */
+export const SEARCH_ATTRIBUTES = ['GpuprovVmName', 'GpuprovStage', 'GpuprovCloud', 'GpuprovRegion', 'GpuprovInstanceType'] as const;
+export type SearchAttributeName = (typeof SEARCH_ATTRIBUTES)[number];
+
+/** Whether the VM runs k3s: `auto` = where the cloud supports it. */
+export type K8sMode = 'auto' | 'on' | 'off';
+
+/** Input of `vmWorkflow` / `launchWorkflow` (the CLI's `start` options). */
+export interface VmSpec {
+  name: string;
+  gpu?: GpuRequest;
+  /** Clouds to try, in preference order (default: every configured cloud). */
+  clouds?: string[];
+  regions?: string[];
+  instanceTypes?: string[];
+  maxPricePerHour?: number;
+  /** Auto-down after this long in Ready. */
+  ttlMs?: number;
+  /** When every offer is exhausted, re-plan after a durable timer instead of failing. */
+  retryUntilUp?: boolean;
+  k8s?: K8sMode;
+  /** Users' OpenSSH public keys (never private keys). */
+  publicKeys?: string[];
+}
+
+export type Stage =
+  | 'pending'
+  | 'planning'
+  | 'preparing'
+  | 'creating'
+  | 'booting'
+  | 'connecting'
+  | 'compensating'
+  | 'waiting-retry'
+  | 'k8s'
+  | 'ready'
+  | 'k8s-failed'
+  | 'tearing-down'
+  | 'leaked'
+  | 'lost'
+  | 'failed'
+  | 'cancelled'
+  | 'terminated';
+
+/** Stages after which the workflow has ended. */
+export const TERMINAL_STAGES: readonly Stage[] = ['failed', 'cancelled', 'terminated'];
+
+export type AttemptOutcome = 'ready' | 'failed' | 'unavailable' | 'cancelled';
+
+/** One try of one offer. */
+export interface AttemptRecord {
+  index: number;
+  offer: Offer;
+  outcome: AttemptOutcome;
+  /** The phase that failed: prepare, create, boot, connect. */
+  phase?: 'prepare' | 'create' | 'boot' | 'connect';
+  kind?: ErrorKind | 'BootFailed' | 'Cancelled';
+  message?: string;
+  instanceIds: string[];
+  /** True once a teardown of this attempt finished. */
+  compensated: boolean;
+  startedAt: string;
+  endedAt: string;
+}
+
+/** Result of a successful launch. */
+export interface LaunchResult {
+  offer: Offer;
+  location: Location;
+  instanceId: string;
+  endpoint: SshEndpoint;
+  /** `SHA256:…` of the host key seen by the worker's SSH probe (pin it in known_hosts). */
+  hostKeyFingerprint: string;
+  /** The host key itself (`ssh-ed25519 AAAA…`), public. */
+  hostKey: string;
+  attempts: AttemptRecord[];
+}
+
+/** The details of a launch that failed after every offer. */
+export interface LaunchFailureDetails {
+  reason: 'exhausted' | 'fatal' | 'cancelled' | 'no-offers';
+  attempts: AttemptRecord[];
+}
+
+export interface LeakInfo {
+  location: Location;
+  instanceIds: string[];
+  since: string;
+  tries: number;
+  lastError: string;
+  nextRetryAt?: string;
+}
+
+/** Full snapshot returned by the `status` query. */
+export interface VmStatus {
+  apiVersion: number;
+  name: string;
+  stage: Stage;
+  spec: VmSpec;
+  offer?: Offer;
+  location?: Location;
+  instanceIds: string[];
+  endpoint?: SshEndpoint;
+  hostKeyFingerprint?: string;
+  hostKey?: string;
+  attempts: AttemptRecord[];
+  createdAt: string;
+  readyAt?: string;
+  endedAt?: string;
+  ttlExpiresAt?: string;
+  leak?: LeakInfo;
+  k8s?: { enabled: boolean; note?: string };
+  error?: { kind: string; message: string };
+}
+
+/** Tear the VM down (also retries a leaked teardown at once). */
+export const teardownSignal = defineSignal('teardown');
+/** Stop a launch in flight; compensates what it created, then ends `cancelled`. */
+export const cancelSignal = defineSignal('cancel');
+/** Full snapshot of the VM. */
+export const statusQuery = defineQuery<VmStatus>('status');

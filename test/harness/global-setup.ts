@@ -1,0 +1,2 @@
+// Placeholder until the dev-server harness lands (starts nothing yet).
+export default function setup(): void {}
