@@ -1,0 +1,180 @@
+/**
+ * Activities: thin, idempotent wrappers over one provider primitive or one SSH action.
+ * All waiting is Temporal's: a not-ready observation throws a retryable `NotReady` failure and
+ * the activity's retry policy does the polling. Nothing returned here holds a secret.
+ */
+import { FAILURE_TYPES, ProviderError } from '../errors';
+import type { ProviderRegistry } from '../providers/registry';
+import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../providers/types';
+import { createOrAdopt, type CreateResult } from './create-or-adopt';
+import { bootFailed, notReady, toFailure, translated } from './failures';
+import type { SshIdentity } from './ssh-identity';
+import { ssh2Prober, SshProbeError, type ProbeResult, type SshProber } from './ssh-probe';
+import { ApplicationFailure } from '@temporalio/common';
+import type { SshEndpoint } from '../providers/types';
+
+export interface ActivityDeps {
+  registry: ProviderRegistry;
+  /** The worker's SSH identity (its public key is added to every instance). */
+  ssh: SshIdentity;
+  /** The owning deployment (Temporal namespace), tagged on every resource. */
+  owner: string;
+  /** SSH probe; tests of the in-memory FakeProvider pass their own. */
+  prober?: SshProber;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export interface PlanInput {
+  /** Only clouds that can run k3s (the user asked for --k8s explicitly). */
+  requireK8s?: boolean;
+  clouds?: string[];
+  request: ResourceRequest;
+}
+
+export interface PlanOutput {
+  offers: Offer[];
+  /** Capabilities of every cloud that produced offers (drives polling and k3s policy). */
+  capabilities: Record<string, Capabilities>;
+  /** Clouds that could not plan, and why (shown to the user, not fatal while another cloud plans). */
+  skipped: { cloud: string; kind: string; message: string }[];
+}
+
+export interface AwaitRunningInput {
+  at: Location;
+  vmName: string;
+  instanceId: string;
+  /** Epoch ms of the create; a vanished instance is only "gone" after a grace period (eventual consistency). */
+  createdAtMs: number;
+}
+
+export interface RunningInstance {
+  instanceId: string;
+  endpoint: SshEndpoint;
+}
+
+export interface ProbeInput {
+  endpoint: SshEndpoint;
+  /** Login user when the endpoint does not name one. */
+  defaultUser: string;
+}
+
+/** Instance not seen for this long after create = vanished (covers list-after-create lag). */
+export const VANISH_GRACE_MS = 30_000;
+
+function withWorkerKey(spec: InstanceSpec, key: string): InstanceSpec {
+  return spec.publicKeys.includes(key) ? spec : { ...spec, publicKeys: [key, ...spec.publicKeys] };
+}
+
+/** Offers across clouds: user's cloud order when given, else all offers by price (unknown price last). */
+function orderOffers(perCloud: Offer[][], userOrdered: boolean): Offer[] {
+  const all = perCloud.flat();
+  if (userOrdered) return all;
+  return all
+    .map((o, i) => ({ o, i }))
+    .sort((a, b) => (a.o.pricePerHour ?? Infinity) - (b.o.pricePerHour ?? Infinity) || a.i - b.i)
+    .map((x) => x.o);
+}
+
+export function createActivities(deps: ActivityDeps) {
+  const prober = deps.prober ?? ssh2Prober;
+  const now = deps.now ?? Date.now;
+  const provider = (cloud: string) => {
+    try {
+      return deps.registry.get(cloud);
+    } catch (err) {
+      throw toFailure(err);
+    }
+  };
+
+  return {
+    /** Every configured (or chosen) cloud's offers, ordered by preference. Creates nothing. */
+    async planOffers(input: PlanInput): Promise<PlanOutput> {
+      const clouds = input.clouds?.length ? input.clouds : deps.registry.names();
+      const perCloud: Offer[][] = [];
+      const capabilities: Record<string, Capabilities> = {};
+      const skipped: PlanOutput['skipped'] = [];
+      for (const cloud of clouds) {
+        const p = provider(cloud);
+        if (input.requireK8s && !p.capabilities().k8s) {
+          skipped.push({ cloud, kind: 'InvalidRequest', message: `${cloud} cannot run k3s (use --no-k8s, or another cloud)` });
+          continue;
+        }
+        try {
+          const offers = await p.plan(input.request);
+          if (offers.length > 0) capabilities[cloud] = p.capabilities();
+          perCloud.push(offers);
+        } catch (err) {
+          // A cloud that cannot plan this request is skipped; a transient error is retried.
+          if (err instanceof ProviderError && err.kind !== 'Transient') skipped.push({ cloud, kind: err.kind, message: err.message });
+          else throw toFailure(err);
+        }
+      }
+      const offers = orderOffers(perCloud, Boolean(input.clouds?.length));
+      if (offers.length === 0) {
+        const why = skipped.map((s) => `${s.cloud}: ${s.message}`).join('; ');
+        const kind = skipped.length > 0 && skipped.every((s) => s.kind === 'Credentials') ? 'Credentials' : 'InvalidRequest';
+        throw toFailure(new ProviderError(kind, `no cloud can serve this request${why ? ` (${why})` : ''}`));
+      }
+      return { offers, capabilities, skipped };
+    },
+
+    async prepareOffer(offer: Offer, spec: InstanceSpec): Promise<Json> {
+      return translated(() => provider(offer.cloud).prepare(offer, withWorkerKey(spec, deps.ssh.publicKey)));
+    },
+
+    /** Observe first and adopt an instance that already carries the identity; else create once. */
+    async createInstance(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
+      return translated(() => createOrAdopt(provider(offer.cloud), offer, prepared, withWorkerKey(spec, deps.ssh.publicKey)));
+    },
+
+    /** NotReady (retryable) until the instance is Running with an SSH endpoint. */
+    async awaitRunning(input: AwaitRunningInput): Promise<RunningInstance> {
+      const seen = await translated(() => provider(input.at.cloud).observe(input.at, input.vmName));
+      const inst = seen.find((o) => o.id === input.instanceId) ?? seen.find((o) => o.status === 'Running' || o.status === 'Pending');
+      if (!inst) {
+        if (now() - input.createdAtMs > VANISH_GRACE_MS) throw bootFailed(`instance ${input.instanceId} vanished while booting`);
+        throw notReady(`instance ${input.instanceId} not listed yet`);
+      }
+      if (inst.status === 'Failed') throw bootFailed(`instance ${inst.id} failed while booting${inst.reason ? `: ${inst.reason}` : ''}`);
+      if (inst.status === 'Terminating' || inst.status === 'Stopped' || inst.status === 'Stopping') {
+        throw bootFailed(`instance ${inst.id} is ${inst.status} while booting${inst.reason ? `: ${inst.reason}` : ''}`);
+      }
+      if (inst.status !== 'Running' || !inst.endpoint) throw notReady(`instance ${inst.id} is ${inst.status}${inst.endpoint ? '' : ', no SSH endpoint yet'}`);
+      return { instanceId: inst.id, endpoint: inst.endpoint };
+    },
+
+    /** Connect with the worker's key and run `true`; SshNotReady (retryable) until it works. */
+    async probeSsh(input: ProbeInput): Promise<ProbeResult> {
+      const target = { host: input.endpoint.host, port: input.endpoint.port, user: input.endpoint.user ?? input.defaultUser };
+      try {
+        return await prober(target, deps.ssh, 10_000);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        const nonRetryable = err instanceof SshProbeError && err.reason === 'command';
+        throw ApplicationFailure.create({ type: FAILURE_TYPES.SshNotReady, message, nonRetryable, details: [{ kind: 'Failed' }] });
+      }
+    },
+
+    async observeVm(at: Location, vmName: string): Promise<Observed[]> {
+      return translated(() => provider(at.cloud).observe(at, vmName));
+    },
+
+    /** Delete the ids and everything else carrying the identity at `at`. No waiting. */
+    async deleteInstances(at: Location, vmName: string, ids: string[]): Promise<void> {
+      return translated(() => provider(at.cloud).delete(at, vmName, ids));
+    },
+
+    /** NotReady until nothing with the identity is left at `at`. */
+    async awaitGone(at: Location, vmName: string): Promise<void> {
+      const seen = await translated(() => provider(at.cloud).observe(at, vmName));
+      if (seen.length > 0) throw notReady(`${seen.length} instance(s) still present: ${seen.map((o) => `${o.id}=${o.status}`).join(', ')}`);
+    },
+
+    async cleanup(at: Location, vmName: string): Promise<void> {
+      return translated(() => provider(at.cloud).cleanup(at, vmName));
+    },
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,49 @@
+/** Typed activity proxies with the retry policies of DESIGN §3. Workflow-side only. */
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { NON_RETRYABLE_TYPES } from '../errors';
+import type { PollSchedule } from './polling';
+import type { Tuning } from './tuning';
+
+function pollOptions(p: PollSchedule, summary: string): ActivityOptions {
+  return {
+    summary,
+    startToCloseTimeout: '60s',
+    scheduleToCloseTimeout: p.deadlineMs,
+    retry: {
+      initialInterval: p.initialIntervalMs,
+      backoffCoefficient: p.backoffCoefficient,
+      maximumInterval: p.maximumIntervalMs,
+      nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
+    },
+  };
+}
+
+/** Mutating cloud calls: a few retries on Transient, never retried on a classified error. */
+export function mutating(t: Tuning, summary: string): Activities {
+  return proxyActivities<Activities>({
+    summary,
+    startToCloseTimeout: '2 minutes',
+    retry: {
+      initialInterval: t.mutateInitialIntervalMs,
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: t.mutateMaxAttempts,
+      nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
+    },
+  });
+}
+
+/** Waits done by retry (awaitRunning, probeSsh, awaitGone). */
+export function polling(p: PollSchedule, summary: string): Activities {
+  return proxyActivities<Activities>(pollOptions(p, summary));
+}
+
+/** Read-only calls (plan, health observe). */
+export function reading(t: Tuning, summary: string): Activities {
+  return proxyActivities<Activities>({
+    summary,
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: t.mutateInitialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: t.mutateMaxAttempts, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}

@@ -1,0 +1,89 @@
+/**
+ * The VM's live state inside a workflow: the status snapshot, stage changes (mirrored to search
+ * attributes and the Web UI's current details), and the user's cancel/teardown requests.
+ */
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { CancellationScope, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { offerKey, type Offer } from '../providers/types';
+import { API_VERSION, type Stage, type VmSpec, type VmStatus } from './api';
+import { SA } from './search-attributes';
+import { withTuning, type Tuning } from './tuning';
+
+export class VmContext {
+  readonly status: VmStatus;
+  readonly tuning: Tuning;
+  /** Set by the cancel signal or Temporal's own cancellation; checked between activities. */
+  cancelRequested = false;
+  /** Set when Temporal itself cancelled the workflow (it then ends as Cancelled, not Completed). */
+  temporalCancelled = false;
+  /** Incremented by every teardown signal (a leaked teardown retries at once on a new one). */
+  teardownRequests = 0;
+  /** Read-only waits that a cancel may interrupt (never a mutating cloud call). */
+  private readonly interruptible = new Set<CancellationScope>();
+  private lastAttrs = '';
+
+  constructor(spec: VmSpec, tuning?: Partial<Tuning>, carried?: VmStatus) {
+    this.tuning = withTuning(tuning);
+    this.status = carried ?? { apiVersion: API_VERSION, name: spec.name, stage: 'pending', spec, instanceIds: [], attempts: [], createdAt: new Date().toISOString() };
+  }
+
+  /** Change stage: status, search attributes (only when they changed) and the UI's details. */
+  setStage(stage: Stage, patch: Partial<VmStatus> = {}): void {
+    Object.assign(this.status, patch, { stage });
+    this.syncAttributes();
+    setCurrentDetails(this.details());
+  }
+
+  /** Point the VM at an offer (a new attempt) without changing stage. */
+  setOffer(offer: Offer | undefined): void {
+    if (offer) {
+      this.status.offer = offer;
+      this.status.location = offer.zone === undefined ? { cloud: offer.cloud, region: offer.region } : { cloud: offer.cloud, region: offer.region, zone: offer.zone };
+    }
+  }
+
+  requestCancel(fromTemporal = false): void {
+    this.cancelRequested = true;
+    if (fromTemporal) this.temporalCancelled = true;
+    for (const s of this.interruptible) s.cancel();
+  }
+
+  /** Run a read-only wait that a cancel request interrupts (its CancelledFailure propagates). */
+  async interruptibly<T>(fn: () => Promise<T>): Promise<T> {
+    const scope = new CancellationScope({ cancellable: true });
+    this.interruptible.add(scope);
+    try {
+      if (this.cancelRequested) scope.cancel();
+      return await scope.run(fn);
+    } finally {
+      this.interruptible.delete(scope);
+    }
+  }
+
+  private syncAttributes(): void {
+    const s = this.status;
+    const pairs: SearchAttributeUpdatePair[] = [
+      { key: SA.vmName, value: s.name },
+      { key: SA.stage, value: s.stage },
+    ];
+    if (s.offer) {
+      pairs.push({ key: SA.cloud, value: s.offer.cloud }, { key: SA.region, value: s.offer.region }, { key: SA.instanceType, value: s.offer.instanceType });
+    }
+    const sig = JSON.stringify(pairs.map((p) => p.value));
+    if (sig === this.lastAttrs) return;
+    this.lastAttrs = sig;
+    upsertSearchAttributes(pairs);
+  }
+
+  private details(): string {
+    const s = this.status;
+    const lines = [`**${s.name}** — stage \`${s.stage}\``];
+    if (s.offer) lines.push(`offer: ${offerKey(s.offer)}${s.offer.pricePerHour !== undefined ? ` at $${s.offer.pricePerHour}/h` : ''}`);
+    if (s.endpoint) lines.push(`ssh: ${s.endpoint.user ?? ''}${s.endpoint.user ? '@' : ''}${s.endpoint.host}:${s.endpoint.port}`);
+    if (s.attempts.length) lines.push(`attempts: ${s.attempts.length}`);
+    if (s.leak) lines.push(`LEAKED: ${s.leak.instanceIds.join(', ') || '(by identity)'} at ${s.leak.location.cloud}/${s.leak.location.region} — ${s.leak.lastError}`);
+    if (s.error) lines.push(`error: ${s.error.kind}: ${s.error.message}`);
+    lines.push(`run: ${workflowInfo().runId}`);
+    return lines.join('\n\n');
+  }
+}

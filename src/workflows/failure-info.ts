@@ -1,0 +1,32 @@
+/** Reading Temporal failures in workflow code: by `type` and details, never by message text. */
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
+import type { BlockScope } from '../errors';
+import { BLOCK_SCOPES } from '../errors';
+
+export interface FailureInfo {
+  /** ApplicationFailure type (an ErrorKind, NotReady, BootFailed, SshNotReady) or 'Timeout'. */
+  type: string;
+  message: string;
+  block?: BlockScope;
+  cancelled: boolean;
+}
+
+export function failureInfo(err: unknown): FailureInfo {
+  if (isCancellation(err)) return { type: 'Cancelled', message: 'cancelled', cancelled: true };
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const d = cause.details?.[0] as { block?: unknown } | undefined;
+    const block = BLOCK_SCOPES.find((s) => s === d?.block);
+    return { type: cause.type ?? 'Error', message: cause.message, cancelled: false, ...(block ? { block } : {}) };
+  }
+  if (cause instanceof TimeoutFailure) {
+    // A poll that timed out carries the last not-ready failure as its cause.
+    const last = cause.cause instanceof ApplicationFailure ? `: last seen ${cause.cause.message}` : '';
+    return { type: 'Timeout', message: `timed out (${cause.timeoutType})${last}`, cancelled: false };
+  }
+  return { type: 'Error', message: err instanceof Error ? err.message : String(err), cancelled: false };
+}
+
+export function failureMessage(err: unknown): string {
+  return failureInfo(err).message;
+}

@@ -1,0 +1,4 @@
+/** Every workflow the worker registers (the worker bundles this file). */
+export { vmWorkflow } from './vm';
+export { launchWorkflow } from './launch';
+export { teardownWorkflow } from './teardown';

@@ -1,0 +1,187 @@
+/**
+ * The failover search: plan → for each unblocked offer [prepare → create → boot → connect],
+ * compensating every attempt that may have created something before moving on.
+ * Decisions live in `search.ts`; this file is the glue that runs activities.
+ */
+import { ApplicationFailure, setHandler, sleep, workflowInfo, CancellationScope } from '@temporalio/workflow';
+import type { PlanOutput } from '../activities';
+import { isFatal, type ErrorKind } from '../errors';
+import { offerKey, type Capabilities, type InstanceSpec, type Offer } from '../providers/types';
+import { cancelSignal, statusQuery, type AttemptRecord, type LaunchFailureDetails, type LaunchResult, type VmSpec } from './api';
+import { mutating, polling, reading } from './activities';
+import { VmContext } from './context';
+import { failureInfo } from './failure-info';
+import { bootPolling, sshPolling } from './polling';
+import { afterFailure, attemptsTable, decide, kindOfFailureType, newSearch, nextOffer, replan, type Phase, type SearchState } from './search';
+import { runTeardown } from './teardown';
+import type { Tuning } from './tuning';
+
+export type LaunchOutcome =
+  | { kind: 'ready'; result: LaunchResult; capabilities: Capabilities }
+  | { kind: 'cancelled'; attempts: AttemptRecord[] }
+  | { kind: 'failed'; details: LaunchFailureDetails; errorKind: string; message: string };
+
+type AttemptEnd =
+  | { ok: true; result: Omit<LaunchResult, 'attempts'> }
+  | { ok: false; phase: Phase; type: string; message: string; block?: import('../errors').BlockScope; cancelled: boolean; instanceIds: string[] };
+
+const DEFAULT_CAPS: Capabilities = { bootScript: false, openPorts: false, k8s: false, sshUser: { kind: 'provider' }, bootTimeoutMs: 15 * 60_000, pollIntervalMs: 5_000, typicalBootMs: 60_000 };
+
+export function capsFor(plan: PlanOutput, cloud: string): Capabilities {
+  return plan.capabilities[cloud] ?? DEFAULT_CAPS;
+}
+
+export function defaultUser(caps: Capabilities): string {
+  return caps.sshUser.kind === 'fixed' ? caps.sshUser.user : 'root';
+}
+
+async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Capabilities): Promise<AttemptEnd> {
+  const t = ctx.tuning;
+  const info = workflowInfo();
+  const spec = ctx.status.spec;
+  const at = offer.zone === undefined ? { cloud: offer.cloud, region: offer.region } : { cloud: offer.cloud, region: offer.region, zone: offer.zone };
+  const instSpec: InstanceSpec = { vmName: spec.name, owner: info.namespace, publicKeys: spec.publicKeys ?? [], idempotencyKey: `${info.workflowId}/${index}`, openPorts: [22] };
+  const key = offerKey(offer);
+  let phase: Phase = 'prepare';
+  let instanceIds: string[] = [];
+  try {
+    ctx.setOffer(offer);
+    ctx.setStage('preparing', { instanceIds: [] });
+    const prepared = await mutating(t, `prepare ${key}`).prepareOffer(offer, instSpec);
+    if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
+
+    phase = 'create';
+    ctx.setStage('creating');
+    const createdAtMs = Date.now();
+    const created = await mutating(t, `create ${offer.instanceType} in ${offer.region}${offer.zone ? `/${offer.zone}` : ''}`).createInstance(offer, prepared, instSpec);
+    instanceIds = [created.instanceId];
+    if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
+
+    phase = 'boot';
+    ctx.setStage('booting', { instanceIds });
+    const running = await ctx.interruptibly(() =>
+      polling(bootPolling(caps), `wait for ${created.instanceId} to run`).awaitRunning({ at, vmName: spec.name, instanceId: created.instanceId, createdAtMs }),
+    );
+    instanceIds = [running.instanceId];
+
+    phase = 'connect';
+    ctx.setStage('connecting', { instanceIds, endpoint: running.endpoint });
+    const probe = await ctx.interruptibly(() => polling(sshPolling(caps), `ssh probe ${running.endpoint.host}:${running.endpoint.port}`).probeSsh({ endpoint: running.endpoint, defaultUser: defaultUser(caps) }));
+    const endpoint = running.endpoint.user ? running.endpoint : { ...running.endpoint, user: defaultUser(caps) };
+    return { ok: true, result: { offer, location: at, instanceId: running.instanceId, endpoint, hostKeyFingerprint: probe.fingerprint, hostKey: probe.hostKey } };
+  } catch (err) {
+    const f = failureInfo(err);
+    return { ok: false, phase, type: f.type, message: f.message, cancelled: f.cancelled, instanceIds, ...(f.block ? { block: f.block } : {}) };
+  }
+}
+
+/** Run the failover search in `ctx` until ready, cancelled, or failed. Never throws for cloud errors. */
+export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
+  const spec = ctx.status.spec;
+  const t = ctx.tuning;
+  const request = {
+    vmName: spec.name,
+    k8s: spec.k8s === 'on',
+    ...(spec.gpu ? { gpu: spec.gpu } : {}),
+    ...(spec.regions ? { regions: spec.regions } : {}),
+    ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}),
+    ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}),
+  };
+  const plan = async (): Promise<PlanOutput> => {
+    ctx.setStage('planning');
+    return ctx.interruptibly(() => reading(t, `plan offers for ${spec.name}`).planOffers({ request, requireK8s: spec.k8s === 'on', ...(spec.clouds ? { clouds: spec.clouds } : {}) }));
+  };
+  const fail = (reason: LaunchFailureDetails['reason'], errorKind: string, message: string, attempts: AttemptRecord[]): LaunchOutcome => ({
+    kind: 'failed', details: { reason, attempts }, errorKind, message,
+  });
+
+  let planned: PlanOutput;
+  try {
+    planned = await plan();
+  } catch (err) {
+    const f = failureInfo(err);
+    if (f.cancelled) return { kind: 'cancelled', attempts: ctx.status.attempts };
+    return fail('no-offers', kindOfFailureType(f.type), f.message, ctx.status.attempts);
+  }
+  let search: SearchState = newSearch(planned.offers, ctx.status.attempts);
+
+  for (;;) {
+    if (ctx.cancelRequested) return { kind: 'cancelled', attempts: search.attempts };
+    const next = nextOffer(search);
+    if (!next) {
+      if (!spec.retryUntilUp) {
+        return fail('exhausted', 'Capacity', `every offer was tried and failed:\n${attemptsTable(search.attempts)}`, search.attempts);
+      }
+      ctx.setStage('waiting-retry');
+      try {
+        await ctx.interruptibly(() => sleep(t.retryUntilUpDelayMs, { summary: 'retry-until-up: wait before re-planning' }));
+        planned = await plan();
+      } catch (err) {
+        const f = failureInfo(err);
+        if (f.cancelled) return { kind: 'cancelled', attempts: search.attempts };
+        continue; // a plan that fails now is retried after the next wait
+      }
+      search = replan(search, planned.offers);
+      continue;
+    }
+
+    const index = search.attempts.length;
+    const caps = capsFor(planned, next.offer.cloud);
+    const startedAt = new Date().toISOString();
+    const end = await runAttempt(ctx, next.offer, index, caps);
+    const record: AttemptRecord = { index, offer: next.offer, outcome: 'ready', instanceIds: end.ok ? [end.result.instanceId] : end.instanceIds, compensated: false, startedAt, endedAt: new Date().toISOString() };
+    if (end.ok) {
+      const attempts = [...search.attempts, record];
+      ctx.status.attempts = attempts;
+      return { kind: 'ready', capabilities: caps, result: { ...end.result, attempts } };
+    }
+
+    const kind: ErrorKind = kindOfFailureType(end.type);
+    const decision = end.cancelled ? { compensate: end.phase === 'prepare' ? ('cleanup' as const) : ('full' as const), next: 'abort' as const } : decide(kind, end.phase, end.block);
+    Object.assign(record, {
+      outcome: end.cancelled ? 'cancelled' : kind === 'Unavailable' ? 'unavailable' : 'failed',
+      phase: end.phase,
+      kind: end.cancelled ? 'Cancelled' : end.type === 'BootFailed' ? 'BootFailed' : kind,
+      message: end.message,
+    });
+    search = afterFailure(search, next.index, next.offer, kind, decision, record);
+    ctx.status.attempts = search.attempts;
+
+    ctx.setStage('compensating');
+    await runTeardown(ctx, { at: { cloud: next.offer.cloud, region: next.offer.region, ...(next.offer.zone ? { zone: next.offer.zone } : {}) }, vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
+    record.compensated = true;
+    record.endedAt = new Date().toISOString();
+    ctx.status.instanceIds = [];
+
+    if (end.cancelled || ctx.cancelRequested) return { kind: 'cancelled', attempts: search.attempts };
+    if (decision.next === 'abort' || isFatal(kind)) return fail('fatal', kind, `${kind}: ${end.message}`, search.attempts);
+  }
+}
+
+export interface LaunchWorkflowInput {
+  spec: VmSpec;
+  tuning?: Partial<Tuning>;
+}
+
+/**
+ * Standalone launch (for services that manage lifetime themselves): returns the launch result,
+ * or fails with `LaunchFailed` and the attempts table in its details. `vmWorkflow` runs the same
+ * search inline so the VM's status and stage stay in one history.
+ */
+export async function launchWorkflow(input: LaunchWorkflowInput): Promise<LaunchResult> {
+  const ctx = new VmContext(input.spec, input.tuning);
+  setHandler(statusQuery, () => ctx.status);
+  setHandler(cancelSignal, () => ctx.requestCancel());
+  CancellationScope.current().cancelRequested.catch(() => ctx.requestCancel(true));
+  const outcome = await CancellationScope.nonCancellable(() => runLaunch(ctx));
+  if (outcome.kind === 'ready') {
+    ctx.setStage('ready', { readyAt: new Date().toISOString(), endpoint: outcome.result.endpoint, instanceIds: [outcome.result.instanceId] });
+    return outcome.result;
+  }
+  if (outcome.kind === 'cancelled') {
+    ctx.setStage('cancelled', { endedAt: new Date().toISOString() });
+    throw ApplicationFailure.create({ type: 'LaunchCancelled', message: 'launch cancelled; every attempt was compensated', nonRetryable: true, details: [{ reason: 'cancelled', attempts: outcome.attempts } satisfies LaunchFailureDetails] });
+  }
+  ctx.setStage('failed', { error: { kind: outcome.errorKind, message: outcome.message } });
+  throw ApplicationFailure.create({ type: 'LaunchFailed', message: outcome.message, nonRetryable: true, details: [outcome.details] });
+}

@@ -1,0 +1,139 @@
+/**
+ * The failover search, as pure functions (no Temporal import): which offer to try next, what an
+ * error means for the search, and what gets blocked. `launch.ts` is the glue that runs it.
+ */
+import { isErrorKind, type BlockScope, type ErrorKind } from '../errors';
+import { offerKey, type Offer } from '../providers/types';
+import type { AttemptRecord } from './api';
+
+/** One blocked slice of the offer space. */
+export interface Block {
+  scope: BlockScope;
+  cloud: string;
+  region?: string;
+  zone?: string;
+  instanceType?: string;
+  /** The offer key for scope 'offer'. */
+  key?: string;
+  kind: string;
+}
+
+export interface SearchState {
+  offers: Offer[];
+  /** Index of the next offer to consider. */
+  cursor: number;
+  blocked: Block[];
+  attempts: AttemptRecord[];
+  /** Re-plans done by retryUntilUp. */
+  round: number;
+}
+
+export type Phase = 'prepare' | 'create' | 'boot' | 'connect';
+
+/** What the search does after an attempt failed. */
+export interface Decision {
+  /** Tear down what this attempt may have created (instances by identity, then side resources). */
+  compensate: 'none' | 'cleanup' | 'full';
+  /** Block this slice and go on, or abort the launch. */
+  next: 'continue' | 'abort';
+  block?: BlockScope;
+}
+
+export function newSearch(offers: Offer[], attempts: AttemptRecord[] = [], round = 0): SearchState {
+  return { offers, cursor: 0, blocked: [], attempts, round };
+}
+
+/** Default block scope of each kind (DESIGN §4); undefined = nothing is blocked. */
+export const DEFAULT_SCOPE: Record<ErrorKind, BlockScope | undefined> = {
+  Transient: 'offer',
+  Capacity: 'offer',
+  Quota: 'region',
+  Unavailable: 'offer',
+  Failed: 'offer',
+  InvalidRequest: undefined,
+  Credentials: undefined,
+};
+
+/** Activity failure types that are not provider kinds, mapped onto one. */
+export function kindOfFailureType(type: string | undefined): ErrorKind {
+  if (isErrorKind(type)) return type;
+  if (type === 'BootFailed' || type === 'SshNotReady') return 'Failed';
+  // A timeout, or an unknown failure type: the attempt failed; the instance may exist.
+  return 'Failed';
+}
+
+/**
+ * The decision table. `phase` is where the attempt failed; `adapterBlock` is the scope an
+ * adapter attached to its error, which overrides the default.
+ */
+export function decide(kind: ErrorKind, phase: Phase, adapterBlock?: BlockScope): Decision {
+  // Prepare made at most side resources; create and later may have made an instance,
+  // even on error (the ambiguous outcome) — except Unavailable, which promises nothing was created.
+  const created = phase !== 'prepare' && kind !== 'Unavailable';
+  const compensate: Decision['compensate'] = created ? 'full' : 'cleanup';
+  if (kind === 'InvalidRequest' || kind === 'Credentials') return { compensate, next: 'abort' };
+  const block = adapterBlock ?? DEFAULT_SCOPE[kind];
+  return block ? { compensate, next: 'continue', block } : { compensate, next: 'continue' };
+}
+
+export function blockFor(offer: Offer, scope: BlockScope, kind: string): Block {
+  const base = { scope, cloud: offer.cloud, kind };
+  switch (scope) {
+    case 'offer':
+      return { ...base, key: offerKey(offer) };
+    case 'zone':
+      return offer.zone === undefined ? { ...base, region: offer.region } : { ...base, region: offer.region, zone: offer.zone };
+    case 'type-in-region':
+      return { ...base, region: offer.region, instanceType: offer.instanceType };
+    case 'region':
+      return { ...base, region: offer.region };
+    case 'cloud':
+      return base;
+  }
+}
+
+export function isBlocked(offer: Offer, blocked: readonly Block[]): boolean {
+  return blocked.some((b) => {
+    if (b.cloud !== offer.cloud) return false;
+    switch (b.scope) {
+      case 'offer':
+        return b.key === offerKey(offer);
+      case 'zone':
+        return b.region === offer.region && (b.zone === undefined || b.zone === offer.zone);
+      case 'type-in-region':
+        return b.region === offer.region && b.instanceType === offer.instanceType;
+      case 'region':
+        return b.region === offer.region;
+      case 'cloud':
+        return true;
+    }
+  });
+}
+
+/** The next unblocked offer at or after the cursor, or undefined when the plan is exhausted. */
+export function nextOffer(state: SearchState): { index: number; offer: Offer } | undefined {
+  for (let i = state.cursor; i < state.offers.length; i++) {
+    const offer = state.offers[i]!;
+    if (!isBlocked(offer, state.blocked)) return { index: i, offer };
+  }
+  return undefined;
+}
+
+/** State after an attempt at `index` failed with `decision`. */
+export function afterFailure(state: SearchState, index: number, offer: Offer, kind: string, decision: Decision, attempt: AttemptRecord): SearchState {
+  const blocked = decision.block ? [...state.blocked, blockFor(offer, decision.block, kind)] : state.blocked;
+  return { ...state, cursor: index + 1, blocked, attempts: [...state.attempts, attempt] };
+}
+
+/** A fresh round over a new plan, keeping the attempt history (retryUntilUp). */
+export function replan(state: SearchState, offers: Offer[]): SearchState {
+  return newSearch(offers, state.attempts, state.round + 1);
+}
+
+
+/** Human table of attempts, for failure messages and the CLI. */
+export function attemptsTable(attempts: readonly AttemptRecord[]): string {
+  return attempts
+    .map((a) => `#${a.index + 1} ${offerKey(a.offer)}: ${a.outcome}${a.kind ? ` (${a.kind}${a.phase ? ` at ${a.phase}` : ''})` : ''}${a.message ? ` — ${a.message}` : ''}`)
+    .join('\n');
+}

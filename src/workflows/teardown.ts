@@ -1,0 +1,87 @@
+/**
+ * Teardown: delete → await gone → cleanup. A teardown that runs out of budget does not end
+ * quietly: the VM shows stage `leaked`, and it retries on a capped backoff, or at once on the
+ * `teardown` signal, until nothing is billed.
+ */
+import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
+import type { Location } from '../providers/types';
+import { statusQuery, teardownSignal, type Stage, type VmStatus } from './api';
+import { mutating, polling } from './activities';
+import { VmContext } from './context';
+import { gonePolling } from './polling';
+import { leakDelayMs, type Tuning } from './tuning';
+import { failureMessage } from './failure-info';
+
+export interface TeardownTarget {
+  at: Location;
+  vmName: string;
+  /** Known ids; the delete also finds instances by identity. */
+  instanceIds: string[];
+  /** `cleanup`: only side resources (nothing can have been created). */
+  mode: 'full' | 'cleanup';
+  pollIntervalMs: number;
+}
+
+async function onePass(t: Tuning, target: TeardownTarget): Promise<void> {
+  const where = `${target.at.cloud}/${target.at.region}${target.at.zone ? `/${target.at.zone}` : ''}`;
+  if (target.mode === 'full') {
+    await mutating(t, `delete ${target.vmName} instances in ${where}`).deleteInstances(target.at, target.vmName, target.instanceIds);
+    await polling({ ...gonePolling({ pollIntervalMs: target.pollIntervalMs }), deadlineMs: t.goneDeadlineMs }, `wait until ${target.vmName} is gone in ${where}`).awaitGone(target.at, target.vmName);
+  }
+  await mutating(t, `clean up ${target.vmName} side resources in ${where}`).cleanup(target.at, target.vmName);
+}
+
+/**
+ * Tear down until done. Never cancellable: a cancel never abandons a teardown. While it cannot
+ * finish, the VM is in stage `leaked` (visible to `list` and the Web UI); afterwards the stage it
+ * had before is restored and the caller moves on.
+ */
+export async function runTeardown(ctx: VmContext, target: TeardownTarget): Promise<void> {
+  let tries = 0;
+  let before: Stage | undefined;
+  const since = new Date().toISOString();
+  for (;;) {
+    tries += 1;
+    try {
+      await CancellationScope.nonCancellable(() => onePass(ctx.tuning, target));
+      if (before !== undefined) {
+        delete ctx.status.leak;
+        ctx.setStage(before);
+      }
+      return;
+    } catch (err) {
+      before ??= ctx.status.stage;
+      const delay = leakDelayMs(ctx.tuning, tries);
+      const signalsAtStart = ctx.teardownRequests;
+      ctx.setStage('leaked', {
+        leak: {
+          location: target.at,
+          instanceIds: target.instanceIds,
+          since,
+          tries,
+          lastError: failureMessage(err),
+          nextRetryAt: new Date(Date.now() + delay).toISOString(),
+        },
+      });
+      await CancellationScope.nonCancellable(() => condition(() => ctx.teardownRequests > signalsAtStart, delay));
+    }
+  }
+}
+
+export interface TeardownWorkflowInput {
+  target: TeardownTarget;
+  tuning?: Partial<Tuning>;
+}
+
+/** Standalone teardown (for other services and operators): same guarantees, its own status query. */
+export async function teardownWorkflow(input: TeardownWorkflowInput): Promise<VmStatus> {
+  const ctx = new VmContext({ name: input.target.vmName }, input.tuning);
+  setHandler(statusQuery, () => ctx.status);
+  setHandler(teardownSignal, () => {
+    ctx.teardownRequests += 1;
+  });
+  ctx.setStage('tearing-down');
+  await runTeardown(ctx, input.target);
+  ctx.setStage('terminated', { endedAt: new Date().toISOString(), instanceIds: [] });
+  return ctx.status;
+}

@@ -1,0 +1,38 @@
+/** Timings of the lifecycle workflows. Defaults suit real clouds; tests and benchmarks shrink them. */
+export interface Tuning {
+  /** Attempts of a mutating cloud call (prepare/create/delete/cleanup) on Transient errors. */
+  mutateMaxAttempts: number;
+  /** First retry interval of mutating calls. */
+  mutateInitialIntervalMs: number;
+  /** Whole budget of one awaitGone during teardown. */
+  goneDeadlineMs: number;
+  /** First backoff of a leaked teardown (then doubling, capped at `leakMaxBackoffMs`). */
+  leakBackoffMs: number;
+  leakMaxBackoffMs: number;
+  /** How often a Ready VM is observed (health check). */
+  healthIntervalMs: number;
+  /** retryUntilUp: wait before re-planning when every offer is exhausted. */
+  retryUntilUpDelayMs: number;
+  /** Continue-as-new once the history has this many events (the server's suggestion also counts). */
+  continueAsNewAfterEvents: number;
+}
+
+export const DEFAULT_TUNING: Tuning = {
+  mutateMaxAttempts: 8,
+  mutateInitialIntervalMs: 2_000,
+  goneDeadlineMs: 15 * 60_000,
+  leakBackoffMs: 60_000,
+  leakMaxBackoffMs: 30 * 60_000,
+  healthIntervalMs: 5 * 60_000,
+  retryUntilUpDelayMs: 30_000,
+  continueAsNewAfterEvents: 4_000,
+};
+
+export function withTuning(t?: Partial<Tuning>): Tuning {
+  return { ...DEFAULT_TUNING, ...t };
+}
+
+/** Capped exponential backoff for leak retries. */
+export function leakDelayMs(t: Tuning, tries: number): number {
+  return Math.min(t.leakMaxBackoffMs, t.leakBackoffMs * 2 ** Math.max(0, tries - 1));
+}
