@@ -62,8 +62,9 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   setHandler(statusQuery, () => ctx.status);
   setHandler(teardownSignal, () => {
     ctx.teardownRequests += 1;
-    // `down` while launching: stop the launch (it compensates), then nothing is left to tear down.
-    if (!launched) ctx.requestCancel();
+    // `down` while launching stops the launch (it compensates). While a compensation is leaked,
+    // the signal only retries that teardown at once, and the search goes on once it heals (DESIGN §2).
+    if (!launched && ctx.status.stage !== 'leaked') ctx.requestCancel();
   });
   setHandler(cancelSignal, () => ctx.requestCancel());
   CancellationScope.current().cancelRequested.catch(() => ctx.requestCancel(true));

@@ -1,0 +1,252 @@
+/**
+ * FakeProvider: an in-memory cloud for workflow tests, scripted per call. It records every call,
+ * counts live instances, and can keep its state in a JSON file so a worker in another process
+ * (killed and restarted by a test) and the test itself see the same cloud.
+ */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { ProviderError, type BlockScope, type ErrorKind } from '../../src/errors';
+import type { ProbeResult, SshProber } from '../../src/activities/ssh-probe';
+import type { Capabilities, CloudProvider, InstanceSpec, InstanceStatus, Json, Location, Observed, Offer, ResourceRequest } from '../../src/providers/types';
+
+export type FakePrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup' | 'probe';
+
+/** A scripted fault. Matches calls of `primitive` (and region/type when given) `times` times (-1 = forever). */
+export interface FakeRule {
+  primitive: FakePrimitive;
+  region?: string;
+  instanceType?: string;
+  error: ErrorKind;
+  block?: BlockScope;
+  times?: number;
+  /** Let this many matching calls through before the rule fires. */
+  skip?: number;
+  /** create only: make the instance, then throw. */
+  ambiguous?: boolean;
+}
+
+export interface FakeInstance {
+  id: string;
+  vmName: string;
+  region: string;
+  zone?: string;
+  instanceType: string;
+  idempotencyKey: string;
+  createdAt: number;
+  bootMs: number;
+  status: InstanceStatus;
+  port: number;
+}
+
+export interface FakeCall {
+  primitive: FakePrimitive;
+  vmName?: string;
+  region?: string;
+  instanceType?: string;
+  at: number;
+  error?: ErrorKind;
+}
+
+interface State {
+  instances: FakeInstance[];
+  deleted: string[];
+  rules: FakeRule[];
+  calls: FakeCall[];
+  nextId: number;
+  bootMs: number;
+  offers: Offer[];
+  sideResources: string[];
+  /** Per-primitive latency, ms (to cancel while a call is in flight). */
+  delays: Partial<Record<FakePrimitive, number>>;
+}
+
+export function defaultFakeOffers(cloud = 'fake'): Offer[] {
+  return [
+    { cloud, region: 'fake-a', instanceType: 'gpu-1', gpu: { model: 'H100', count: 1 }, pricePerHour: 2, currency: 'USD' },
+    { cloud, region: 'fake-a', instanceType: 'gpu-2', gpu: { model: 'H100', count: 1 }, pricePerHour: 2.5, currency: 'USD' },
+    { cloud, region: 'fake-b', instanceType: 'gpu-1', gpu: { model: 'H100', count: 1 }, pricePerHour: 3, currency: 'USD' },
+    { cloud, region: 'fake-b', instanceType: 'gpu-2', gpu: { model: 'H100', count: 1 }, pricePerHour: 3.5, currency: 'USD' },
+  ];
+}
+
+export class FakeProvider implements CloudProvider {
+  readonly name: string;
+  private readonly stateFile?: string;
+  private mem: State;
+  caps: Capabilities = { bootScript: false, openPorts: false, k8s: false, sshUser: { kind: 'fixed', user: 'fake' }, bootTimeoutMs: 60_000, pollIntervalMs: 200, typicalBootMs: 300 };
+
+  constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number } = {}) {
+    this.name = o.name ?? 'fake';
+    if (o.stateFile !== undefined) this.stateFile = o.stateFile;
+    this.mem = { instances: [], deleted: [], rules: [], calls: [], nextId: 1, bootMs: o.bootMs ?? 0, offers: o.offers ?? defaultFakeOffers(this.name), sideResources: [], delays: {} };
+    if (this.stateFile) {
+      try {
+        this.mem = JSON.parse(readFileSync(this.stateFile, 'utf8')) as State;
+      } catch {
+        this.save(this.mem);
+      }
+    }
+  }
+
+  // ---- test controls -------------------------------------------------------
+  script(...rules: FakeRule[]): void {
+    this.mutate((s) => s.rules.push(...rules));
+  }
+  clearRules(): void {
+    this.mutate((s) => (s.rules = []));
+  }
+  setBootMs(ms: number): void {
+    this.mutate((s) => (s.bootMs = ms));
+  }
+  setDelay(p: FakePrimitive, ms: number): void {
+    this.mutate((s) => (s.delays[p] = ms));
+  }
+  setOffers(offers: Offer[]): void {
+    this.mutate((s) => (s.offers = offers));
+  }
+  /** The instance disappears as if the cloud reclaimed it. */
+  vanish(id: string): void {
+    this.mutate((s) => (s.instances = s.instances.filter((i) => i.id !== id)));
+  }
+  get calls(): FakeCall[] {
+    return this.load().calls;
+  }
+  callsOf(p: FakePrimitive): FakeCall[] {
+    return this.calls.filter((c) => c.primitive === p && !c.error);
+  }
+  live(vmName?: string): FakeInstance[] {
+    return this.load().instances.filter((i) => vmName === undefined || i.vmName === vmName);
+  }
+  liveCount(vmName?: string): number {
+    return this.live(vmName).length;
+  }
+  sideResources(): string[] {
+    return this.load().sideResources;
+  }
+
+  /** An SSH prober that answers for this cloud's Running instances (no real sshd behind them). */
+  prober(): SshProber {
+    return async (target): Promise<ProbeResult> => {
+      this.check('probe', {});
+      const inst = this.load().instances.find((i) => i.port === target.port);
+      if (!inst || this.statusOf(inst) !== 'Running') throw new Error(`connect ECONNREFUSED ${target.host}:${target.port}`);
+      return { fingerprint: `SHA256:fake-${inst.id}`, hostKey: `ssh-ed25519 ZmFrZS0ke2luc3QuaWR9` };
+    };
+  }
+
+  // ---- CloudProvider -------------------------------------------------------
+  capabilities(): Capabilities {
+    return this.caps;
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    await this.latency('plan');
+    this.check('plan', {});
+    const offers = this.load().offers.filter((o) => (!req.regions?.length || req.regions.includes(o.region)) && (!req.instanceTypes?.length || req.instanceTypes.includes(o.instanceType)) && (req.maxPricePerHour === undefined || (o.pricePerHour ?? 0) <= req.maxPricePerHour));
+    if (offers.length === 0) throw new ProviderError('InvalidRequest', 'no fake offer matches the request');
+    return offers;
+  }
+
+  async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
+    await this.latency('prepare');
+    this.check('prepare', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName });
+    const key = `${spec.vmName}@${offer.region}`;
+    this.mutate((s) => {
+      if (!s.sideResources.includes(key)) s.sideResources.push(key);
+    });
+    return { sideResource: key };
+  }
+
+  async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
+    await this.latency('create');
+    const rule = this.match('create', { region: offer.region, instanceType: offer.instanceType });
+    if (rule && !rule.ambiguous) this.fail(rule, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName });
+    let id = '';
+    this.mutate((s) => {
+      id = `fake-${s.nextId++}`;
+      s.instances.push({ id, vmName: spec.vmName, region: offer.region, ...(offer.zone ? { zone: offer.zone } : {}), instanceType: offer.instanceType, idempotencyKey: spec.idempotencyKey, createdAt: Date.now(), bootMs: s.bootMs, status: 'Pending', port: 20000 + s.nextId });
+      s.calls.push({ primitive: 'create', vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType, at: Date.now() });
+    });
+    if (rule) this.fail(rule, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName }, false);
+    return id;
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    this.check('observe', { region: at.region, vmName });
+    return this.load()
+      .instances.filter((i) => i.vmName === vmName && i.region === at.region)
+      .map((i) => {
+        const status = this.statusOf(i);
+        return { id: i.id, status, location: { cloud: this.name, region: i.region, ...(i.zone ? { zone: i.zone } : {}) }, instanceType: i.instanceType, ...(status === 'Running' ? { endpoint: { host: '127.0.0.1', port: i.port, user: 'fake' } } : {}) };
+      });
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    this.check('delete', { region: at.region, vmName });
+    this.mutate((s) => {
+      const gone = s.instances.filter((i) => (ids.includes(i.id) || i.vmName === vmName) && i.region === at.region);
+      s.deleted.push(...gone.map((i) => i.id));
+      s.instances = s.instances.filter((i) => !gone.includes(i));
+    });
+  }
+
+  async cleanup(at: Location, vmName: string): Promise<void> {
+    this.check('cleanup', { region: at.region, vmName });
+    this.mutate((s) => (s.sideResources = s.sideResources.filter((r) => r !== `${vmName}@${at.region}`)));
+  }
+
+  // ---- internals -----------------------------------------------------------
+  private async latency(p: FakePrimitive): Promise<void> {
+    const ms = this.load().delays?.[p] ?? 0;
+    if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+  }
+
+  private statusOf(i: FakeInstance): InstanceStatus {
+    return Date.now() - i.createdAt >= i.bootMs ? 'Running' : 'Pending';
+  }
+
+  private load(): State {
+    if (!this.stateFile) return this.mem;
+    return JSON.parse(readFileSync(this.stateFile, 'utf8')) as State;
+  }
+
+  private save(s: State): void {
+    this.mem = s;
+    if (!this.stateFile) return;
+    writeFileSync(`${this.stateFile}.tmp`, JSON.stringify(s));
+    renameSync(`${this.stateFile}.tmp`, this.stateFile);
+  }
+
+  private mutate(fn: (s: State) => unknown): void {
+    const s = this.load();
+    fn(s);
+    this.save(s);
+  }
+
+  private match(p: FakePrimitive, where: { region?: string; instanceType?: string }): FakeRule | undefined {
+    const s = this.load();
+    const i = s.rules.findIndex((r) => r.primitive === p && (r.times === undefined || r.times !== 0) && (!r.region || r.region === where.region) && (!r.instanceType || r.instanceType === where.instanceType));
+    const rule = s.rules[i];
+    if (rule?.skip) {
+      this.mutate((st) => (st.rules[i]!.skip = rule.skip! - 1));
+      return undefined;
+    }
+    return rule;
+  }
+
+  /** Throw the scripted error for this call, if any; record the call. */
+  private check(p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }): void {
+    const rule = this.match(p, where);
+    if (rule) this.fail(rule, p, where);
+    this.mutate((s) => s.calls.push({ primitive: p, ...where, at: Date.now() }));
+  }
+
+  private fail(rule: FakeRule, p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }, record = true): never {
+    this.mutate((s) => {
+      const r = s.rules.find((x) => JSON.stringify(x) === JSON.stringify(rule));
+      if (r && r.times !== undefined && r.times > 0) r.times -= 1;
+      if (r && r.times === undefined) r.times = 0;
+      if (record) s.calls.push({ primitive: p, ...where, at: Date.now(), error: rule.error });
+    });
+    throw new ProviderError(rule.error, `fake ${p} ${rule.error}${where.region ? ` in ${where.region}` : ''}`, rule.block ? { block: rule.block } : {});
+  }
+}
