@@ -1,0 +1,232 @@
+import {
+  AuthorizeSecurityGroupIngressCommand,
+  CreateSecurityGroupCommand,
+  DeleteSecurityGroupCommand,
+  DescribeImagesCommand,
+  DescribeInstancesCommand,
+  DescribeInstanceTypeOfferingsCommand,
+  DescribeSecurityGroupsCommand,
+  DescribeSubnetsCommand,
+  DescribeVpcsCommand,
+  EC2Client,
+  RunInstancesCommand,
+  TerminateInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import type { EC2ClientConfig, Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
+import { z } from 'zod';
+import { ProviderError } from '../../errors';
+import { IDENTITY_TAG } from '../types';
+import type { ImageFamily } from './catalog';
+import { classify } from './errors';
+import type { Ec2Instance } from './map';
+
+/** How to reach EC2: endpoint override (moto), explicit credentials or profile, client hook. */
+export interface Ec2ApiOptions {
+  endpoint?: string;
+  credentials?: EC2ClientConfig['credentials'];
+  profile?: string;
+  /** Called on every client made (tests add middleware here). */
+  configureClient?: (client: EC2Client) => void;
+  /** MaxResults for paginated Describe calls (5..1000). */
+  pageSize?: number;
+}
+
+/** Image lookups by family: newest available x86_64 image whose name matches. */
+export const IMAGE_FAMILIES: Readonly<Record<ImageFamily, { owners: string[]; name: string }>> = {
+  gpu: { owners: ['amazon'], name: 'Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *' },
+  cpu: { owners: ['099720109477'], name: 'ubuntu/images/hvm-ssd*/ubuntu-jammy-22.04-amd64-server-*' },
+};
+
+const Tags = z.array(z.object({ Key: z.string().optional(), Value: z.string().optional() })).optional();
+const Offerings = z.object({
+  InstanceTypeOfferings: z.array(z.object({ InstanceType: z.string(), Location: z.string() })).default([]),
+  NextToken: z.string().optional(),
+});
+const Vpcs = z.object({ Vpcs: z.array(z.object({ VpcId: z.string() })).default([]) });
+const Subnets = z.object({
+  Subnets: z.array(z.object({ SubnetId: z.string(), AvailabilityZone: z.string() })).default([]),
+  NextToken: z.string().optional(),
+});
+const Permission = z.object({ IpProtocol: z.string().optional(), FromPort: z.number().optional(), ToPort: z.number().optional() });
+const Groups = z.object({ SecurityGroups: z.array(z.object({ GroupId: z.string(), IpPermissions: z.array(Permission).default([]), Tags })).default([]) });
+const CreatedGroup = z.object({ GroupId: z.string() });
+const Images = z.object({
+  Images: z.array(z.object({ ImageId: z.string(), Name: z.string().optional(), CreationDate: z.string().optional() })).default([]),
+  NextToken: z.string().optional(),
+});
+const Instance = z.object({
+  InstanceId: z.string(),
+  InstanceType: z.string().optional(),
+  State: z.object({ Name: z.string() }),
+  StateReason: z.object({ Message: z.string().optional() }).optional(),
+  StateTransitionReason: z.string().optional(),
+  PublicIpAddress: z.string().optional(),
+  PublicDnsName: z.string().optional(),
+  PrivateIpAddress: z.string().optional(),
+  Placement: z.object({ AvailabilityZone: z.string().optional() }).optional(),
+});
+const Reservations = z.object({
+  Reservations: z.array(z.object({ Instances: z.array(Instance).default([]) })).default([]),
+  NextToken: z.string().optional(),
+});
+const Launched = z.object({ Instances: z.array(z.object({ InstanceId: z.string() })).min(1) });
+
+function parse<T>(schema: z.ZodType<T>, out: unknown, what: string): T {
+  const r = schema.safeParse(out);
+  if (!r.success) throw new ProviderError('Failed', `AWS ${what}: unexpected response shape: ${r.error.issues[0]?.message ?? 'invalid'}`);
+  return r.data;
+}
+
+/** The only code that calls EC2. One method per API call (plus its pagination); no retries. */
+export class Ec2Api {
+  private readonly clients = new Map<string, EC2Client>();
+
+  constructor(private readonly opts: Ec2ApiOptions) {}
+
+  private client(region: string): EC2Client {
+    let c = this.clients.get(region);
+    if (!c) {
+      c = new EC2Client({
+        region,
+        // Temporal's activity retry policy is the only retry; the SDK must not add its own.
+        maxAttempts: 1,
+        ...(this.opts.endpoint ? { endpoint: this.opts.endpoint } : {}),
+        ...(this.opts.credentials ? { credentials: this.opts.credentials } : {}),
+        ...(this.opts.profile && !this.opts.credentials ? { profile: this.opts.profile } : {}),
+      });
+      this.opts.configureClient?.(c);
+      this.clients.set(region, c);
+    }
+    return c;
+  }
+
+  private async call<T>(region: string, what: string, schema: z.ZodType<T>, send: (c: EC2Client) => Promise<unknown>): Promise<T> {
+    let out: unknown;
+    try {
+      out = await send(this.client(region));
+    } catch (err) {
+      throw classify(err, `${what} (${region})`);
+    }
+    return parse(schema, out, what);
+  }
+
+  private get pageSize(): number {
+    return this.opts.pageSize ?? 100;
+  }
+
+  /** Instance types among `types` offered at `locationType` granularity; `location` is the region or AZ. */
+  async typeOfferings(region: string, types: string[], locationType: 'region' | 'availability-zone'): Promise<{ instanceType: string; location: string }[]> {
+    const found: { instanceType: string; location: string }[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await this.call(region, 'DescribeInstanceTypeOfferings', Offerings, (c) => c.send(new DescribeInstanceTypeOfferingsCommand({
+        LocationType: locationType, Filters: [{ Name: 'instance-type', Values: types }], MaxResults: Math.max(5, this.pageSize), NextToken,
+      })));
+      for (const o of page.InstanceTypeOfferings) found.push({ instanceType: o.InstanceType, location: o.Location });
+      NextToken = page.NextToken;
+    } while (NextToken);
+    return found;
+  }
+
+  async defaultVpcId(region: string): Promise<string | undefined> {
+    const out = await this.call(region, 'DescribeVpcs', Vpcs, (c) => c.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] })));
+    return out.Vpcs[0]?.VpcId;
+  }
+
+  /** The default subnet of each AZ of the VPC. */
+  async defaultSubnets(region: string, vpcId: string): Promise<{ subnetId: string; zone: string }[]> {
+    const found: { subnetId: string; zone: string }[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await this.call(region, 'DescribeSubnets', Subnets, (c) => c.send(new DescribeSubnetsCommand({
+        Filters: [{ Name: 'vpc-id', Values: [vpcId] }, { Name: 'default-for-az', Values: ['true'] }], MaxResults: Math.max(5, this.pageSize), NextToken,
+      })));
+      for (const s of page.Subnets) found.push({ subnetId: s.SubnetId, zone: s.AvailabilityZone });
+      NextToken = page.NextToken;
+    } while (NextToken);
+    return found;
+  }
+
+  /** The security group named `name` in the VPC, with the single TCP ports it already allows. */
+  async findSecurityGroup(region: string, vpcId: string, name: string): Promise<{ groupId: string; tcpPorts: number[] } | undefined> {
+    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c) => c.send(new DescribeSecurityGroupsCommand({
+      Filters: [{ Name: 'vpc-id', Values: [vpcId] }, { Name: 'group-name', Values: [name] }],
+    })));
+    const g = out.SecurityGroups[0];
+    if (!g) return undefined;
+    const tcpPorts = g.IpPermissions.filter((p) => p.IpProtocol === 'tcp' && p.FromPort !== undefined && p.FromPort === p.ToPort).map((p) => p.FromPort!);
+    return { groupId: g.GroupId, tcpPorts };
+  }
+
+  /** Security groups named `name` and tagged with the VM's identity, in any VPC of the region. */
+  async securityGroupIdsByName(region: string, name: string, vmName: string): Promise<string[]> {
+    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c) => c.send(new DescribeSecurityGroupsCommand({
+      Filters: [{ Name: 'group-name', Values: [name] }, { Name: `tag:${IDENTITY_TAG}`, Values: [vmName] }],
+    })));
+    return out.SecurityGroups.map((g) => g.GroupId);
+  }
+
+  async createSecurityGroup(region: string, vpcId: string, name: string, description: string, tags: Tag[]): Promise<string> {
+    const out = await this.call(region, 'CreateSecurityGroup', CreatedGroup, (c) => c.send(new CreateSecurityGroupCommand({
+      GroupName: name, Description: description, VpcId: vpcId, TagSpecifications: [{ ResourceType: 'security-group', Tags: tags }],
+    })));
+    return out.GroupId;
+  }
+
+  /** Allow inbound TCP on `ports` from anywhere; a rule that already exists is success. */
+  async allowTcp(region: string, groupId: string, ports: number[]): Promise<void> {
+    if (ports.length === 0) return;
+    try {
+      await this.call(region, 'AuthorizeSecurityGroupIngress', z.unknown(), (c) => c.send(new AuthorizeSecurityGroupIngressCommand({
+        GroupId: groupId,
+        IpPermissions: ports.map((p) => ({ IpProtocol: 'tcp', FromPort: p, ToPort: p, IpRanges: [{ CidrIp: '0.0.0.0/0' }], Ipv6Ranges: [{ CidrIpv6: '::/0' }] })),
+      })));
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'InvalidPermission.Duplicate') return;
+      throw err;
+    }
+  }
+
+  /** Newest available x86_64 image of the family, by CreationDate. */
+  async newestImage(region: string, family: ImageFamily): Promise<{ imageId: string; name?: string } | undefined> {
+    const f = IMAGE_FAMILIES[family];
+    const filters: Filter[] = [
+      { Name: 'name', Values: [f.name] }, { Name: 'state', Values: ['available'] }, { Name: 'architecture', Values: ['x86_64'] },
+    ];
+    let best: { ImageId: string; Name?: string | undefined; CreationDate?: string | undefined } | undefined;
+    let NextToken: string | undefined;
+    do {
+      const page = await this.call(region, 'DescribeImages', Images, (c) => c.send(new DescribeImagesCommand({ Owners: f.owners, Filters: filters, NextToken })));
+      for (const img of page.Images) if (!best || (img.CreationDate ?? '') > (best.CreationDate ?? '')) best = img;
+      NextToken = page.NextToken;
+    } while (NextToken);
+    return best ? { imageId: best.ImageId, ...(best.Name ? { name: best.Name } : {}) } : undefined;
+  }
+
+  async runInstance(region: string, input: RunInstancesCommandInput): Promise<string> {
+    const out = await this.call(region, 'RunInstances', Launched, (c) => c.send(new RunInstancesCommand(input)));
+    return out.Instances[0]!.InstanceId;
+  }
+
+  /** Instances matching the filters, every page. */
+  async describeInstances(region: string, filters: Filter[]): Promise<Ec2Instance[]> {
+    const found: Ec2Instance[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await this.call(region, 'DescribeInstances', Reservations, (c) => c.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: Math.max(5, this.pageSize), NextToken })));
+      for (const r of page.Reservations) found.push(...r.Instances);
+      NextToken = page.NextToken;
+    } while (NextToken);
+    return found;
+  }
+
+  /** TerminateInstances; EC2 already treats terminating a terminated instance as success. */
+  async terminate(region: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.call(region, 'TerminateInstances', z.unknown(), (c) => c.send(new TerminateInstancesCommand({ InstanceIds: ids })));
+  }
+
+  async deleteSecurityGroup(region: string, groupId: string): Promise<void> {
+    await this.call(region, 'DeleteSecurityGroup', z.unknown(), (c) => c.send(new DeleteSecurityGroupCommand({ GroupId: groupId })));
+  }
+}

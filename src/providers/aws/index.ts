@@ -1,0 +1,268 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { _InstanceType, EC2Client, EC2ClientConfig, Filter, Tag } from '@aws-sdk/client-ec2';
+import { z } from 'zod';
+import { ProviderError } from '../../errors';
+import { renderCloudInit } from '../cloud-init';
+import { IDENTITY_TAG, OWNER_TAG, identityName } from '../types';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../types';
+import { Ec2Api } from './api';
+import { CATALOG, type CatalogEntry } from './catalog';
+import { LIVE_STATES, imageFamilyOf, observedOf, offerFor } from './map';
+
+/** Tag holding a hash of `spec.idempotencyKey`; `create` looks for it before RunInstances. */
+const IDEM_TAG = 'gpuprov-idem';
+/** Anything else cannot name an EC2 instance (EC2 would answer InvalidInstanceID.Malformed). */
+const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
+
+/** Construction options; every one defaults from the environment (see {@link fromEnv}). */
+export interface AwsProviderOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Regions to plan in; default `AWS_REGIONS` (comma list), else `AWS_REGION`/`AWS_DEFAULT_REGION`, else us-east-1. */
+  regions?: string[];
+  /** EC2 endpoint; default `AWS_ENDPOINT_URL_EC2`, else `AWS_ENDPOINT_URL` (tests point it at moto). */
+  endpoint?: string;
+  /** Explicit credentials; default `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, else `AWS_PROFILE`, else the SDK chain. */
+  credentials?: EC2ClientConfig['credentials'];
+  /** Image for every offer; default `AWS_AMI_ID`, else the newest Ubuntu 22.04 / Deep Learning AMI. */
+  amiId?: string;
+  /** SSH to PrivateIpAddress (worker inside the VPC); default `AWS_USE_PRIVATE_IP=1`. */
+  usePrivateIp?: boolean;
+  /** Called on every EC2 client made (tests add middleware). */
+  configureClient?: (client: EC2Client) => void;
+  /** MaxResults of paginated Describe calls. */
+  pageSize?: number;
+}
+
+const Prepared = z.object({ securityGroupId: z.string(), subnetIds: z.array(z.string()).min(1), imageId: z.string() });
+
+function sha256(s: string): string {
+  return createHash('sha256').update(s, 'utf8').digest('hex');
+}
+
+function credentialsFileOf(env: NodeJS.ProcessEnv): string {
+  return env.AWS_SHARED_CREDENTIALS_FILE ?? join(env.HOME ?? homedir(), '.aws', 'credentials');
+}
+
+function hasCredentials(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE || existsSync(credentialsFileOf(env)));
+}
+
+function knownLadder(): string {
+  const byModel = new Map<string, Set<number>>();
+  for (const e of CATALOG) if (e.gpuModel) byModel.set(e.gpuModel, (byModel.get(e.gpuModel) ?? new Set()).add(e.gpuCount));
+  return [...byModel].map(([m, counts]) => `${m} x${[...counts].join('/')}`).join(', ');
+}
+
+/**
+ * AWS EC2. Offers are regional (cloud × region × type, no zone). `create` is one attempt at
+ * the region level: it tries the default subnet of each AZ that offers the type, in AZ order,
+ * and moves to the next subnet only on Capacity/Unavailable; the first instance launched ends it.
+ * SSH keys and the boot script reach the VM through cloud-init user-data (no key pair).
+ */
+export class AwsProvider implements CloudProvider {
+  readonly name = 'aws';
+  private readonly api: Ec2Api;
+  private readonly regions: string[];
+  private readonly amiId: string | undefined;
+  private readonly usePrivateIp: boolean;
+
+  constructor(opts: AwsProviderOptions = {}) {
+    const env = opts.env ?? process.env;
+    if (!opts.credentials && !hasCredentials(env)) {
+      throw new ProviderError('Credentials', 'AWS credentials not found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or write ~/.aws/credentials');
+    }
+    if (!opts.credentials && env.AWS_ACCESS_KEY_ID && !env.AWS_SECRET_ACCESS_KEY) {
+      throw new ProviderError('Credentials', 'AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not: set AWS_SECRET_ACCESS_KEY');
+    }
+    const credentials = opts.credentials ?? (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+      ? { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) }
+      : undefined);
+    const endpoint = opts.endpoint ?? env.AWS_ENDPOINT_URL_EC2 ?? env.AWS_ENDPOINT_URL;
+    this.api = new Ec2Api({
+      ...(endpoint ? { endpoint } : {}),
+      ...(credentials ? { credentials } : {}),
+      ...(env.AWS_PROFILE ? { profile: env.AWS_PROFILE } : {}),
+      ...(opts.configureClient ? { configureClient: opts.configureClient } : {}),
+      ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+    });
+    const listed = (env.AWS_REGIONS ?? '').split(',').map((r) => r.trim()).filter(Boolean);
+    this.regions = opts.regions ?? (listed.length > 0 ? listed : [env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1']);
+    this.amiId = opts.amiId ?? (env.AWS_AMI_ID || undefined);
+    this.usePrivateIp = opts.usePrivateIp ?? env.AWS_USE_PRIVATE_IP === '1';
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: true,
+      openPorts: true,
+      k8s: true,
+      sshUser: { kind: 'fixed', user: 'ubuntu' },
+      // P-family instances with the Deep Learning AMI can take several minutes to pass checks.
+      bootTimeoutMs: 20 * 60_000,
+      pollIntervalMs: 5_000,
+      typicalBootMs: 90_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    const gpu = req.gpu;
+    let entries: CatalogEntry[] = gpu
+      ? CATALOG.filter((e) => e.gpuModel === gpu.model.toUpperCase() && e.gpuCount >= gpu.count)
+      : CATALOG.filter((e) => e.gpuCount === 0);
+    const asked = gpu ? `GPU ${gpu.model}:${gpu.count}` : 'a CPU-only machine';
+    if (entries.length === 0) {
+      throw new ProviderError('InvalidRequest', `AWS has no instance type for ${asked}; the AWS ladder has ${knownLadder()}`);
+    }
+    const fitting = entries.map((e) => e.instanceType);
+    if (req.instanceTypes?.length) {
+      entries = entries.filter((e) => req.instanceTypes!.includes(e.instanceType));
+      if (entries.length === 0) throw new ProviderError('InvalidRequest', `none of ${req.instanceTypes.join(', ')} serves ${asked} on AWS; types that do: ${fitting.join(', ')}`);
+    }
+    if (req.maxPricePerHour !== undefined) {
+      const cheapest = Math.min(...entries.map((e) => e.pricePerHour));
+      entries = entries.filter((e) => e.pricePerHour <= req.maxPricePerHour!);
+      if (entries.length === 0) throw new ProviderError('InvalidRequest', `AWS has nothing for ${asked} at or below $${req.maxPricePerHour}/h; the cheapest is $${cheapest}/h`);
+    }
+    entries.sort((a, b) => a.gpuCount - b.gpuCount || a.pricePerHour - b.pricePerHour);
+    const regions = req.regions?.length ? req.regions : this.regions;
+    const types = entries.map((e) => e.instanceType);
+    const offered = await Promise.all(regions.map(async (r) => new Set((await this.api.typeOfferings(r, types, 'region')).map((o) => o.instanceType))));
+    const offers: Offer[] = [];
+    for (const e of entries) {
+      regions.forEach((r, i) => {
+        if (offered[i]?.has(e.instanceType)) offers.push(offerFor(this.name, r, e));
+      });
+    }
+    if (offers.length === 0) {
+      throw new ProviderError('InvalidRequest', `AWS offers none of ${types.join(', ')} (for ${asked}) in ${regions.join(', ')}`);
+    }
+    return offers;
+  }
+
+  private tags(spec: InstanceSpec): Tag[] {
+    return [
+      { Key: 'Name', Value: identityName(spec.vmName) },
+      { Key: IDENTITY_TAG, Value: spec.vmName },
+      { Key: OWNER_TAG, Value: spec.owner },
+    ];
+  }
+
+  /** Default VPC subnets (AZs offering the type, in AZ order), the per-VM security group, the image. */
+  async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
+    const region = offer.region;
+    const vpcId = await this.api.defaultVpcId(region);
+    if (!vpcId) {
+      throw new ProviderError('InvalidRequest', `AWS region ${region} has no default VPC; create one (aws ec2 create-default-vpc --region ${region}) or drop the region`);
+    }
+    const [subnets, inZones] = await Promise.all([
+      this.api.defaultSubnets(region, vpcId),
+      this.api.typeOfferings(region, [offer.instanceType], 'availability-zone'),
+    ]);
+    const zones = new Set(inZones.map((o) => o.location));
+    const usable = subnets
+      .filter((s) => zones.has(s.zone) && (offer.zone === undefined || s.zone === offer.zone))
+      .sort((a, b) => a.zone.localeCompare(b.zone));
+    if (usable.length === 0) {
+      throw new ProviderError('Unavailable', `AWS ${region}: no default subnet in an availability zone that offers ${offer.instanceType}`, { block: 'type-in-region' });
+    }
+
+    const groupName = identityName(spec.vmName);
+    const ports = [...new Set([22, ...spec.openPorts])].sort((a, b) => a - b);
+    const found = await this.api.findSecurityGroup(region, vpcId, groupName);
+    const groupId = found?.groupId
+      ?? await this.api.createSecurityGroup(region, vpcId, groupName, `gpuprov VM ${spec.vmName}: inbound TCP ${ports.join(',')}`, this.tags(spec));
+    await this.api.allowTcp(region, groupId, ports.filter((p) => !found?.tcpPorts.includes(p)));
+
+    let imageId = this.amiId;
+    if (!imageId) {
+      const family = imageFamilyOf(offer);
+      const image = await this.api.newestImage(region, family);
+      if (!image) throw new ProviderError('Unavailable', `AWS ${region}: no ${family === 'gpu' ? 'Deep Learning (Ubuntu 22.04)' : 'Ubuntu 22.04'} image found; set AWS_AMI_ID`);
+      imageId = image.imageId;
+    }
+    return { securityGroupId: groupId, subnetIds: usable.map((s) => s.subnetId), imageId };
+  }
+
+  async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    const p = Prepared.safeParse(prepared);
+    if (!p.success) throw new ProviderError('InvalidRequest', 'AWS create: prepared data is not from AwsProvider.prepare');
+    const region = offer.region;
+    const idem = sha256(spec.idempotencyKey);
+    // ClientToken makes a retried RunInstances return the first instance on real EC2; moto
+    // ignores ClientToken, and EC2 matches tokens per subnet attempt only, so the attempt's
+    // idempotency tag is checked first as well (one DescribeInstances).
+    const earlier = await this.api.describeInstances(region, [
+      { Name: `tag:${IDEM_TAG}`, Values: [idem] }, { Name: 'instance-state-name', Values: LIVE_STATES },
+    ]);
+    if (earlier[0]) return earlier[0].InstanceId;
+
+    const tags = [...this.tags(spec), { Key: IDEM_TAG, Value: idem }];
+    const userData = Buffer.from(renderCloudInit(spec.bootScript, spec.publicKeys), 'utf8').toString('base64');
+    let failure: ProviderError | undefined;
+    for (const subnetId of p.data.subnetIds) {
+      try {
+        return await this.api.runInstance(region, {
+          ImageId: p.data.imageId,
+          InstanceType: offer.instanceType as _InstanceType,
+          MinCount: 1,
+          MaxCount: 1,
+          // One token per (attempt, subnet): the same token with another subnet could be an
+          // IdempotentParameterMismatch. 64 hex chars = EC2's maximum token length.
+          ClientToken: sha256(`${spec.idempotencyKey}\n${subnetId}`),
+          SubnetId: subnetId,
+          SecurityGroupIds: [p.data.securityGroupId],
+          UserData: userData,
+          MetadataOptions: { HttpTokens: 'required' },
+          TagSpecifications: [{ ResourceType: 'instance', Tags: tags }, { ResourceType: 'volume', Tags: tags }],
+        });
+      } catch (err) {
+        if (!(err instanceof ProviderError) || (err.kind !== 'Capacity' && err.kind !== 'Unavailable')) throw err;
+        // Another AZ may have it; report Capacity over Unavailable if every AZ fails.
+        if (!failure || err.kind === 'Capacity') failure = err;
+      }
+    }
+    throw failure ?? new ProviderError('Unavailable', `AWS ${region}: no subnet to launch ${offer.instanceType} in`);
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    const filters: Filter[] = [{ Name: `tag:${IDENTITY_TAG}`, Values: [vmName] }, { Name: 'instance-state-name', Values: LIVE_STATES }];
+    if (at.zone) filters.push({ Name: 'availability-zone', Values: [at.zone] });
+    const found = await this.api.describeInstances(at.region, filters);
+    return found.flatMap((i) => observedOf(this.name, at.region, i, this.usePrivateIp) ?? []);
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    const found = (await this.observe(at, vmName)).map((o) => o.id);
+    const given = ids.filter((id) => INSTANCE_ID.test(id) && !found.includes(id));
+    // Two calls: one unknown id fails a whole TerminateInstances batch with NotFound, and the
+    // instances found by identity must be terminated regardless.
+    for (const batch of [found, given]) {
+      try {
+        await this.api.terminate(at.region, batch);
+      } catch (err) {
+        if (!(err instanceof ProviderError) || (err.code !== 'InvalidInstanceID.NotFound' && err.code !== 'InvalidInstanceID.Malformed')) throw err;
+      }
+    }
+  }
+
+  /** Delete the per-VM security group; while a terminating instance still uses it, Transient. */
+  async cleanup(at: Location, vmName: string): Promise<void> {
+    const groups = await this.api.securityGroupIdsByName(at.region, identityName(vmName), vmName);
+    for (const groupId of groups) {
+      try {
+        await this.api.deleteSecurityGroup(at.region, groupId);
+      } catch (err) {
+        if (!(err instanceof ProviderError) || err.code !== 'InvalidGroup.NotFound') throw err;
+      }
+    }
+  }
+}
+
+/** The AWS provider when credentials are configured (keys, a profile or ~/.aws/credentials), else undefined. */
+export function fromEnv(env: NodeJS.ProcessEnv): CloudProvider | undefined {
+  if (!hasCredentials(env) || (env.AWS_ACCESS_KEY_ID && !env.AWS_SECRET_ACCESS_KEY)) return undefined;
+  return new AwsProvider({ env });
+}

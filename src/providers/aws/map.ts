@@ -1,0 +1,86 @@
+import type { InstanceStatus, Json, Observed, Offer, SshEndpoint } from '../types';
+import type { CatalogEntry, ImageFamily } from './catalog';
+
+/** EC2 instance-state-name → normalised status. `terminated` means gone and is never observed. */
+export const STATE_TABLE: Readonly<Record<string, InstanceStatus | 'gone'>> = {
+  pending: 'Pending',
+  running: 'Running',
+  stopping: 'Stopping',
+  stopped: 'Stopped',
+  'shutting-down': 'Terminating',
+  terminated: 'gone',
+};
+
+/** The non-terminated states, for the `instance-state-name` filter. */
+export const LIVE_STATES = Object.keys(STATE_TABLE).filter((s) => STATE_TABLE[s] !== 'gone');
+
+/** The login user of the Ubuntu and Deep Learning (Ubuntu) AMIs `prepare` picks. */
+export const SSH_USER = 'ubuntu';
+
+/** What `plan` stores in `Offer.extra` for `prepare`. */
+export interface OfferExtra {
+  image: ImageFamily;
+  priceDate: string;
+  [key: string]: Json;
+}
+
+export function offerFor(cloud: string, region: string, e: CatalogEntry): Offer {
+  const extra: OfferExtra = { image: e.image, priceDate: e.priceDate };
+  return {
+    cloud,
+    region,
+    instanceType: e.instanceType,
+    ...(e.gpuModel ? { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB ? { memoryGiB: e.gpuMemoryGiB } : {}) } } : {}),
+    vcpus: e.vcpus,
+    memoryGiB: e.memoryGiB,
+    pricePerHour: e.pricePerHour,
+    currency: 'USD',
+    spot: false,
+    extra,
+  };
+}
+
+/** The image family an offer asks for (`cpu` when the offer came from elsewhere). */
+export function imageFamilyOf(offer: Offer): ImageFamily {
+  const x = offer.extra;
+  if (x && typeof x === 'object' && !Array.isArray(x) && x.image === 'gpu') return 'gpu';
+  return offer.gpu ? 'gpu' : 'cpu';
+}
+
+/** The fields of an EC2 instance this adapter reads (zod-checked in api.ts). */
+export interface Ec2Instance {
+  InstanceId: string;
+  InstanceType?: string | undefined;
+  State: { Name: string };
+  StateReason?: { Message?: string | undefined } | undefined;
+  StateTransitionReason?: string | undefined;
+  PublicIpAddress?: string | undefined;
+  PublicDnsName?: string | undefined;
+  PrivateIpAddress?: string | undefined;
+  Placement?: { AvailabilityZone?: string | undefined } | undefined;
+}
+
+function endpointOf(i: Ec2Instance, usePrivateIp: boolean): SshEndpoint | undefined {
+  // AWS assigns the public IP a little after the instance reports `running`: no host yet means
+  // no endpoint yet (the caller keeps polling), never a guessed one.
+  const host = usePrivateIp ? i.PrivateIpAddress : i.PublicIpAddress || i.PublicDnsName;
+  return host ? { host, port: 22, user: SSH_USER } : undefined;
+}
+
+/** Normalise one instance; `undefined` for terminated ones. */
+export function observedOf(cloud: string, region: string, i: Ec2Instance, usePrivateIp: boolean): Observed | undefined {
+  const mapped = STATE_TABLE[i.State.Name];
+  if (mapped === 'gone') return undefined;
+  const status: InstanceStatus = mapped ?? 'Failed';
+  const zone = i.Placement?.AvailabilityZone;
+  const endpoint = status === 'Running' ? endpointOf(i, usePrivateIp) : undefined;
+  const reason = mapped ? i.StateReason?.Message || i.StateTransitionReason || undefined : `unknown EC2 state "${i.State.Name}"`;
+  return {
+    id: i.InstanceId,
+    status,
+    ...(reason ? { reason } : {}),
+    ...(endpoint ? { endpoint } : {}),
+    location: zone ? { cloud, region, zone } : { cloud, region },
+    ...(i.InstanceType ? { instanceType: i.InstanceType } : {}),
+  };
+}
