@@ -1,0 +1,204 @@
+/**
+ * The only file that talks to Compute Engine, through `@google-cloud/compute` in REST mode
+ * (`fallback: true`). Every response is zod-parsed; every SDK retry is switched off
+ * (Temporal retries, adapters do not). Errors leave as ProviderError via `classify`.
+ */
+import { AcceleratorTypesClient, FirewallsClient, ImagesClient, InstancesClient, ZoneOperationsClient, ZonesClient } from '@google-cloud/compute';
+import { z } from 'zod';
+import { classify } from './errors';
+
+/** How to reach Compute: the project, and for tests a base URL such as `http://127.0.0.1:4321` (no auth then). */
+export interface ComputeApiOptions {
+  project: string;
+  endpoint?: string;
+  /** A service-account or ADC JSON file; without it the SDK uses Application Default Credentials. */
+  keyFilename?: string;
+  /** `maxResults` per list page (Compute's default is 500). */
+  pageSize?: number;
+}
+
+const str = z.string().nullish();
+
+const Instance = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.string(),
+  statusMessage: str,
+  zone: str,
+  machineType: str,
+  labels: z.record(z.string(), z.string()).nullish(),
+  networkInterfaces: z.array(z.object({ accessConfigs: z.array(z.object({ natIP: str })).nullish() })).nullish(),
+});
+export type GcpInstance = z.infer<typeof Instance>;
+
+const Operation = z.object({
+  name: z.string(),
+  status: z.string(),
+  targetId: str,
+  targetLink: str,
+  error: z.object({ errors: z.array(z.object({ code: z.string().nullish(), message: z.string().nullish() })).nullish() }).nullish(),
+});
+export type GcpOperation = z.infer<typeof Operation>;
+
+const Zone = z.object({ name: z.string(), region: str, status: str });
+const Image = z.object({ selfLink: z.string() });
+const Firewall = z.object({ name: z.string(), targetTags: z.array(z.string()).nullish() });
+const AcceleratorScope = z.object({ acceleratorTypes: z.array(z.object({ name: z.string() })).nullish() });
+
+/** No SDK retries, ever: a "not yet" or a 5xx goes back to Temporal's retry policy. */
+const NO_RETRY = { retry: null, autoPaginate: false, timeout: 60_000 };
+
+/** HTTP status of an SDK error, if it has one (404 gone / 409 exists are answers, not failures). */
+function statusOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const s = (err as { status?: unknown }).status;
+  return typeof s === 'number' ? s : undefined;
+}
+
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw classify(err);
+  }
+}
+
+/** Compute Engine REST v1, reduced to the calls gpuprov makes. */
+export class ComputeApi {
+  readonly project: string;
+  private readonly pageSize: number;
+  private readonly instances: InstancesClient;
+  private readonly zoneOps: ZoneOperationsClient;
+  private readonly firewalls: FirewallsClient;
+  private readonly images: ImagesClient;
+  private readonly zones: ZonesClient;
+  private readonly accelerators: AcceleratorTypesClient;
+
+  constructor(opts: ComputeApiOptions) {
+    this.project = opts.project;
+    this.pageSize = opts.pageSize ?? 500;
+    const sdk: NonNullable<ConstructorParameters<typeof InstancesClient>[0]> = { fallback: true, projectId: opts.project };
+    if (opts.endpoint) {
+      const u = new URL(opts.endpoint);
+      sdk.apiEndpoint = u.hostname;
+      sdk.port = Number(u.port || (u.protocol === 'http:' ? 80 : 443));
+      sdk.protocol = u.protocol === 'http:' ? 'http' : 'https';
+    }
+    if (opts.keyFilename) sdk.keyFilename = opts.keyFilename;
+    // A fixture endpoint without a key file: a placeholder API key stops the SDK from looking
+    // for Application Default Credentials (it is sent as x-goog-api-key and means nothing).
+    else if (opts.endpoint) sdk.apiKey = 'gpuprov-fixture-no-auth';
+    this.instances = new InstancesClient(sdk);
+    this.zoneOps = new ZoneOperationsClient(sdk);
+    this.firewalls = new FirewallsClient(sdk);
+    this.images = new ImagesClient(sdk);
+    this.zones = new ZonesClient(sdk);
+    this.accelerators = new AcceleratorTypesClient(sdk);
+  }
+
+  /** Every zone of the project (paginated). */
+  async listZones(): Promise<z.infer<typeof Zone>[]> {
+    return call(async () => {
+      const out: z.infer<typeof Zone>[] = [];
+      for await (const zone of this.zones.listAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY)) out.push(Zone.parse(zone));
+      return out;
+    });
+  }
+
+  /** zone name → accelerator type names offered there (one aggregatedList, paginated). */
+  async acceleratorsByZone(): Promise<Map<string, Set<string>>> {
+    return call(async () => {
+      const out = new Map<string, Set<string>>();
+      const it = this.accelerators.aggregatedListAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY);
+      for await (const [scope, list] of it) {
+        if (!scope.startsWith('zones/')) continue;
+        const names = (AcceleratorScope.parse(list).acceleratorTypes ?? []).map((a) => a.name);
+        out.set(scope.slice('zones/'.length), new Set(names));
+      }
+      return out;
+    });
+  }
+
+  /** The newest image of a family, as a selfLink. */
+  async imageFromFamily(project: string, family: string): Promise<string> {
+    return call(async () => Image.parse((await this.images.getFromFamily({ project, family }, NO_RETRY))[0]).selfLink);
+  }
+
+  /** The firewall rule, or undefined when it does not exist. */
+  async getFirewall(name: string): Promise<z.infer<typeof Firewall> | undefined> {
+    try {
+      return Firewall.parse((await this.firewalls.get({ project: this.project, firewall: name }, NO_RETRY))[0]);
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw classify(err);
+    }
+  }
+
+  /** Insert a firewall rule; an existing rule of that name (409) counts as done. No waiting. */
+  async insertFirewall(body: Record<string, unknown>): Promise<void> {
+    try {
+      await this.firewalls.insert({ project: this.project, firewallResource: body }, NO_RETRY);
+    } catch (err) {
+      if (statusOf(err) === 409) return;
+      throw classify(err);
+    }
+  }
+
+  /** Delete a firewall rule; already gone (404) counts as done. No waiting. */
+  async deleteFirewall(name: string): Promise<void> {
+    try {
+      await this.firewalls.delete({ project: this.project, firewall: name }, NO_RETRY);
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      throw classify(err);
+    }
+  }
+
+  /**
+   * `instances.insert` with a request id. Returns the operation, or `'exists'` when an instance
+   * of that name is already in the zone (409 alreadyExists).
+   */
+  async insertInstance(zone: string, body: Record<string, unknown>, requestId: string): Promise<GcpOperation | 'exists'> {
+    try {
+      const [op] = await this.instances.insert({ project: this.project, zone, requestId, instanceResource: body }, NO_RETRY);
+      return Operation.parse(op.latestResponse);
+    } catch (err) {
+      if (statusOf(err) === 409) return 'exists';
+      throw classify(err);
+    }
+  }
+
+  /** One `zoneOperations.get` (never `wait`, never a loop). */
+  async getZoneOperation(zone: string, operation: string): Promise<GcpOperation> {
+    return call(async () => Operation.parse((await this.zoneOps.get({ project: this.project, zone, operation }, NO_RETRY))[0]));
+  }
+
+  /** The instance by name or id, or undefined when it does not exist. */
+  async getInstance(zone: string, instance: string): Promise<GcpInstance | undefined> {
+    try {
+      return Instance.parse((await this.instances.get({ project: this.project, zone, instance }, NO_RETRY))[0]);
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw classify(err);
+    }
+  }
+
+  /** Instances of a zone matching a Compute filter expression (paginated). */
+  async listInstances(zone: string, filter: string): Promise<GcpInstance[]> {
+    return call(async () => {
+      const out: GcpInstance[] = [];
+      for await (const inst of this.instances.listAsync({ project: this.project, zone, filter, maxResults: this.pageSize }, NO_RETRY)) out.push(Instance.parse(inst));
+      return out;
+    });
+  }
+
+  /** Delete an instance by name or id; already gone (404) counts as done. No waiting. */
+  async deleteInstance(zone: string, instance: string): Promise<void> {
+    try {
+      await this.instances.delete({ project: this.project, zone, instance }, NO_RETRY);
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      throw classify(err);
+    }
+  }
+}

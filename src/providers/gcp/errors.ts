@@ -1,0 +1,175 @@
+/**
+ * GCP error classification: synchronous HTTP errors by status and `errors[].reason`,
+ * long-running-operation errors by `error.errors[].code`.
+ * Messages are the vendor's own text (Compute puts no credentials in them); the raw SDK
+ * error is never attached, because its request config carries the auth headers.
+ */
+import { z } from 'zod';
+import { ProviderError, type BlockScope, type ErrorKind } from '../../errors';
+
+/** One entry of a Compute operation's `error.errors[]`. */
+export interface OperationErrorItem {
+  code: string;
+  message: string;
+}
+
+const HttpErrorBody = z.object({
+  error: z.object({
+    code: z.number().optional(),
+    message: z.string().optional(),
+    status: z.string().optional(),
+    errors: z.array(z.object({ reason: z.string().optional(), message: z.string().optional(), domain: z.string().optional() })).optional(),
+    details: z.array(z.object({ reason: z.string().optional() }).loose()).optional(),
+  }),
+});
+type HttpErrorBody = z.infer<typeof HttpErrorBody>;
+
+type Rule = readonly [ErrorKind, BlockScope?];
+
+/** Operation error codes (§11 table). */
+const OPERATION_CODES: Record<string, Rule> = {
+  ZONE_RESOURCE_POOL_EXHAUSTED: ['Capacity', 'zone'],
+  ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS: ['Capacity', 'zone'],
+  // SkyPilot blocks the zone on these two (preemption during create; per-zone operation rate).
+  UNSUPPORTED_OPERATION: ['Capacity', 'zone'],
+  RESOURCE_OPERATION_RATE_EXCEEDED: ['Capacity', 'zone'],
+  // Transient in a synchronous answer, but an operation error is final for this requestId:
+  // a retried insert with the same requestId returns the same failed operation. Move on instead.
+  SERVICE_UNAVAILABLE_FOR_LOCATION: ['Capacity', 'zone'],
+  QUOTA_EXCEEDED: ['Quota', 'region'],
+  RESOURCE_NOT_FOUND: ['Unavailable', 'offer'],
+  PERMISSIONS_ERROR: ['Credentials'],
+  IAM_PERMISSION_DENIED: ['Credentials'],
+  INVALID_FIELD_VALUE: ['InvalidRequest'],
+  MISSING_REQUIRED_FIELD: ['InvalidRequest'],
+  RESOURCE_ALREADY_EXISTS: ['InvalidRequest'],
+};
+
+/** Synchronous `errors[].reason` values that decide before the HTTP status does. */
+const HTTP_REASONS: Record<string, Rule> = {
+  rateLimitExceeded: ['Transient'],
+  userRateLimitExceeded: ['Transient'],
+  RATE_LIMIT_EXCEEDED: ['Transient'],
+  quotaExceeded: ['Quota', 'region'],
+  insufficientCapacity: ['Capacity', 'zone'],
+  // The resource is busy with another operation (e.g. a delete already in flight).
+  resourceNotReady: ['Transient'],
+  SERVICE_UNAVAILABLE_FOR_LOCATION: ['Transient'],
+  PERMISSIONS_ERROR: ['Credentials'],
+  IAM_PERMISSION_DENIED: ['Credentials'],
+  INVALID_FIELD_VALUE: ['InvalidRequest'],
+  MISSING_REQUIRED_FIELD: ['InvalidRequest'],
+  RESOURCE_ALREADY_EXISTS: ['InvalidRequest'],
+  alreadyExists: ['InvalidRequest'],
+  RESOURCE_NOT_FOUND: ['Unavailable', 'offer'],
+};
+
+/** gRPC status codes, for errors google-gax decodes itself (GoogleError). */
+const GRPC_CODES: Record<number, Rule> = {
+  3: ['InvalidRequest'], 4: ['Transient'], 5: ['Unavailable'], 6: ['InvalidRequest'], 7: ['Credentials'],
+  8: ['Transient'], 9: ['InvalidRequest'], 13: ['Transient'], 14: ['Transient'], 16: ['Credentials'],
+};
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EPIPE', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+// The vendor puts the global-vs-regional distinction only in the message text.
+const GLOBAL_GPU_QUOTA = /'GPUS_ALL_REGIONS' exceeded/;
+// "Location us-east9-z is not found or access is unauthorized": the zone itself is unusable.
+const LOCATION_NOT_FOUND = /Location \S+ is not found/;
+// Capacity messages, used only when an operation error carries a code we do not know.
+const CAPACITY_TEXT = /does not have enough resources available|is currently unavailable in the \S+ zone/;
+
+function refine(rule: Rule, message: string): Rule {
+  const [kind, block] = rule;
+  if (kind === 'Quota' && GLOBAL_GPU_QUOTA.test(message)) return ['Quota', 'cloud'];
+  if (kind === 'Unavailable' && LOCATION_NOT_FOUND.test(message)) return ['Unavailable', 'zone'];
+  return [kind, block];
+}
+
+function make(rule: Rule, code: string, message: string, retryAfterMs?: number): ProviderError {
+  const [kind, block] = refine(rule, message);
+  return new ProviderError(kind, `gcp: ${code}: ${message}`, {
+    code,
+    ...(block === undefined ? {} : { block }),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
+/** Classify the errors of a finished Compute operation (first known code wins). */
+export function classifyOperation(errors: OperationErrorItem[]): ProviderError {
+  const known = errors.find((e) => OPERATION_CODES[e.code] !== undefined);
+  if (known) return make(OPERATION_CODES[known.code]!, known.code, known.message);
+  const first = errors[0] ?? { code: 'UNKNOWN', message: 'operation failed without error details' };
+  if (CAPACITY_TEXT.test(first.message)) return make(['Capacity', 'zone'], first.code, first.message);
+  return make(['Failed'], first.code, first.message);
+}
+
+function parseBody(err: Record<string, unknown>): HttpErrorBody | undefined {
+  const response = err.response as { data?: unknown } | undefined;
+  const candidates: unknown[] = [response?.data, err.message];
+  for (const c of candidates) {
+    let value = c;
+    if (typeof c === 'string') {
+      try {
+        value = JSON.parse(c);
+      } catch {
+        continue;
+      }
+    }
+    const parsed = HttpErrorBody.safeParse(value);
+    if (parsed.success) return parsed.data;
+  }
+  return undefined;
+}
+
+function retryAfter(err: Record<string, unknown>): number | undefined {
+  const headers = (err.response as { headers?: unknown } | undefined)?.headers;
+  // gaxios hands back a fetch Headers object, not necessarily this realm's `Headers` class.
+  const get = (headers as { get?: unknown } | undefined)?.get;
+  const raw = typeof get === 'function' ? (get.call(headers, 'retry-after') as unknown) : undefined;
+  if (typeof raw !== 'string' || !raw) return undefined;
+  const secs = Number(raw);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function byStatus(status: number): Rule {
+  if (status === 401) return ['Credentials'];
+  if (status === 403) return ['Credentials'];
+  if (status === 404) return ['Unavailable'];
+  if (status === 408 || status === 429) return ['Transient'];
+  if (status >= 500) return ['Transient'];
+  return ['InvalidRequest'];
+}
+
+function classifyHttp(status: number, body: HttpErrorBody | undefined, retryAfterMs: number | undefined): ProviderError {
+  const reasons = [...(body?.error.errors ?? []).map((e) => e.reason), ...(body?.error.details ?? []).map((d) => d.reason), body?.error.status];
+  const message = body?.error.message ?? `HTTP ${status}`;
+  const reason = reasons.find((r): r is string => r !== undefined && HTTP_REASONS[r] !== undefined);
+  // 401 is always the credentials, whatever the reason says.
+  if (status !== 401 && reason !== undefined) return make(HTTP_REASONS[reason]!, `${status} ${reason}`, message, retryAfterMs);
+  const label = reasons.find((r): r is string => r !== undefined) ?? '';
+  return make(byStatus(status), label ? `${status} ${label}` : String(status), message, retryAfterMs);
+}
+
+/**
+ * Turn anything the SDK or api.ts throws into a {@link ProviderError}: operation errors by code,
+ * HTTP errors by status and reason, network failures as Transient, missing ADC as Credentials.
+ */
+export function classify(err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (typeof err !== 'object' || err === null) return new ProviderError('Failed', `gcp: ${String(err)}`);
+  const e = err as Record<string, unknown>;
+  const status = typeof e.status === 'number' ? e.status : (e.response as { status?: unknown } | undefined)?.status;
+  if (typeof status === 'number') return classifyHttp(status, parseBody(e), retryAfter(e));
+  const message = typeof e.message === 'string' ? e.message : 'unknown error';
+  if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) return new ProviderError('Transient', `gcp: network: ${e.code}`, { code: e.code });
+  if (typeof e.code === 'number' && GRPC_CODES[e.code] !== undefined) return make(GRPC_CODES[e.code]!, `grpc ${e.code}`, message);
+  // google-auth-library gives no code when Application Default Credentials are missing.
+  if (/Could not load the default credentials|Unable to detect a Project Id/.test(message)) {
+    return new ProviderError('Credentials', 'gcp: no Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`');
+  }
+  if (e.name === 'ZodError') return new ProviderError('Failed', `gcp: unexpected response shape: ${message}`);
+  return new ProviderError('Failed', `gcp: ${message}`);
+}

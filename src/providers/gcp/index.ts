@@ -1,0 +1,193 @@
+/**
+ * The GCP Compute Engine adapter: zonal instances named `gpuprov-<vm>` and labelled with the
+ * VM identity, a per-VM firewall rule targeted by network tag, cloud-init through `user-data`.
+ */
+import { z } from 'zod';
+import { ProviderError } from '../../errors';
+import { IDENTITY_TAG, OWNER_TAG } from '../types';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../types';
+import { ComputeApi, type GcpOperation } from './api';
+import { CATALOG } from './catalog';
+import { findAdcFile, findProject, parseRegions } from './config';
+import { classifyOperation } from './errors';
+import { CLOUD, SSH_USER, identityFilter, instanceBody, labelValue, matchCatalog, regionOfZone, requestIdFor, resourceName, toObserved, toOffers, type Prepared } from './map';
+
+/** Settings of {@link GcpProvider}; `fromEnv` fills them from the environment. */
+export interface GcpOptions {
+  /** Project id (`GOOGLE_CLOUD_PROJECT` / `GCLOUD_PROJECT`). */
+  project?: string;
+  /** ADC / service-account JSON file (`GOOGLE_APPLICATION_CREDENTIALS` or gcloud's ADC file). */
+  keyFilename?: string;
+  /** Compute base URL override (`GCP_COMPUTE_ENDPOINT`); without a key file no auth is sent. */
+  endpoint?: string;
+  /** Regions to plan in (`GCP_REGIONS`, default us-central1). */
+  regions?: string[];
+  /** Boot image family and its project (`GCP_IMAGE_FAMILY`, `GCP_IMAGE_PROJECT`). */
+  imageFamily?: string;
+  imageProject?: string;
+  /** VPC network name (default `default`). */
+  network?: string;
+  /** `maxResults` per list page. */
+  pageSize?: number;
+}
+
+const PreparedSchema = z.object({ firewall: z.string(), networkTag: z.string(), network: z.string(), image: z.string() });
+
+/** GCP Compute Engine as a {@link CloudProvider}. */
+export class GcpProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: ComputeApi;
+  private readonly regions: string[];
+  private readonly imageFamily: string;
+  private readonly imageProject: string;
+  private readonly network: string;
+
+  /** Throws `Credentials` when the project or (outside a test endpoint) the credentials file is missing. */
+  constructor(opts: GcpOptions) {
+    if (!opts.project) throw new ProviderError('Credentials', 'gcp: no project: set GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT)');
+    if (!opts.keyFilename && !opts.endpoint) {
+      throw new ProviderError('Credentials', 'gcp: no Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`');
+    }
+    this.api = new ComputeApi({
+      project: opts.project,
+      ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+      ...(opts.keyFilename ? { keyFilename: opts.keyFilename } : {}),
+      ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+    });
+    this.regions = opts.regions?.length ? opts.regions : ['us-central1'];
+    this.imageFamily = opts.imageFamily ?? 'ubuntu-2204-lts';
+    this.imageProject = opts.imageProject ?? 'ubuntu-os-cloud';
+    this.network = opts.network ?? 'default';
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: true,
+      openPorts: true,
+      k8s: true,
+      sshUser: { kind: 'fixed', user: SSH_USER },
+      bootTimeoutMs: 15 * 60_000,
+      pollIntervalMs: 5_000,
+      typicalBootMs: 60_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    const entries = matchCatalog(req);
+    if (entries.length === 0) {
+      const ask = req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'no GPU';
+      const ladder = CATALOG.map((e) => (e.gpuModel ? `${e.gpuModel}:${e.gpuCount} (${e.machineType})` : e.machineType)).join(', ');
+      throw new ProviderError('InvalidRequest', `gcp: nothing in the GCP ladder matches ${ask} within the given types/price (ladder: ${ladder})`);
+    }
+    const regions = new Set(req.regions?.length ? req.regions : this.regions);
+    const inRegions = (zone: string): boolean => regions.has(regionOfZone(zone));
+    if (req.gpu) {
+      const byZone = await this.api.acceleratorsByZone();
+      return toOffers(entries, (e) => [...byZone].filter(([zone, types]) => inRegions(zone) && e.acceleratorType !== undefined && types.has(e.acceleratorType)).map(([zone]) => zone));
+    }
+    const zones = (await this.api.listZones()).filter((z) => (z.status ?? 'UP') === 'UP' && inRegions(z.name)).map((z) => z.name);
+    return toOffers(entries, () => zones);
+  }
+
+  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+    const name = resourceName(spec.vmName);
+    const image = await this.api.imageFromFamily(this.imageProject, this.imageFamily);
+    const network = `projects/${this.api.project}/global/networks/${this.network}`;
+    if (!(await this.api.getFirewall(name))) {
+      const ports = ['22', ...(spec.openPorts.includes(6443) ? ['6443'] : [])];
+      await this.api.insertFirewall({
+        name,
+        network,
+        direction: 'INGRESS',
+        priority: 1000,
+        allowed: [{ IPProtocol: 'tcp', ports }],
+        sourceRanges: ['0.0.0.0/0'],
+        targetTags: [name],
+        description: `gpuprov ${IDENTITY_TAG}=${labelValue(spec.vmName)} ${OWNER_TAG}=${labelValue(spec.owner)}`,
+      });
+    }
+    const prepared: Prepared = { firewall: name, networkTag: name, network, image };
+    return prepared;
+  }
+
+  async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    const zone = zoneOf(offer);
+    const parsed = PreparedSchema.safeParse(prepared);
+    if (!parsed.success) throw new ProviderError('InvalidRequest', 'gcp: create needs the JSON returned by prepare');
+    const body = instanceBody(this.api.project, offer, parsed.data, spec);
+    const inserted = await this.api.insertInstance(zone, body, requestIdFor(spec.idempotencyKey));
+    if (inserted === 'exists') return this.adopt(zone, spec);
+    // One look at the operation, never a wait: errors such as ZONE_RESOURCE_POOL_EXHAUSTED
+    // arrive on the operation, usually within a second of the insert.
+    const op = inserted.status === 'DONE' ? inserted : await this.api.getZoneOperation(zone, inserted.name);
+    const errors = operationErrors(op);
+    if (errors.length > 0) {
+      if (errors.some((e) => e.code === 'RESOURCE_ALREADY_EXISTS')) return this.adopt(zone, spec);
+      throw classifyOperation(errors);
+    }
+    return op.targetId ?? resourceName(spec.vmName);
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    const zone = zoneOf(at);
+    const found = await this.api.listInstances(zone, identityFilter(vmName));
+    return found.filter((i) => i.labels?.[IDENTITY_TAG] === labelValue(vmName)).map((i) => toObserved(i, { ...at, region: regionOfZone(zone), zone }));
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    const zone = zoneOf(at);
+    const found = await this.api.listInstances(zone, identityFilter(vmName));
+    const targets = new Set(found.filter((i) => i.labels?.[IDENTITY_TAG] === labelValue(vmName)).map((i) => i.name));
+    for (const id of ids) {
+      // A numeric id not listed under the identity is already gone; names are deleted as given
+      // (Compute paths take names; 404 = gone).
+      if (!/^\d+$/.test(id) && !found.some((i) => i.id === id)) targets.add(id);
+    }
+    for (const name of targets) await this.api.deleteInstance(zone, name);
+  }
+
+  async cleanup(_at: Location, vmName: string): Promise<void> {
+    await this.api.deleteFirewall(resourceName(vmName));
+  }
+
+  /** The instance already named `gpuprov-<vm>` in the zone: ours (same owner label) → its id. */
+  private async adopt(zone: string, spec: InstanceSpec): Promise<string> {
+    const name = resourceName(spec.vmName);
+    const inst = await this.api.getInstance(zone, name);
+    if (!inst) throw new ProviderError('Transient', `gcp: ${name} exists in ${zone} but could not be read yet`);
+    if (inst.labels?.[OWNER_TAG] !== labelValue(spec.owner)) {
+      throw new ProviderError('InvalidRequest', `gcp: instance ${name} in ${zone} belongs to another deployment (${OWNER_TAG}=${inst.labels?.[OWNER_TAG] ?? 'none'})`);
+    }
+    return inst.id;
+  }
+}
+
+function zoneOf(at: { zone?: string | undefined }): string {
+  if (!at.zone) throw new ProviderError('InvalidRequest', 'gcp: a zone is required (GCP places instances by zone)');
+  return at.zone;
+}
+
+function operationErrors(op: GcpOperation): { code: string; message: string }[] {
+  if (op.status !== 'DONE') return [];
+  return (op.error?.errors ?? []).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' }));
+}
+
+/**
+ * The GCP adapter from the environment, or `undefined` when no project or no credentials are
+ * found. `GCP_COMPUTE_ENDPOINT` (tests) stands in for credentials.
+ */
+export function fromEnv(env: NodeJS.ProcessEnv): GcpProvider | undefined {
+  const keyFilename = findAdcFile(env);
+  const project = findProject(env, keyFilename);
+  const endpoint = env.GCP_COMPUTE_ENDPOINT;
+  if (!project || (!keyFilename && !endpoint)) return undefined;
+  return new GcpProvider({
+    project,
+    regions: parseRegions(env.GCP_REGIONS),
+    ...(keyFilename ? { keyFilename } : {}),
+    ...(endpoint ? { endpoint } : {}),
+    ...(env.GCP_IMAGE_FAMILY ? { imageFamily: env.GCP_IMAGE_FAMILY } : {}),
+    ...(env.GCP_IMAGE_PROJECT ? { imageProject: env.GCP_IMAGE_PROJECT } : {}),
+    ...(env.GCP_NETWORK ? { network: env.GCP_NETWORK } : {}),
+  });
+}

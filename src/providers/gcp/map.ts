@@ -1,0 +1,157 @@
+/**
+ * Pure GCP ↔ gpuprov mapping: names, labels, request ids, offers, the instance body,
+ * and the literal status table.
+ */
+import { createHash } from 'node:crypto';
+import { ProviderError } from '../../errors';
+import { renderCloudInit } from '../cloud-init';
+import { IDENTITY_TAG, OWNER_TAG, identityName } from '../types';
+import type { InstanceSpec, InstanceStatus, Location, Observed, Offer, ResourceRequest } from '../types';
+import { CATALOG, PRICE_SOURCE, type CatalogEntry } from './catalog';
+import type { GcpInstance } from './api';
+
+export const CLOUD = 'gcp';
+export const SSH_USER = 'ubuntu';
+
+/** Compute `Instance.status` → normalised status. `TERMINATED` means stopped, not deleted. */
+export const STATUS: Record<string, InstanceStatus> = {
+  PROVISIONING: 'Pending',
+  STAGING: 'Pending',
+  PENDING: 'Pending',
+  RUNNING: 'Running',
+  STOPPING: 'Stopping',
+  SUSPENDING: 'Stopping',
+  STOPPED: 'Stopped',
+  SUSPENDED: 'Stopped',
+  TERMINATED: 'Stopped',
+  REPAIRING: 'Pending',
+  DEPROVISIONING: 'Terminating',
+};
+
+const RESOURCE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** The instance and firewall name: `gpuprov-<vm>`, a valid Compute resource name or InvalidRequest. */
+export function resourceName(vmName: string): string {
+  const name = identityName(vmName);
+  if (!RESOURCE_NAME.test(name)) {
+    throw new ProviderError('InvalidRequest', `gcp: "${name}" is not a valid Compute resource name (lowercase letters, digits, '-', at most 63 characters)`);
+  }
+  return name;
+}
+
+/** A label value: lowercase, `[a-z0-9_-]`, at most 63 characters. */
+export function labelValue(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 63);
+}
+
+/** The Compute list filter that selects this VM's instances. */
+export function identityFilter(vmName: string): string {
+  return `labels.${IDENTITY_TAG} = "${labelValue(vmName)}"`;
+}
+
+/**
+ * A deterministic insert `requestId`: a version-4-shaped UUID from sha256(idempotencyKey),
+ * so a retried create is recognised by Compute. Never all zeros (the variant bits are set).
+ */
+export function requestIdFor(idempotencyKey: string): string {
+  const b = createHash('sha256').update(`gpuprov-gcp/${idempotencyKey}`).digest().subarray(0, 16);
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Last path segment of a Compute URL (`.../zones/us-central1-a` → `us-central1-a`). */
+export function lastSegment(url: string): string {
+  return url.slice(url.lastIndexOf('/') + 1);
+}
+
+/** `us-central1-a` → `us-central1`. */
+export function regionOfZone(zone: string): string {
+  return zone.replace(/-[a-z]$/, '');
+}
+
+/** Catalog rungs that satisfy the request (model, count, types, price), cheapest first. */
+export function matchCatalog(req: ResourceRequest): CatalogEntry[] {
+  const want = req.gpu;
+  return CATALOG.filter((e) => (want ? e.gpuModel === want.model.toUpperCase() && e.gpuCount === want.count : e.gpuCount === 0))
+    .filter((e) => !req.instanceTypes?.length || req.instanceTypes.includes(e.machineType))
+    .filter((e) => req.maxPricePerHour === undefined || e.pricePerHour <= req.maxPricePerHour)
+    .sort((a, b) => a.pricePerHour - b.pricePerHour);
+}
+
+/** One offer per (rung × zone), ordered by price, then zone name. */
+export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) => string[]): Offer[] {
+  const offers: Offer[] = [];
+  for (const e of entries) {
+    for (const zone of [...zonesFor(e)].sort()) {
+      offers.push({
+        cloud: CLOUD,
+        region: regionOfZone(zone),
+        zone,
+        instanceType: e.machineType,
+        ...(e.gpuModel === undefined ? {} : { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB === undefined ? {} : { memoryGiB: e.gpuMemoryGiB }) } }),
+        vcpus: e.vcpus,
+        memoryGiB: e.memoryGiB,
+        pricePerHour: e.pricePerHour,
+        currency: 'USD',
+        spot: false,
+        extra: {
+          priceSource: PRICE_SOURCE,
+          ...(e.attachAccelerator && e.acceleratorType ? { acceleratorType: e.acceleratorType, acceleratorCount: e.gpuCount } : {}),
+        },
+      });
+    }
+  }
+  return offers;
+}
+
+/** What `prepare` hands to `create` (kept in history). */
+export interface Prepared {
+  [key: string]: string;
+  firewall: string;
+  networkTag: string;
+  network: string;
+  image: string;
+}
+
+/** The `instances.insert` body for this offer and VM. */
+export function instanceBody(project: string, offer: Offer, prepared: Prepared, spec: InstanceSpec): Record<string, unknown> {
+  const zone = offer.zone ?? '';
+  const extra = (offer.extra ?? {}) as { acceleratorType?: string; acceleratorCount?: number };
+  const accelerators = extra.acceleratorType
+    ? [{ acceleratorType: `projects/${project}/zones/${zone}/acceleratorTypes/${extra.acceleratorType}`, acceleratorCount: extra.acceleratorCount ?? 1 }]
+    : [];
+  return {
+    name: resourceName(spec.vmName),
+    machineType: `zones/${zone}/machineTypes/${offer.instanceType}`,
+    labels: { [IDENTITY_TAG]: labelValue(spec.vmName), [OWNER_TAG]: labelValue(spec.owner) },
+    tags: { items: [prepared.networkTag] },
+    disks: [{ boot: true, autoDelete: true, initializeParams: { sourceImage: prepared.image, diskSizeGb: offer.gpu ? '200' : '20' } }],
+    networkInterfaces: [{ network: prepared.network, accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],
+    metadata: {
+      items: [
+        { key: 'ssh-keys', value: spec.publicKeys.map((k) => `${SSH_USER}:${k.trim()}`).join('\n') },
+        { key: 'user-data', value: renderCloudInit(spec.bootScript) },
+      ],
+    },
+    // GPU VMs cannot live-migrate: host maintenance must stop them.
+    scheduling: offer.gpu ? { onHostMaintenance: 'TERMINATE', automaticRestart: true } : { onHostMaintenance: 'MIGRATE', automaticRestart: true },
+    ...(accelerators.length ? { guestAccelerators: accelerators } : {}),
+  };
+}
+
+/** A listed instance → Observed (an endpoint only once Running with a NAT IP). */
+export function toObserved(inst: GcpInstance, at: Location): Observed {
+  const status = STATUS[inst.status] ?? 'Pending';
+  const natIP = inst.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP;
+  const zone = inst.zone ? lastSegment(inst.zone) : at.zone;
+  return {
+    id: inst.id,
+    status,
+    reason: inst.statusMessage ? `${inst.status}: ${inst.statusMessage}` : inst.status,
+    ...(status === 'Running' && natIP ? { endpoint: { host: natIP, port: 22, user: SSH_USER } } : {}),
+    location: { cloud: CLOUD, region: at.region, ...(zone ? { zone } : {}) },
+    ...(inst.machineType ? { instanceType: lastSegment(inst.machineType) } : {}),
+  };
+}

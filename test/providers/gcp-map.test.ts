@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { CATALOG } from '../../src/providers/gcp/catalog';
+import { STATUS, labelValue, matchCatalog, requestIdFor, resourceName, toObserved } from '../../src/providers/gcp/map';
+
+describe('gcp map', () => {
+  it('requestId is a deterministic, valid, non-zero UUID per idempotency key', () => {
+    const a = requestIdFor('vm-gpu1/1');
+    expect(a).toBe(requestIdFor('vm-gpu1/1'));
+    expect(a).not.toBe(requestIdFor('vm-gpu1/2'));
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(a.replace(/[-0]/g, '')).not.toBe('');
+  });
+
+  it('label values are lowercase [a-z0-9_-] and at most 63 chars; names are validated', () => {
+    expect(labelValue('Team.Prod/EU')).toBe('team-prod-eu');
+    expect(labelValue('x'.repeat(80))).toHaveLength(63);
+    expect(resourceName('gpu1')).toBe('gpuprov-gpu1');
+    expect(() => resourceName('GPU_1')).toThrow(expect.objectContaining({ kind: 'InvalidRequest' }));
+    expect(() => resourceName('a'.repeat(60))).toThrow(expect.objectContaining({ kind: 'InvalidRequest' }));
+  });
+
+  it('has a literal status for every documented Compute status; TERMINATED is Stopped', () => {
+    expect(STATUS).toEqual({
+      PROVISIONING: 'Pending', STAGING: 'Pending', PENDING: 'Pending', RUNNING: 'Running', STOPPING: 'Stopping', SUSPENDING: 'Stopping',
+      STOPPED: 'Stopped', SUSPENDED: 'Stopped', TERMINATED: 'Stopped', REPAIRING: 'Pending', DEPROVISIONING: 'Terminating',
+    });
+  });
+
+  it('an endpoint only once RUNNING with a NAT IP', () => {
+    const at = { cloud: 'gcp', region: 'us-central1', zone: 'us-central1-a' };
+    const nic = [{ accessConfigs: [{ natIP: '203.0.113.9' }] }];
+    expect(toObserved({ id: '1', name: 'n', status: 'STAGING', networkInterfaces: nic }, at).endpoint).toBeUndefined();
+    expect(toObserved({ id: '1', name: 'n', status: 'RUNNING', networkInterfaces: nic }, at).endpoint).toEqual({ host: '203.0.113.9', port: 22, user: 'ubuntu' });
+    expect(toObserved({ id: '1', name: 'n', status: 'RUNNING', networkInterfaces: [{ accessConfigs: [] }] }, at).endpoint).toBeUndefined();
+  });
+
+  it('the ladder matches model and count, type and price filters', () => {
+    expect(matchCatalog({ vmName: 'x', gpu: { model: 'a100-80gb', count: 1 }, k8s: false }).map((e) => e.machineType)).toEqual(['a2-ultragpu-1g']);
+    expect(matchCatalog({ vmName: 'x', gpu: { model: 'H100', count: 1 }, k8s: false })).toEqual([]);
+    expect(matchCatalog({ vmName: 'x', k8s: false }).map((e) => e.machineType)).toEqual(['e2-small']);
+    expect(matchCatalog({ vmName: 'x', gpu: { model: 'T4', count: 1 }, k8s: false, instanceTypes: ['g2-standard-4'] })).toEqual([]);
+    expect(CATALOG.every((e) => e.pricePerHour > 0)).toBe(true);
+  });
+});

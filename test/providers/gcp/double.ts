@@ -1,0 +1,81 @@
+/**
+ * The GCP test double: the Compute fixture server plus a GcpProvider pointed at it.
+ * Reused by the conformance battery, the adapter tests and the lead's failover workflow test.
+ */
+import type { ErrorKind } from '../../../src/errors';
+import type { CloudProvider, ResourceRequest } from '../../../src/providers/types';
+import { fromEnv } from '../../../src/providers/gcp';
+import { HTTP_ERRORS } from '../../fixtures/gcp/bodies';
+import { ROUTES, startGcpFixture, type GcpFixture, type ZoneFault } from '../../fixtures/gcp/server';
+import type { ConformanceEnv, Primitive } from '../conformance';
+
+export interface GcpDouble {
+  provider: CloudProvider;
+  server: GcpFixture;
+  /** Instances alive at the fixture (not yet gone), across all VMs. */
+  countLive(): Promise<number>;
+  /** Every insert in `zone` fails with `fault` until `server.disarmZone(zone)`. */
+  armZone(zone: string, fault: ZoneFault): void;
+  close(): Promise<void>;
+}
+
+/** Start the fixture and a provider built by `fromEnv` (endpoint override, no credentials). */
+export async function startGcpDouble(opts: { regions?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<GcpDouble> {
+  const server = await startGcpFixture();
+  const provider = fromEnv({
+    HOME: '/nonexistent-gpuprov-home',
+    GOOGLE_CLOUD_PROJECT: server.project,
+    GCP_COMPUTE_ENDPOINT: server.url,
+    GCP_REGIONS: (opts.regions ?? ['us-central1']).join(','),
+    ...opts.env,
+  });
+  if (!provider) throw new Error('fromEnv returned no GCP provider for the fixture');
+  return {
+    provider,
+    server,
+    countLive: async () => server.instances.size,
+    armZone: (zone, fault) => server.armZone(zone, fault),
+    close: () => server.close(),
+  };
+}
+
+/** T4:1 plans n1-standard-4 + a guest accelerator: the richest create body. */
+export const GCP_REQUEST: ResourceRequest = { vmName: 'cf-gcp', gpu: { model: 'T4', count: 1 }, k8s: false };
+
+/** The conformance environment over {@link startGcpDouble}. */
+export async function gcpConformanceEnv(): Promise<ConformanceEnv> {
+  const d = await startGcpDouble();
+  const zone = 'us-central1-a'; // the first offer of GCP_REQUEST
+  const once = (status: number, body: unknown, method: string, pattern: string, headers?: Record<string, string>): void =>
+    d.server.http.arm({ status, body, method, pattern, ...(headers ? { headers } : {}) });
+  const arms: Record<string, () => void> = {
+    'Capacity/create': () => d.server.armZone(zone, 'exhausted', true),
+    'Quota/create': () => d.server.armZone(zone, 'quota', true),
+    'Unavailable/create': () => d.server.armZone(zone, 'notFound', true),
+    'InvalidRequest/create': () => once(400, HTTP_ERRORS.invalidFieldValue('resource.machineType'), 'POST', ROUTES.instances),
+    'Credentials/prepare': () => once(403, HTTP_ERRORS.forbidden(), 'GET', ROUTES.imageFamily),
+    'Credentials/observe': () => once(401, HTTP_ERRORS.unauthenticated(), 'GET', ROUTES.instances),
+    'Transient/observe': () => once(429, HTTP_ERRORS.rateLimit429(), 'GET', ROUTES.instances, { 'retry-after': '3' }),
+    'Transient/delete': () => once(503, HTTP_ERRORS.backendError(), 'GET', ROUTES.instances),
+    'Transient/cleanup': () => once(403, HTTP_ERRORS.rateLimit403(), 'DELETE', ROUTES.firewall),
+  };
+  const kinds = Object.keys(arms).map((k) => {
+    const [kind, primitive] = k.split('/') as [ErrorKind, Primitive];
+    return { kind, primitive };
+  });
+  return {
+    provider: d.provider,
+    request: GCP_REQUEST,
+    countLive: () => d.countLive(),
+    arm: async (kind, primitive) => {
+      const arm = arms[`${kind}/${primitive}`];
+      if (!arm) throw new Error(`gcp double cannot arm ${kind} at ${primitive}`);
+      arm();
+    },
+    kinds,
+    tick: async () => d.server.tick(),
+    nativeIdempotency: true,
+    maxPolls: 8,
+    close: () => d.close(),
+  };
+}
