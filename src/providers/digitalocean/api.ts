@@ -1,0 +1,134 @@
+import { request } from 'undici';
+import { z } from 'zod';
+import { DoHttpError } from './errors';
+
+export const DEFAULT_BASE_URL = 'https://api.digitalocean.com';
+
+const Links = z.object({ pages: z.object({ next: z.string().optional() }).loose().optional() }).loose().optional();
+
+const Size = z
+  .object({
+    slug: z.string(),
+    vcpus: z.number().optional(),
+    memory: z.number().optional(),
+    price_hourly: z.number(),
+    regions: z.array(z.string()),
+    available: z.boolean(),
+    gpu_info: z.object({ count: z.number().optional(), model: z.string().optional(), vram: z.object({ amount: z.number().optional(), unit: z.string().optional() }).loose().optional() }).loose().nullish(),
+  })
+  .loose();
+export type DoSize = z.infer<typeof Size>;
+
+const Key = z.object({ id: z.number(), fingerprint: z.string(), public_key: z.string(), name: z.string() }).loose();
+export type DoKey = z.infer<typeof Key>;
+
+const Droplet = z
+  .object({
+    id: z.number(),
+    name: z.string(),
+    status: z.string(),
+    tags: z.array(z.string()).default([]),
+    size_slug: z.string().optional(),
+    region: z.object({ slug: z.string() }).loose(),
+    networks: z.object({ v4: z.array(z.object({ ip_address: z.string(), type: z.string() }).loose()).default([]) }).loose().optional(),
+  })
+  .loose();
+export type DoDroplet = z.infer<typeof Droplet>;
+
+export interface CreateDropletBody {
+  name: string;
+  region: string;
+  size: string;
+  image: string;
+  ssh_keys: (number | string)[];
+  tags: string[];
+  user_data: string;
+}
+
+/** The only code that talks HTTP to DigitalOcean. Every response is zod-parsed; the token travels only in the Authorization header. */
+export class DoApi {
+  constructor(
+    private readonly token: string,
+    private readonly baseUrl: string = DEFAULT_BASE_URL,
+    private readonly perPage = 200,
+  ) {}
+
+  private async call(op: string, method: 'GET' | 'POST' | 'DELETE', pathAndQuery: string, body?: unknown): Promise<unknown> {
+    const res = await request(`${this.baseUrl.replace(/\/$/, '')}${pathAndQuery}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.body.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep text */
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const h = (n: string): string | undefined => {
+        const v = res.headers[n];
+        return Array.isArray(v) ? v[0] : v;
+      };
+      const retryAfter = h('retry-after');
+      const ratelimitReset = h('ratelimit-reset');
+      throw new DoHttpError(op, res.statusCode, parsed, { ...(retryAfter ? { retryAfter } : {}), ...(ratelimitReset ? { ratelimitReset } : {}) });
+    }
+    return parsed;
+  }
+
+  /**
+   * Every page of a list. `links.pages.next` is absolute; only its path and query are followed,
+   * against our own base URL, so the token never goes to another host.
+   */
+  private async all<T>(op: string, path: string, query: Record<string, string>, key: string, item: z.ZodType<T>): Promise<T[]> {
+    const page = z.object({ [key]: z.array(item), links: Links }).loose();
+    const out: T[] = [];
+    let next: string | undefined = `${path}?${new URLSearchParams({ ...query, per_page: String(this.perPage) }).toString()}`;
+    while (next !== undefined) {
+      const r = page.parse(await this.call(op, 'GET', next)) as Record<string, unknown> & { links?: { pages?: { next?: string } } };
+      out.push(...(r[key] as T[]));
+      const n = r.links?.pages?.next;
+      next = n === undefined ? undefined : ((u) => `${u.pathname}${u.search}`)(new URL(n, 'https://placeholder.invalid'));
+    }
+    return out;
+  }
+
+  sizes(): Promise<DoSize[]> {
+    return this.all('list sizes', '/v2/sizes', {}, 'sizes', Size);
+  }
+
+  keys(): Promise<DoKey[]> {
+    return this.all('list ssh keys', '/v2/account/keys', {}, 'ssh_keys', Key);
+  }
+
+  async addKey(name: string, publicKey: string): Promise<DoKey> {
+    return z.object({ ssh_key: Key }).loose().parse(await this.call('add ssh key', 'POST', '/v2/account/keys', { name, public_key: publicKey })).ssh_key;
+  }
+
+  async createDroplet(body: CreateDropletBody): Promise<number> {
+    return z.object({ droplet: z.object({ id: z.number() }).loose() }).loose().parse(await this.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id;
+  }
+
+  /** Droplets carrying `tag` (tag_name cannot be combined with type). */
+  dropletsByTag(tag: string): Promise<DoDroplet[]> {
+    return this.all('list droplets', '/v2/droplets', { tag_name: tag }, 'droplets', Droplet);
+  }
+
+  /** GPU droplets: the default listing excludes them; `type=gpus` is the only way to be sure to see them. */
+  gpuDroplets(): Promise<DoDroplet[]> {
+    return this.all('list gpu droplets', '/v2/droplets', { type: 'gpus' }, 'droplets', Droplet);
+  }
+
+  /** False when the droplet is already gone (404). */
+  async deleteDroplet(id: string): Promise<boolean> {
+    try {
+      await this.call('delete droplet', 'DELETE', `/v2/droplets/${encodeURIComponent(id)}`);
+      return true;
+    } catch (err) {
+      if (err instanceof DoHttpError && err.status === 404) return false;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import { ProviderError } from '../../errors';
+import { renderCloudInit } from '../cloud-init';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { DEFAULT_BASE_URL, DoApi } from './api';
+import { classify, DoHttpError } from './errors';
+import { CLOUD, SSH_USER, anyFits, fingerprint, identityTag, keyName, ownerTag, sameKey, toObserved, toOffers } from './map';
+
+export interface DigitalOceanOptions {
+  /** DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN). */
+  token?: string;
+  /** Defaults to DIGITALOCEAN_API_URL, then https://api.digitalocean.com. */
+  baseUrl?: string;
+  /** Page size of lists (max 200). */
+  perPage?: number;
+}
+
+function preparedKeys(p: Json): string[] | undefined {
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return undefined;
+  const k = p.sshKeys;
+  return Array.isArray(k) && k.every((x): x is string => typeof x === 'string') ? k : undefined;
+}
+
+/**
+ * DigitalOcean droplets (GPU and CPU). Identity = tags `gpuprov-vm-name:<vm>` and
+ * `gpuprov-owner:<owner>`; the droplet is named `gpuprov-<vm>`.
+ */
+export class DigitalOceanProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: DoApi;
+
+  constructor(opts: DigitalOceanOptions = {}) {
+    if (!opts.token) throw new ProviderError('Credentials', 'digitalocean: no API token; set DIGITALOCEAN_TOKEN');
+    this.api = new DoApi(opts.token, opts.baseUrl ?? DEFAULT_BASE_URL, opts.perPage ?? 200);
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: true,
+      // Droplets have no firewall unless one is attached: every port is reachable.
+      openPorts: true,
+      k8s: true,
+      sshUser: { kind: 'fixed', user: SSH_USER },
+      bootTimeoutMs: 20 * 60_000,
+      pollIntervalMs: 5_000,
+      typicalBootMs: 3 * 60_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    const sizes = await this.api.sizes().catch((e: unknown) => {
+      throw classify(e);
+    });
+    if (!anyFits(req, sizes)) {
+      throw new ProviderError('InvalidRequest', `digitalocean has no size for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
+    }
+    return toOffers(req, sizes);
+  }
+
+  /** Registers the worker's key (hash-named) and returns the fingerprints create passes; other keys go in via cloud-init. */
+  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+    const key = spec.publicKeys[0];
+    if (!key) throw new ProviderError('InvalidRequest', 'digitalocean: at least one SSH public key is required');
+    try {
+      const existing = await this.api.keys();
+      if (!existing.some((k) => sameKey(k.public_key, key))) {
+        try {
+          await this.api.addKey(keyName(key), key);
+        } catch (e) {
+          // "SSH Key is already in use on your account": the same key is there, which is success.
+          if (!(e instanceof DoHttpError && e.status === 422)) throw e;
+        }
+      }
+    } catch (e) {
+      throw classify(e);
+    }
+    return { sshKeys: [fingerprint(key)] };
+  }
+
+  async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    const sshKeys = preparedKeys(prepared);
+    if (!sshKeys) throw new ProviderError('InvalidRequest', 'digitalocean: create called without prepare');
+    const extra = offer.extra as { image?: unknown } | undefined;
+    const image = typeof extra?.image === 'string' ? extra.image : 'ubuntu-24-04-x64';
+    try {
+      const id = await this.api.createDroplet({
+        name: identityName(spec.vmName),
+        region: offer.region,
+        size: offer.instanceType,
+        image,
+        ssh_keys: sshKeys,
+        tags: [identityTag(spec.vmName), ownerTag(spec.owner)],
+        user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
+      });
+      return String(id);
+    } catch (e) {
+      throw classify(e, 'create');
+    }
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    const tag = identityTag(vmName);
+    try {
+      // Hazard: whether tag_name lists GPU droplets is undocumented, and tag_name cannot be combined
+      // with type=gpus; list both and filter by tag client-side.
+      const [tagged, gpus] = await Promise.all([this.api.dropletsByTag(tag), this.api.gpuDroplets()]);
+      const byId = new Map([...tagged, ...gpus.filter((d) => d.tags.includes(tag))].map((d) => [d.id, d]));
+      return [...byId.values()].filter((d) => d.region.slug === at.region).flatMap((d) => toObserved(d, at) ?? []);
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    const found = await this.observe(at, vmName);
+    try {
+      for (const id of new Set([...ids, ...found.map((o) => o.id)])) {
+        try {
+          await this.api.deleteDroplet(id);
+        } catch (e) {
+          // "a destroy is already in progress" is success for an idempotent delete.
+          if (!(e instanceof DoHttpError && e.status === 422 && /destroy is already in progress/i.test(JSON.stringify(e.body)))) throw e;
+        }
+      }
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  /**
+   * Nothing per VM: the key is shared, and deleting the identity tag while a droplet still
+   * carries it would strip its identity (a leak no teardown could find).
+   */
+  async cleanup(_at: Location, _vmName: string): Promise<void> {}
+}
+
+/** The DigitalOcean provider when DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN) is set, else undefined. */
+export function fromEnv(env: NodeJS.ProcessEnv): DigitalOceanProvider | undefined {
+  const token = env.DIGITALOCEAN_TOKEN || env.DIGITALOCEAN_ACCESS_TOKEN;
+  if (!token) return undefined;
+  return new DigitalOceanProvider({ token, ...(env.DIGITALOCEAN_API_URL ? { baseUrl: env.DIGITALOCEAN_API_URL } : {}) });
+}

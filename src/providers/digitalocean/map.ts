@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import type { DoDroplet, DoSize } from './api';
+
+export const CLOUD = 'digitalocean';
+export const SSH_USER = 'root';
+
+/** Vendor status → normalised status. `undefined` = gone (`archive`). */
+export const STATUS: Record<string, InstanceStatus | undefined> = {
+  new: 'Pending',
+  active: 'Running',
+  off: 'Stopped',
+  archive: undefined,
+};
+
+/** Tag names allow only `[a-zA-Z0-9_\-:]`, so the identity is `key:value`, not `key=value`. */
+function tagSafe(s: string): string {
+  return s.replace(/[^a-zA-Z0-9_\-:]/g, '_');
+}
+export function identityTag(vmName: string): string {
+  return `${IDENTITY_TAG}:${tagSafe(vmName)}`;
+}
+export function ownerTag(owner: string): string {
+  return `${OWNER_TAG}:${tagSafe(owner)}`;
+}
+
+/** `gpuprov-` + a short hash of the key: registering twice is harmless. */
+export function keyName(publicKey: string): string {
+  return `gpuprov-${createHash('sha256').update(keyBlob(publicKey)).digest('hex').slice(0, 12)}`;
+}
+function keyBlob(publicKey: string): string {
+  return publicKey.trim().split(/\s+/).slice(0, 2).join(' ');
+}
+/** DO's key fingerprint (MD5 of the key blob, colon-separated): accepted by create in place of the id. */
+export function fingerprint(publicKey: string): string {
+  const blob = publicKey.trim().split(/\s+/)[1] ?? '';
+  return createHash('md5').update(Buffer.from(blob, 'base64')).digest('hex').match(/../g)!.join(':');
+}
+export function sameKey(a: string, b: string): boolean {
+  return keyBlob(a) === keyBlob(b);
+}
+
+function tokens(s: string): string[] {
+  return s.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
+}
+/** `H100` matches `nvidia_h100`; `A100-80GB` also needs an `80…` token. */
+export function gpuMatches(wanted: string, vendor: string): boolean {
+  const [base, ...rest] = tokens(wanted);
+  const have = tokens(vendor);
+  if (base === undefined || !have.includes(base)) return false;
+  return rest.every((r) => {
+    const digits = /^\d+/.exec(r)?.[0];
+    return digits === undefined ? have.includes(r) : have.some((h) => h.startsWith(digits));
+  });
+}
+
+/** Base image per size: GPU droplets need the vendor's GPU images. */
+export function imageFor(size: DoSize): string {
+  const g = size.gpu_info;
+  if (!g?.count) return 'ubuntu-24-04-x64';
+  if (/amd|mi\d/i.test(g.model ?? '') || /amd|mi\d/i.test(size.slug)) return 'gpu-amd-base';
+  return g.count >= 8 ? 'gpu-h100x8-base' : 'gpu-h100x1-base';
+}
+
+/** Available sizes × regions that fit the request, cheapest first. */
+export function toOffers(req: ResourceRequest, sizes: DoSize[]): Offer[] {
+  const fits = sizes.filter((s) => {
+    const count = s.gpu_info?.count ?? 0;
+    if (req.gpu ? count !== req.gpu.count || !gpuMatches(req.gpu.model, s.gpu_info?.model ?? s.slug) : count !== 0) return false;
+    return !(req.instanceTypes?.length && !req.instanceTypes.includes(s.slug));
+  });
+  return fits
+    .filter((s) => s.available && (req.maxPricePerHour === undefined || s.price_hourly <= req.maxPricePerHour))
+    .flatMap((s) =>
+      s.regions
+        .filter((r) => !req.regions?.length || req.regions.includes(r))
+        .map(
+          (region): Offer => ({
+            cloud: CLOUD,
+            region,
+            instanceType: s.slug,
+            ...(s.gpu_info?.count ? { gpu: { model: s.gpu_info.model ?? s.slug, count: s.gpu_info.count, ...(s.gpu_info.vram?.amount ? { memoryGiB: s.gpu_info.vram.amount } : {}) } } : {}),
+            ...(s.vcpus === undefined ? {} : { vcpus: s.vcpus }),
+            ...(s.memory === undefined ? {} : { memoryGiB: s.memory / 1024 }),
+            pricePerHour: s.price_hourly,
+            currency: 'USD',
+            extra: { image: imageFor(s) },
+          }),
+        ),
+    )
+    .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
+}
+
+/** Sizes that could ever fit (ignoring availability), to tell "unplannable" from "sold out". */
+export function anyFits(req: ResourceRequest, sizes: DoSize[]): boolean {
+  return sizes.some((s) => (req.gpu ? (s.gpu_info?.count ?? 0) === req.gpu.count && gpuMatches(req.gpu.model, s.gpu_info?.model ?? s.slug) : !s.gpu_info?.count));
+}
+
+export function toObserved(d: DoDroplet, at: Location): Observed | undefined {
+  if (!(d.status in STATUS)) return { id: String(d.id), status: 'Pending', reason: `unknown status ${d.status}`, location: at };
+  const status = STATUS[d.status];
+  if (status === undefined) return undefined;
+  const base = { id: String(d.id), status, location: at, ...(d.size_slug ? { instanceType: d.size_slug } : {}) };
+  const ip = d.networks?.v4.find((n) => n.type === 'public')?.ip_address;
+  return status === 'Running' && ip ? { ...base, endpoint: { host: ip, port: 22, user: SSH_USER } } : base;
+}

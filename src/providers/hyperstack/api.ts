@@ -1,0 +1,149 @@
+import { request } from 'undici';
+import { z } from 'zod';
+import { HyperstackHttpError } from './errors';
+
+export const DEFAULT_BASE_URL = 'https://infrahub-api.nexgencloud.com/v1';
+
+const num = z.union([z.number(), z.string()]).transform((v) => Number(v));
+/** Environment appears as a name or as an object, depending on the endpoint version. */
+const envRef = z.union([z.string(), z.object({ name: z.string() }).loose()]).nullish();
+
+const Flavor = z
+  .object({
+    id: z.number().optional(),
+    name: z.string(),
+    region_name: z.string(),
+    cpu: z.number().nullish(),
+    ram: z.number().nullish(),
+    gpu: z.string().nullish(),
+    gpu_count: z.number().nullish(),
+    stock_available: z.boolean().nullish(),
+  })
+  .loose();
+export type HsFlavor = z.infer<typeof Flavor>;
+const FlavorsResp = z.object({ data: z.array(z.object({ gpu: z.string().nullish(), region_name: z.string().optional(), flavors: z.array(Flavor) }).loose()) }).loose();
+
+const PriceEntry = z.object({ name: z.string(), value: num }).loose();
+export type HsPrice = z.infer<typeof PriceEntry>;
+
+const Environment = z.object({ id: z.number().optional(), name: z.string(), region: z.string().optional() }).loose();
+const EnvironmentsResp = z.object({ environments: z.array(Environment) }).loose();
+
+const Keypair = z.object({ id: z.number().optional(), name: z.string(), environment: envRef, public_key: z.string().optional() }).loose();
+const KeypairsResp = z.object({ keypairs: z.array(Keypair) }).loose();
+
+const Instance = z
+  .object({
+    id: z.number(),
+    name: z.string(),
+    status: z.string(),
+    vm_state: z.string().nullish(),
+    floating_ip: z.string().nullish(),
+    floating_ip_status: z.string().nullish(),
+    labels: z.array(z.union([z.string(), z.object({ label: z.string() }).loose()])).nullish(),
+    environment: envRef,
+    flavor: z.union([z.string(), z.object({ name: z.string() }).loose()]).nullish(),
+  })
+  .loose();
+export type HsInstance = z.infer<typeof Instance>;
+const ListResp = z.object({ instances: z.array(Instance), count: z.number().optional(), page: num.optional(), page_size: num.optional() }).loose();
+const CreateResp = z.object({ instances: z.array(z.object({ id: z.number() }).loose()).min(1) }).loose();
+
+export interface CreateVmBody {
+  name: string;
+  environment_name: string;
+  image_name: string;
+  flavor_name: string;
+  key_name: string;
+  count: 1;
+  user_data: string;
+  labels: string[];
+  assign_floating_ip: true;
+  enable_port_randomization: false;
+  security_rules: { direction: 'ingress'; protocol: 'tcp'; ethertype: 'IPv4'; remote_ip_prefix: string; port_range_min: number; port_range_max: number }[];
+}
+
+/** The only code that talks HTTP to Hyperstack. Every response is zod-parsed; the key travels only in the `api_key` header. */
+export class HyperstackApi {
+  constructor(
+    private readonly apiKey: string,
+    private readonly baseUrl: string = DEFAULT_BASE_URL,
+  ) {}
+
+  private async call(op: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    const res = await request(`${this.baseUrl.replace(/\/$/, '')}${path}`, {
+      method,
+      headers: { api_key: this.apiKey, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.body.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep text */
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const ra = res.headers['retry-after'];
+      throw new HyperstackHttpError(op, res.statusCode, parsed, Array.isArray(ra) ? ra[0] : ra);
+    }
+    return parsed;
+  }
+
+  async flavors(): Promise<HsFlavor[]> {
+    const r = FlavorsResp.parse(await this.call('list flavors', 'GET', '/core/flavors'));
+    return r.data.flatMap((g) => g.flavors);
+  }
+
+  /** The pricebook is a bare array (no envelope). */
+  async pricebook(): Promise<HsPrice[]> {
+    return z.array(PriceEntry).parse(await this.call('get pricebook', 'GET', '/pricebook'));
+  }
+
+  async environments(): Promise<{ name: string; region?: string }[]> {
+    return EnvironmentsResp.parse(await this.call('list environments', 'GET', '/core/environments')).environments;
+  }
+
+  async createEnvironment(name: string, region: string): Promise<void> {
+    await this.call('create environment', 'POST', '/core/environments', { name, region });
+  }
+
+  async keypairs(): Promise<{ name: string; environment: string | undefined; publicKey: string | undefined }[]> {
+    const r = KeypairsResp.parse(await this.call('list keypairs', 'GET', '/core/keypairs'));
+    return r.keypairs.map((k) => ({ name: k.name, environment: envName(k.environment), publicKey: k.public_key }));
+  }
+
+  async createKeypair(name: string, environmentName: string, publicKey: string): Promise<void> {
+    await this.call('create keypair', 'POST', '/core/keypairs', { name, environment_name: environmentName, public_key: publicKey });
+  }
+
+  async createVm(body: CreateVmBody): Promise<number> {
+    return CreateResp.parse(await this.call('create virtual machine', 'POST', '/core/virtual-machines', body)).instances[0]!.id;
+  }
+
+  /** Every VM in `environment` whose name or id matches `search`, all pages. */
+  async listVms(environment: string, search: string, pageSize: number): Promise<HsInstance[]> {
+    const out: HsInstance[] = [];
+    for (let page = 1; ; page++) {
+      const q = new URLSearchParams({ page: String(page), pageSize: String(pageSize), search, environment, exact_environment_match: 'true' });
+      const r = ListResp.parse(await this.call('list virtual machines', 'GET', `/core/virtual-machines?${q.toString()}`));
+      out.push(...r.instances);
+      if (r.instances.length < pageSize || (r.count !== undefined && out.length >= r.count)) return out;
+    }
+  }
+
+  /** False when the VM is already gone (404 not_found). */
+  async deleteVm(id: string): Promise<boolean> {
+    try {
+      await this.call('delete virtual machine', 'DELETE', `/core/virtual-machines/${encodeURIComponent(id)}`);
+      return true;
+    } catch (err) {
+      if (err instanceof HyperstackHttpError && err.status === 404) return false;
+      throw err;
+    }
+  }
+}
+
+export function envName(e: z.infer<typeof envRef>): string | undefined {
+  return e == null ? undefined : typeof e === 'string' ? e : e.name;
+}

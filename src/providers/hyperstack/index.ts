@@ -1,0 +1,159 @@
+import { ProviderError } from '../../errors';
+import { renderCloudInit } from '../cloud-init';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { DEFAULT_BASE_URL, HyperstackApi } from './api';
+import { classify } from './errors';
+import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, keyName, matchingFlavors, toObserved, toOffers } from './map';
+
+export interface HyperstackOptions {
+  /** HYPERSTACK_API_KEY. */
+  apiKey?: string;
+  /** Defaults to HYPERSTACK_API_URL, then the public API. */
+  baseUrl?: string;
+  /** Image name (HYPERSTACK_IMAGE). */
+  image?: string;
+  /** Page size of VM listings. */
+  pageSize?: number;
+}
+
+const DEFAULT_IMAGE = 'Ubuntu Server 22.04 LTS R535 CUDA 12.2';
+
+interface Prepared {
+  environment: string;
+  keyName: string;
+}
+
+function isPrepared(p: Json): p is Json & Prepared {
+  return typeof p === 'object' && p !== null && !Array.isArray(p) && typeof p.environment === 'string' && typeof p.keyName === 'string';
+}
+
+/**
+ * Hyperstack (NexGen Cloud) VMs. One environment per region (`gpuprov-<region>`) holds the
+ * hashed-name key pair; VMs are named `gpuprov-<vm>` and labelled with the identity.
+ */
+export class HyperstackProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: HyperstackApi;
+  private readonly image: string;
+  private readonly pageSize: number;
+
+  constructor(opts: HyperstackOptions = {}) {
+    if (!opts.apiKey) throw new ProviderError('Credentials', 'hyperstack: no API key; set HYPERSTACK_API_KEY');
+    this.api = new HyperstackApi(opts.apiKey, opts.baseUrl ?? DEFAULT_BASE_URL);
+    this.image = opts.image ?? DEFAULT_IMAGE;
+    this.pageSize = opts.pageSize ?? 100;
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: true,
+      openPorts: true,
+      k8s: true,
+      sshUser: { kind: 'fixed', user: SSH_USER },
+      bootTimeoutMs: 20 * 60_000,
+      pollIntervalMs: 10_000,
+      typicalBootMs: 4 * 60_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    const [flavors, prices] = await Promise.all([this.api.flavors(), this.api.pricebook()]).catch((e: unknown) => {
+      throw classify(e);
+    });
+    const matching = matchingFlavors(req, flavors);
+    if (matching.length === 0) {
+      const what = req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only';
+      throw new ProviderError('InvalidRequest', `hyperstack has no flavor for ${what} in the requested regions/types`);
+    }
+    return toOffers(req, matching, prices);
+  }
+
+  async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
+    const key = spec.publicKeys[0];
+    if (!key) throw new ProviderError('InvalidRequest', 'hyperstack: at least one SSH public key is required');
+    const environment = environmentFor(offer.region);
+    const name = keyName(key);
+    try {
+      const envs = await this.api.environments();
+      if (!envs.some((e) => e.name === environment)) await this.createIgnoringConflict(() => this.api.createEnvironment(environment, offer.region));
+      const keys = await this.api.keypairs();
+      if (!keys.some((k) => k.name === name && (k.environment === undefined || k.environment === environment))) {
+        // A clash on a hash-derived name means the same key is already there: success.
+        await this.createIgnoringConflict(() => this.api.createKeypair(name, environment, key));
+      }
+    } catch (e) {
+      throw classify(e);
+    }
+    return { environment, keyName: name } satisfies Prepared;
+  }
+
+  private async createIgnoringConflict(create: () => Promise<void>): Promise<void> {
+    try {
+      await create();
+    } catch (e) {
+      if ((e as { status?: unknown }).status === 409) return;
+      throw e;
+    }
+  }
+
+  async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    if (!isPrepared(prepared)) throw new ProviderError('InvalidRequest', 'hyperstack: create called without prepare');
+    const name = identityName(spec.vmName);
+    if (name.length > 50) throw new ProviderError('InvalidRequest', `hyperstack: VM name "${name}" is longer than 50 characters`);
+    const ports = [...new Set([22, ...spec.openPorts])];
+    try {
+      const id = await this.api.createVm({
+        name,
+        environment_name: prepared.environment,
+        image_name: this.image,
+        flavor_name: offer.instanceType,
+        key_name: prepared.keyName,
+        count: 1,
+        user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
+        labels: identityLabels(spec.vmName, spec.owner),
+        assign_floating_ip: true,
+        // Port randomization would remap 22 to a random port.
+        enable_port_randomization: false,
+        security_rules: ports.map((p) => ({ direction: 'ingress', protocol: 'tcp', ethertype: 'IPv4', remote_ip_prefix: '0.0.0.0/0', port_range_min: p, port_range_max: p })),
+      });
+      return String(id);
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    const environment = environmentFor(at.region);
+    try {
+      // `search` may match by substring: filter by the exact identity client-side.
+      const vms = await this.api.listVms(environment, identityName(vmName), this.pageSize);
+      return vms.filter((v) => hasIdentity(v, vmName, environment)).flatMap((v) => toObserved(v, at) ?? []);
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    const found = await this.observe(at, vmName);
+    const all = new Set([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)]);
+    try {
+      for (const id of all) await this.api.deleteVm(id);
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  /** The environment and key pair are shared per region and key; nothing per VM to remove. */
+  async cleanup(_at: Location, _vmName: string): Promise<void> {}
+}
+
+/** The Hyperstack provider when HYPERSTACK_API_KEY is set, else undefined. */
+export function fromEnv(env: NodeJS.ProcessEnv): HyperstackProvider | undefined {
+  const apiKey = env.HYPERSTACK_API_KEY;
+  if (!apiKey) return undefined;
+  return new HyperstackProvider({
+    apiKey,
+    ...(env.HYPERSTACK_API_URL ? { baseUrl: env.HYPERSTACK_API_URL } : {}),
+    ...(env.HYPERSTACK_IMAGE ? { image: env.HYPERSTACK_IMAGE } : {}),
+  });
+}

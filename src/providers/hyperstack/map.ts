@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { envName, type HsFlavor, type HsInstance, type HsPrice } from './api';
+
+export const CLOUD = 'hyperstack';
+/** Login user of the Ubuntu images gpuprov launches. */
+export const SSH_USER = 'ubuntu';
+
+/** Vendor status → normalised status. `undefined` = gone (never reported by observe). */
+export const STATUS: Record<string, InstanceStatus | undefined> = {
+  CREATING: 'Pending',
+  BUILD: 'Pending',
+  STARTING: 'Pending',
+  REBOOTING: 'Pending',
+  HARD_REBOOT: 'Pending',
+  ACTIVE: 'Running',
+  STOPPING: 'Stopping',
+  SHUTOFF: 'Stopped',
+  HIBERNATING: 'Stopping',
+  HIBERNATED: 'Stopped',
+  DELETING: 'Terminating',
+  ERROR: 'Failed',
+  DELETED: undefined,
+};
+
+/** Every VM, key pair and firewall lives in an environment bound to one region: gpuprov keeps one per region. */
+export function environmentFor(region: string): string {
+  return `gpuprov-${region}`;
+}
+
+/** Key names are a hash of the key, so registering twice is harmless. */
+export function keyName(publicKey: string): string {
+  const [type = '', blob = ''] = publicKey.trim().split(/\s+/);
+  return `gpuprov-${createHash('sha256').update(`${type} ${blob}`).digest('hex').slice(0, 12)}`;
+}
+
+export function identityLabels(vmName: string, owner: string): string[] {
+  return [`${IDENTITY_TAG}=${vmName}`, `${OWNER_TAG}=${owner}`];
+}
+
+function tokens(s: string): string[] {
+  return s.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
+}
+
+/** `H100` matches `H100-80G-PCIe`; `A100-80GB` also needs an `80…` token. */
+export function gpuMatches(wanted: string, vendor: string): boolean {
+  const [base, ...rest] = tokens(wanted);
+  const have = tokens(vendor);
+  if (base === undefined || !have.includes(base)) return false;
+  return rest.every((r) => {
+    const digits = /^\d+/.exec(r)?.[0];
+    return digits === undefined ? have.includes(r) : have.some((h) => h.startsWith(digits));
+  });
+}
+
+function priceOf(f: HsFlavor, prices: HsPrice[]): number | undefined {
+  if (!f.gpu || !f.gpu_count) return undefined;
+  const p = prices.find((x) => x.name === f.gpu);
+  return p === undefined || !Number.isFinite(p.value) ? undefined : Math.round(p.value * f.gpu_count * 10000) / 10000;
+}
+
+/** Flavors that fit the request (stocked or not); the caller drops the unstocked ones. */
+export function matchingFlavors(req: ResourceRequest, flavors: HsFlavor[]): HsFlavor[] {
+  return flavors.filter((f) => {
+    const count = f.gpu_count ?? 0;
+    if (req.gpu ? count !== req.gpu.count || !f.gpu || !gpuMatches(req.gpu.model, f.gpu) : count !== 0) return false;
+    if (req.regions?.length && !req.regions.includes(f.region_name)) return false;
+    return !(req.instanceTypes?.length && !req.instanceTypes.includes(f.name));
+  });
+}
+
+/** Stocked flavors → offers, cheapest first (unpriced last). */
+export function toOffers(req: ResourceRequest, flavors: HsFlavor[], prices: HsPrice[]): Offer[] {
+  const offers = flavors
+    .filter((f) => f.stock_available !== false)
+    .map((f): Offer => {
+      const price = priceOf(f, prices);
+      return {
+        cloud: CLOUD,
+        region: f.region_name,
+        instanceType: f.name,
+        ...(f.gpu && f.gpu_count ? { gpu: { model: f.gpu, count: f.gpu_count } } : {}),
+        ...(f.cpu == null ? {} : { vcpus: f.cpu }),
+        ...(f.ram == null ? {} : { memoryGiB: f.ram }),
+        ...(price === undefined ? {} : { pricePerHour: price, currency: 'USD' }),
+      };
+    })
+    .filter((o) => req.maxPricePerHour === undefined || o.pricePerHour === undefined || o.pricePerHour <= req.maxPricePerHour);
+  return offers.sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
+}
+
+function labelsOf(i: HsInstance): string[] {
+  return (i.labels ?? []).map((l) => (typeof l === 'string' ? l : l.label));
+}
+
+/** True when the VM carries this VM's identity (label, or the identity name where labels are missing). */
+export function hasIdentity(i: HsInstance, vmName: string, environment: string): boolean {
+  const env = envName(i.environment);
+  if (env !== undefined && env !== environment) return false;
+  return labelsOf(i).includes(`${IDENTITY_TAG}=${vmName}`) || i.name === identityName(vmName);
+}
+
+/**
+ * Normalise a VM. Hazard: ACTIVE is not enough; the VM is reachable only once its floating IP
+ * is ATTACHED, so until then it stays Pending without an endpoint.
+ */
+export function toObserved(i: HsInstance, at: Location): Observed | undefined {
+  const status = STATUS[i.status.toUpperCase()];
+  if (status === undefined) {
+    if (i.status.toUpperCase() === 'DELETED') return undefined;
+    return { id: String(i.id), status: 'Pending', reason: `unknown status ${i.status}`, location: at };
+  }
+  const flavor = typeof i.flavor === 'string' ? i.flavor : i.flavor?.name;
+  const base = { id: String(i.id), location: at, ...(flavor ? { instanceType: flavor } : {}) };
+  if (status === 'Running') {
+    const attached = (i.floating_ip_status ?? '').toUpperCase() === 'ATTACHED' && !!i.floating_ip;
+    if (!attached) return { ...base, status: 'Pending', reason: `ACTIVE, floating IP ${i.floating_ip_status ?? 'not assigned'}` };
+    return { ...base, status, endpoint: { host: i.floating_ip!, port: 22, user: SSH_USER } };
+  }
+  return { ...base, status, ...(status === 'Failed' ? { reason: i.status } : {}) };
+}

@@ -1,0 +1,108 @@
+import { request } from 'undici';
+import { z } from 'zod';
+import { MassedHttpError } from './errors';
+
+export const DEFAULT_BASE_URL = 'https://vm.massedcompute.com/api/v1';
+
+const num = z.union([z.number(), z.string()]).transform((v) => Number(v));
+
+const Product = z
+  .object({
+    instance_type: z
+      .object({
+        name: z.string().optional(),
+        description: z.string().nullish(),
+        price_cents_per_hour: num,
+        specs: z.object({ vcpu_count: num.optional(), memory_gib: num.optional(), storage_gb: num.optional() }).loose().nullish(),
+      })
+      .loose(),
+    regions_with_capacity_available: z.array(z.object({ name: z.string() }).loose()).default([]),
+    capacity_available: z.union([z.number(), z.boolean()]).nullish(),
+  })
+  .loose();
+export type MassedProduct = z.infer<typeof Product>;
+const Inventory = z.object({ gpu_inventory: z.record(z.string(), Product) }).loose();
+
+const Image = z.object({ vm_image_id: num, vm_image_name: z.string() }).loose();
+const Key = z.object({ id: z.union([z.number(), z.string()]), name: z.string(), public_key: z.string().optional() }).loose();
+
+const Instance = z
+  .object({
+    uuid: z.string(),
+    name: z.string().nullish(),
+    ip: z.string().nullish(),
+    username: z.string().nullish(),
+    status: z.string().nullish(),
+    os_booted: z.union([z.number(), z.boolean()]).nullish(),
+    active: z.union([z.number(), z.boolean()]).nullish(),
+    product: z.object({ name: z.string().optional() }).loose().nullish(),
+  })
+  .loose();
+export type MassedInstance = z.infer<typeof Instance>;
+
+export interface LaunchBody {
+  imageId: number;
+  productName: string;
+  regionName: 'any';
+  instanceName: string;
+  sshKeys: string[];
+  command?: string;
+}
+
+/** The only code that talks HTTP to Massed Compute. Every response is zod-parsed; the token travels only in the Authorization header. */
+export class MassedApi {
+  constructor(
+    private readonly token: string,
+    private readonly baseUrl: string = DEFAULT_BASE_URL,
+  ) {}
+
+  private async call(op: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    const res = await request(`${this.baseUrl.replace(/\/$/, '')}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.body.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep text */
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const ra = res.headers['retry-after'];
+      throw new MassedHttpError(op, res.statusCode, parsed, Array.isArray(ra) ? ra[0] : ra);
+    }
+    return parsed;
+  }
+
+  async inventory(): Promise<Record<string, MassedProduct>> {
+    return Inventory.parse(await this.call('get gpu inventory', 'GET', '/gpu-inventory')).gpu_inventory;
+  }
+  async images(): Promise<{ vm_image_id: number; vm_image_name: string }[]> {
+    return z.object({ images: z.array(Image) }).loose().parse(await this.call('list images', 'GET', '/images')).images;
+  }
+  async sshKeys(): Promise<z.infer<typeof Key>[]> {
+    return z.object({ sshKeys: z.array(Key) }).loose().parse(await this.call('list ssh keys', 'GET', '/ssh-keys')).sshKeys;
+  }
+  async addSshKey(name: string, publicKey: string): Promise<void> {
+    z.object({ sshKey: z.object({ name: z.string() }).loose() }).loose().parse(await this.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
+  }
+  /** 202 `{response: "<uuid>"}`. */
+  async launch(body: LaunchBody): Promise<string> {
+    return z.object({ response: z.string().min(1) }).loose().parse(await this.call('launch instance', 'POST', '/instance/launch', body)).response;
+  }
+  async instances(): Promise<MassedInstance[]> {
+    return z.object({ runningInstances: z.array(Instance).default([]) }).loose().parse(await this.call('list instances', 'GET', '/instance')).runningInstances;
+  }
+  /** False when the instance is already gone (404). */
+  async terminate(uuid: string): Promise<boolean> {
+    try {
+      await this.call('terminate instance', 'POST', '/instance/terminate', { instanceUuids: [uuid] });
+      return true;
+    } catch (err) {
+      if (err instanceof MassedHttpError && err.status === 404) return false;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import { ProviderError } from '../../errors';
+import { renderShellScript } from '../cloud-init';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { DEFAULT_BASE_URL, MassedApi } from './api';
+import { classify } from './errors';
+import { ANY_REGION, CLOUD, fits, hasIdentity, keyName, sameKey, toObserved, toOffers } from './map';
+
+export interface MassedComputeOptions {
+  /** MASSED_COMPUTE_API_KEY. */
+  token?: string;
+  /** Defaults to MASSED_COMPUTE_API_URL, then https://vm.massedcompute.com/api/v1. */
+  baseUrl?: string;
+  /** Image id (MASSED_COMPUTE_IMAGE_ID); else the first Ubuntu image listed. */
+  imageId?: number;
+}
+
+interface Prepared {
+  imageId: number;
+  sshKeys: string[];
+}
+function isPrepared(p: Json): p is Json & Prepared {
+  return typeof p === 'object' && p !== null && !Array.isArray(p) && typeof p.imageId === 'number' && Array.isArray(p.sshKeys);
+}
+
+/**
+ * Massed Compute VMs. No tags: the instance name `gpuprov-<vm>` is the identity. No cloud-init:
+ * the boot script runs as the launch `command`. Placement is `regionName: "any"`.
+ *
+ * Listing: `GET /instance` is documented as running instances only, yet its items carry `status`
+ * (booting…) and `os_booted`, so it lists every rented instance while it boots. gpuprov therefore
+ * treats an instance missing from the list as gone and keeps no memory of recent launches (that
+ * would not survive a worker restart); a freshly launched instance shows up as Pending.
+ */
+export class MassedComputeProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: MassedApi;
+  private readonly imageId: number | undefined;
+
+  constructor(opts: MassedComputeOptions = {}) {
+    if (!opts.token) throw new ProviderError('Credentials', 'massedcompute: no API key; set MASSED_COMPUTE_API_KEY');
+    this.api = new MassedApi(opts.token, opts.baseUrl ?? DEFAULT_BASE_URL);
+    this.imageId = opts.imageId;
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: true,
+      // There is no firewall endpoint: instances are reachable on every port.
+      openPorts: true,
+      k8s: true,
+      sshUser: { kind: 'provider' },
+      bootTimeoutMs: 20 * 60_000,
+      pollIntervalMs: 10_000,
+      typicalBootMs: 5 * 60_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    const inventory = await this.api.inventory().catch((e: unknown) => {
+      throw classify(e);
+    });
+    if (!Object.keys(inventory).some((name) => fits(req, name))) {
+      throw new ProviderError('InvalidRequest', `massedcompute has no product for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
+    }
+    return toOffers(req, inventory);
+  }
+
+  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+    if (spec.publicKeys.length === 0) throw new ProviderError('InvalidRequest', 'massedcompute: at least one SSH public key is required');
+    try {
+      let imageId = this.imageId;
+      if (imageId === undefined) {
+        const ubuntu = (await this.api.images()).find((i) => /ubuntu/i.test(i.vm_image_name));
+        if (!ubuntu) throw new ProviderError('InvalidRequest', 'massedcompute: no Ubuntu image listed; set MASSED_COMPUTE_IMAGE_ID');
+        imageId = ubuntu.vm_image_id;
+      }
+      const keys = await this.api.sshKeys();
+      const sshKeys: string[] = [];
+      for (const pub of spec.publicKeys) {
+        const name = keyName(pub);
+        const found = keys.find((k) => k.name === name || (k.public_key !== undefined && sameKey(k.public_key, pub)));
+        if (!found) await this.api.addSshKey(name, pub);
+        sshKeys.push(found ? found.name : name);
+      }
+      return { imageId, sshKeys } satisfies Prepared;
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    if (!isPrepared(prepared)) throw new ProviderError('InvalidRequest', 'massedcompute: create called without prepare');
+    try {
+      return await this.api.launch({
+        imageId: prepared.imageId,
+        productName: offer.instanceType,
+        regionName: ANY_REGION,
+        instanceName: identityName(spec.vmName),
+        sshKeys: prepared.sshKeys,
+        ...(spec.bootScript ? { command: renderShellScript(spec.bootScript) } : {}),
+      });
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    try {
+      // No server-side filter: match the name client-side.
+      return (await this.api.instances()).filter((i) => hasIdentity(i, vmName)).flatMap((i) => toObserved(i, at) ?? []);
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    const found = await this.observe(at, vmName);
+    try {
+      for (const id of new Set([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)])) await this.api.terminate(id);
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  /** SSH keys are shared (hash-named); nothing per VM to remove. */
+  async cleanup(_at: Location, _vmName: string): Promise<void> {}
+}
+
+/** The Massed Compute provider when MASSED_COMPUTE_API_KEY is set, else undefined. */
+export function fromEnv(env: NodeJS.ProcessEnv): MassedComputeProvider | undefined {
+  const token = env.MASSED_COMPUTE_API_KEY;
+  if (!token) return undefined;
+  const imageId = Number(env.MASSED_COMPUTE_IMAGE_ID);
+  return new MassedComputeProvider({
+    token,
+    ...(env.MASSED_COMPUTE_API_URL ? { baseUrl: env.MASSED_COMPUTE_API_URL } : {}),
+    ...(env.MASSED_COMPUTE_IMAGE_ID && Number.isInteger(imageId) ? { imageId } : {}),
+  });
+}

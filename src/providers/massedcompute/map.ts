@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import type { MassedInstance, MassedProduct } from './api';
+
+export const CLOUD = 'massedcompute';
+/** Launches always ask for `regionName: "any"`: the cloud places the VM, so gpuprov has one region. */
+export const ANY_REGION = 'any';
+
+/** Vendor status → normalised status. `undefined` = gone. Unknown words are Pending (brev's reading). */
+export const STATUS: Record<string, InstanceStatus | undefined> = {
+  pending: 'Pending',
+  creating: 'Pending',
+  provisioning: 'Pending',
+  booting: 'Pending',
+  starting: 'Pending',
+  restarting: 'Pending',
+  rented: 'Running',
+  active: 'Running',
+  running: 'Running',
+  stopping: 'Stopping',
+  stopped: 'Stopped',
+  terminating: 'Terminating',
+  deleting: 'Terminating',
+  failed: 'Failed',
+  error: 'Failed',
+  terminated: undefined,
+  deleted: undefined,
+};
+
+/** Key names may not hold punctuation (brev): `gpuprov` + a short hash of the key, no separator. */
+export function keyName(publicKey: string): string {
+  const blob = publicKey.trim().split(/\s+/).slice(0, 2).join(' ');
+  return `gpuprov${createHash('sha256').update(blob).digest('hex').slice(0, 12)}`;
+}
+export function sameKey(a: string, b: string): boolean {
+  const blob = (k: string): string => k.trim().split(/\s+/).slice(0, 2).join(' ');
+  return blob(a) === blob(b);
+}
+
+function tokens(s: string): string[] {
+  return s.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
+}
+export function gpuMatches(wanted: string, vendor: string): boolean {
+  const [base, ...rest] = tokens(wanted);
+  const have = tokens(vendor);
+  if (base === undefined || !have.includes(base)) return false;
+  return rest.every((r) => {
+    const digits = /^\d+/.exec(r)?.[0];
+    return digits === undefined ? have.includes(r) : have.some((h) => h.startsWith(digits));
+  });
+}
+
+/** `gpu_8x_h100_sxm` → 8 × `h100_sxm`; products without `<n>x` are CPU-only. */
+export function gpuOf(product: string): { count: number; model: string } | undefined {
+  const m = /(?:^|_)(\d+)x_([a-z0-9_]+)$/i.exec(product);
+  return m ? { count: Number(m[1]), model: m[2]!.toUpperCase().replace(/_/g, '-') } : undefined;
+}
+
+function hasCapacity(p: MassedProduct): boolean {
+  const c = p.capacity_available;
+  return c == null ? p.regions_with_capacity_available.length > 0 : typeof c === 'boolean' ? c : c > 0;
+}
+
+export function fits(req: ResourceRequest, product: string): boolean {
+  const g = gpuOf(product);
+  if (req.gpu ? !g || g.count !== req.gpu.count || !gpuMatches(req.gpu.model, g.model) : g !== undefined) return false;
+  return !(req.instanceTypes?.length && !req.instanceTypes.includes(product));
+}
+
+/** Products with capacity that fit → offers in region `any`, cheapest first. */
+export function toOffers(req: ResourceRequest, inventory: Record<string, MassedProduct>): Offer[] {
+  const offers: Offer[] = [];
+  for (const [name, p] of Object.entries(inventory)) {
+    if (!fits(req, name) || !hasCapacity(p)) continue;
+    const regions = p.regions_with_capacity_available.map((r) => r.name);
+    if (req.regions?.length && !req.regions.includes(ANY_REGION) && !regions.some((r) => req.regions!.includes(r))) continue;
+    const price = p.instance_type.price_cents_per_hour / 100;
+    if (req.maxPricePerHour !== undefined && price > req.maxPricePerHour) continue;
+    const g = gpuOf(name);
+    const specs = p.instance_type.specs;
+    offers.push({
+      cloud: CLOUD,
+      region: ANY_REGION,
+      instanceType: name,
+      ...(g ? { gpu: g } : {}),
+      ...(specs?.vcpu_count === undefined ? {} : { vcpus: specs.vcpu_count }),
+      ...(specs?.memory_gib === undefined ? {} : { memoryGiB: specs.memory_gib }),
+      pricePerHour: price,
+      currency: 'USD',
+      extra: { regionsWithCapacity: regions },
+    });
+  }
+  return offers.sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
+}
+
+export function hasIdentity(i: MassedInstance, vmName: string): boolean {
+  return i.name === identityName(vmName);
+}
+
+/**
+ * Normalise a listed instance. The user comes from `username`; a Running status with the OS not
+ * booted yet (`os_booted: 0`) is still Pending.
+ */
+export function toObserved(i: MassedInstance, at: Location): Observed | undefined {
+  const word = (i.status ?? '').toLowerCase();
+  const status = word in STATUS ? STATUS[word] : 'Pending';
+  if (status === undefined) return undefined;
+  const base = { id: i.uuid, location: at, ...(i.product?.name ? { instanceType: i.product.name } : {}) };
+  const booted = i.os_booted == null || i.os_booted === true || i.os_booted === 1;
+  if (status === 'Running' && !booted) return { ...base, status: 'Pending', reason: 'OS booting' };
+  if (status === 'Running' && i.ip) return { ...base, status, endpoint: { host: i.ip, port: 22, ...(i.username ? { user: i.username } : {}) } };
+  return { ...base, status, ...(status === 'Failed' || !(word in STATUS) ? { reason: i.status ?? 'unknown' } : {}) };
+}

@@ -1,0 +1,162 @@
+import { request } from 'undici';
+import { z } from 'zod';
+import { VerdaHttpError } from './errors';
+
+export const DEFAULT_BASE_URL = 'https://api.verda.com/v1';
+
+const num = z.union([z.number(), z.string()]).transform((v) => Number(v));
+const Token = z.object({ access_token: z.string(), refresh_token: z.string().optional(), expires_in: num.optional(), token_type: z.string().optional() }).loose();
+
+const InstanceType = z
+  .object({
+    instance_type: z.string(),
+    price_per_hour: num,
+    model: z.string().nullish(),
+    name: z.string().nullish(),
+    description: z.string().nullish(),
+    gpu: z.object({ number_of_gpus: num.optional(), description: z.string().optional() }).loose().nullish(),
+    cpu: z.object({ number_of_cores: num.optional() }).loose().nullish(),
+    memory: z.object({ size_in_gigabytes: num.optional() }).loose().nullish(),
+    gpu_memory: z.object({ size_in_gigabytes: num.optional() }).loose().nullish(),
+  })
+  .loose();
+export type VerdaType = z.infer<typeof InstanceType>;
+const Availability = z.array(z.object({ location_code: z.string(), availabilities: z.array(z.string()) }).loose());
+export type VerdaAvailability = z.infer<typeof Availability>;
+
+const Named = z.array(z.object({ id: z.string(), name: z.string() }).loose());
+const SshKeys = z.array(z.object({ id: z.string(), name: z.string(), key: z.string().optional() }).loose());
+
+const Instance = z
+  .object({
+    id: z.string(),
+    status: z.string(),
+    hostname: z.string().nullish(),
+    description: z.string().nullish(),
+    instance_type: z.string().nullish(),
+    ip: z.union([z.string(), z.array(z.string())]).nullish(),
+    location: z.string().nullish(),
+  })
+  .loose();
+export type VerdaInstance = z.infer<typeof Instance>;
+
+/** Ids come back as plain text; tolerate a JSON string or `{id}` too. */
+const PlainId = z.union([z.string().min(1), z.object({ id: z.string().min(1) }).loose().transform((o) => o.id)]);
+
+export interface CreateInstanceBody {
+  instance_type: string;
+  image: string;
+  ssh_key_ids: string[];
+  startup_script_id?: string;
+  hostname: string;
+  description: string;
+  location_code: string;
+  is_spot: false;
+}
+
+interface CachedToken {
+  access: string;
+  refresh?: string;
+  expiresAt: number;
+}
+
+/**
+ * The only code that talks HTTP to Verda. OAuth2 client credentials: the token is cached until
+ * shortly before it expires; a 401 on a call refreshes it once and repeats that call once (not a
+ * retry loop: a second 401 is a credentials error). Secrets never leave the request bodies/headers.
+ */
+export class VerdaApi {
+  private token: CachedToken | undefined;
+  /** One token request at a time: concurrent calls share it. */
+  private pending: Promise<CachedToken> | undefined;
+
+  constructor(
+    private readonly clientId: string,
+    private readonly clientSecret: string,
+    private readonly baseUrl: string = DEFAULT_BASE_URL,
+  ) {}
+
+  private async send(op: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, bearer?: string): Promise<{ status: number; parsed: unknown; retryAfter?: string }> {
+    const res = await request(`${this.baseUrl.replace(/\/$/, '')}${path}`, {
+      method,
+      headers: { accept: 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.body.text();
+    let parsed: unknown = text.trim();
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* plain text */
+    }
+    const ra = res.headers['retry-after'];
+    return { status: res.statusCode, parsed, ...(ra === undefined ? {} : { retryAfter: Array.isArray(ra) ? ra[0] : ra }) };
+  }
+
+  private fetchToken(): Promise<CachedToken> {
+    this.pending ??= this.grant().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  private async grant(): Promise<CachedToken> {
+    const refresh = this.token?.refresh;
+    if (refresh) {
+      const r = await this.send('refresh token', 'POST', '/oauth2/token', { grant_type: 'refresh_token', refresh_token: refresh });
+      if (r.status >= 200 && r.status < 300) return this.keep(r.parsed);
+    }
+    const r = await this.send('get token', 'POST', '/oauth2/token', { grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret });
+    if (r.status < 200 || r.status >= 300) throw new VerdaHttpError('get token', r.status, r.parsed, r.retryAfter);
+    return this.keep(r.parsed);
+  }
+
+  private keep(parsed: unknown): CachedToken {
+    const t = Token.parse(parsed);
+    this.token = { access: t.access_token, ...(t.refresh_token ? { refresh: t.refresh_token } : {}), expiresAt: Date.now() + ((t.expires_in ?? 3600) - 60) * 1000 };
+    return this.token;
+  }
+
+  private async call(op: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    let token = this.token && this.token.expiresAt > Date.now() ? this.token : await this.fetchToken();
+    let r = await this.send(op, method, path, body, token.access);
+    if (r.status === 401) {
+      if (this.token === token) this.token = { ...token, expiresAt: 0 };
+      token = this.token && this.token !== token && this.token.expiresAt > Date.now() ? this.token : await this.fetchToken();
+      r = await this.send(op, method, path, body, token.access);
+    }
+    if (r.status < 200 || r.status >= 300) throw new VerdaHttpError(op, r.status, r.parsed, r.retryAfter);
+    return r.parsed;
+  }
+
+  async instanceTypes(): Promise<VerdaType[]> {
+    return z.array(InstanceType).parse(await this.call('list instance types', 'GET', '/instance-types?currency=usd'));
+  }
+  async availability(): Promise<VerdaAvailability> {
+    return Availability.parse(await this.call('get availability', 'GET', '/instance-availability?isSpot=false'));
+  }
+  async sshKeys(): Promise<z.infer<typeof SshKeys>> {
+    return SshKeys.parse(await this.call('list ssh keys', 'GET', '/sshkeys'));
+  }
+  async addSshKey(name: string, key: string): Promise<string> {
+    return PlainId.parse(await this.call('add ssh key', 'POST', '/sshkeys', { name, key }));
+  }
+  async scripts(): Promise<{ id: string; name: string }[]> {
+    return Named.parse(await this.call('list startup scripts', 'GET', '/scripts'));
+  }
+  async addScript(name: string, script: string): Promise<string> {
+    return PlainId.parse(await this.call('add startup script', 'POST', '/scripts', { name, script }));
+  }
+  async deleteScripts(ids: string[]): Promise<void> {
+    await this.call('delete startup scripts', 'DELETE', '/scripts', { scripts: ids });
+  }
+  async createInstance(body: CreateInstanceBody): Promise<string> {
+    return PlainId.parse(await this.call('create instance', 'POST', '/instances', body));
+  }
+  async instances(): Promise<VerdaInstance[]> {
+    return z.array(Instance).parse(await this.call('list instances', 'GET', '/instances'));
+  }
+  async deleteInstance(id: string): Promise<void> {
+    await this.call('delete instance', 'PUT', '/instances', { id, action: 'delete', delete_permanently: true });
+  }
+}

@@ -1,0 +1,155 @@
+import { ProviderError } from '../../errors';
+import { renderShellScript } from '../cloud-init';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { DEFAULT_BASE_URL, VerdaApi } from './api';
+import { ALREADY_GONE, classify, vendorError, VerdaHttpError } from './errors';
+import { CLOUD, SSH_USER, description, fits, hasIdentity, isScriptOf, keyName, sameKey, scriptName, toObserved, toOffers } from './map';
+
+export interface VerdaOptions {
+  /** VERDA_CLIENT_ID. */
+  clientId?: string;
+  /** VERDA_CLIENT_SECRET. */
+  clientSecret?: string;
+  /** Defaults to VERDA_API_URL, then https://api.verda.com/v1. */
+  baseUrl?: string;
+  /** OS image slug (VERDA_IMAGE). */
+  image?: string;
+}
+
+const DEFAULT_IMAGE = 'ubuntu-24.04-cuda-12.8-open-docker';
+
+interface Prepared {
+  sshKeyIds: string[];
+  startupScriptId: string | null;
+}
+function isPrepared(p: Json): p is Json & Prepared {
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return false;
+  return Array.isArray(p.sshKeyIds) && (p.startupScriptId === null || typeof p.startupScriptId === 'string');
+}
+
+/**
+ * Verda (formerly DataCrunch) VMs. No tags: hostname `gpuprov-<vm>` plus a description with the
+ * identity labels. The boot script is a per-VM startup-script resource made in prepare and
+ * removed in cleanup.
+ */
+export class VerdaProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: VerdaApi;
+  private readonly image: string;
+
+  constructor(opts: VerdaOptions = {}) {
+    if (!opts.clientId) throw new ProviderError('Credentials', 'verda: no client id; set VERDA_CLIENT_ID');
+    if (!opts.clientSecret) throw new ProviderError('Credentials', 'verda: no client secret; set VERDA_CLIENT_SECRET');
+    this.api = new VerdaApi(opts.clientId, opts.clientSecret, opts.baseUrl ?? DEFAULT_BASE_URL);
+    this.image = opts.image ?? DEFAULT_IMAGE;
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: true,
+      // There is no firewall API: instances are reachable on every port.
+      openPorts: true,
+      k8s: true,
+      sshUser: { kind: 'fixed', user: SSH_USER },
+      bootTimeoutMs: 20 * 60_000,
+      pollIntervalMs: 10_000,
+      typicalBootMs: 4 * 60_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    const [types, avail] = await Promise.all([this.api.instanceTypes(), this.api.availability()]).catch((e: unknown) => {
+      throw classify(e);
+    });
+    if (!types.some((t) => fits(req, t))) {
+      throw new ProviderError('InvalidRequest', `verda has no instance type for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
+    }
+    return toOffers(req, types, avail, this.image);
+  }
+
+  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+    if (spec.publicKeys.length === 0) throw new ProviderError('InvalidRequest', 'verda: at least one SSH public key is required');
+    try {
+      const keys = await this.api.sshKeys();
+      const sshKeyIds: string[] = [];
+      for (const pub of spec.publicKeys) {
+        const found = keys.find((k) => k.name === keyName(pub) || (k.key !== undefined && sameKey(k.key, pub)));
+        sshKeyIds.push(found ? found.id : await this.api.addSshKey(keyName(pub), pub));
+      }
+      let startupScriptId: string | null = null;
+      if (spec.bootScript) {
+        const script = renderShellScript(spec.bootScript);
+        const name = scriptName(spec.vmName, script);
+        const existing = (await this.api.scripts()).find((s) => s.name === name);
+        startupScriptId = existing ? existing.id : await this.api.addScript(name, script);
+      }
+      return { sshKeyIds, startupScriptId } satisfies Prepared;
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    if (!isPrepared(prepared)) throw new ProviderError('InvalidRequest', 'verda: create called without prepare');
+    const extra = offer.extra as { image?: unknown } | undefined;
+    try {
+      return await this.api.createInstance({
+        instance_type: offer.instanceType,
+        image: typeof extra?.image === 'string' ? extra.image : this.image,
+        ssh_key_ids: prepared.sshKeyIds,
+        ...(prepared.startupScriptId ? { startup_script_id: prepared.startupScriptId } : {}),
+        hostname: identityName(spec.vmName),
+        description: description(spec.vmName, spec.owner),
+        location_code: offer.region,
+        is_spot: false,
+      });
+    } catch (e) {
+      throw classify(e, 'create');
+    }
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    try {
+      // No server-side name filter: match hostname/description client-side.
+      const all = await this.api.instances();
+      return all.filter((i) => hasIdentity(i, vmName) && (!i.location || i.location === at.region)).flatMap((i) => toObserved(i, at) ?? []);
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    const found = await this.observe(at, vmName);
+    try {
+      for (const id of new Set([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)])) {
+        try {
+          await this.api.deleteInstance(id);
+        } catch (e) {
+          if (e instanceof VerdaHttpError && (e.status === 404 || (e.status === 400 && ALREADY_GONE.test(vendorError(e.body).message)))) continue;
+          throw e;
+        }
+      }
+    } catch (e) {
+      throw classify(e);
+    }
+  }
+
+  /** Removes this VM's startup scripts; shared (hash-named) SSH keys stay. */
+  async cleanup(_at: Location, vmName: string): Promise<void> {
+    try {
+      const mine = (await this.api.scripts()).filter((s) => isScriptOf(s.name, vmName)).map((s) => s.id);
+      if (mine.length > 0) await this.api.deleteScripts(mine);
+    } catch (e) {
+      if (e instanceof VerdaHttpError && e.status === 404) return;
+      throw classify(e);
+    }
+  }
+}
+
+/** The Verda provider when VERDA_CLIENT_ID and VERDA_CLIENT_SECRET are set, else undefined. */
+export function fromEnv(env: NodeJS.ProcessEnv): VerdaProvider | undefined {
+  const clientId = env.VERDA_CLIENT_ID || env.DATACRUNCH_CLIENT_ID;
+  const clientSecret = env.VERDA_CLIENT_SECRET || env.DATACRUNCH_CLIENT_SECRET;
+  if (!clientId || !clientSecret) return undefined;
+  return new VerdaProvider({ clientId, clientSecret, ...(env.VERDA_API_URL ? { baseUrl: env.VERDA_API_URL } : {}), ...(env.VERDA_IMAGE ? { image: env.VERDA_IMAGE } : {}) });
+}

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import type { VerdaAvailability, VerdaInstance, VerdaType } from './api';
+
+export const CLOUD = 'verda';
+export const SSH_USER = 'root';
+
+/** Vendor status (SDK `InstanceStatus`) → normalised status. `undefined` = gone. */
+export const STATUS: Record<string, InstanceStatus | undefined> = {
+  new: 'Pending',
+  ordered: 'Pending',
+  validating: 'Pending',
+  provisioning: 'Pending',
+  restoring: 'Pending',
+  running: 'Running',
+  offline: 'Stopped',
+  starting_hibernation: 'Stopping',
+  hibernating: 'Stopped',
+  deleting: 'Terminating',
+  error: 'Failed',
+  no_capacity: 'Failed',
+  discontinued: undefined,
+  deleted: undefined,
+  notfound: undefined,
+};
+
+export function keyName(publicKey: string): string {
+  const blob = publicKey.trim().split(/\s+/).slice(0, 2).join(' ');
+  return `gpuprov-${createHash('sha256').update(blob).digest('hex').slice(0, 12)}`;
+}
+export function sameKey(a: string, b: string): boolean {
+  const blob = (k: string): string => k.trim().split(/\s+/).slice(0, 2).join(' ');
+  return blob(a) === blob(b);
+}
+
+/** Startup scripts are per VM and content-addressed: `gpuprov-<vm>.<hash>`. */
+export function scriptName(vmName: string, script: string): string {
+  return `${identityName(vmName)}.${createHash('sha256').update(script).digest('hex').slice(0, 8)}`;
+}
+export function isScriptOf(name: string, vmName: string): boolean {
+  const prefix = `${identityName(vmName)}.`;
+  return name.startsWith(prefix) && /^[0-9a-f]{8}$/.test(name.slice(prefix.length));
+}
+
+/** Verda has no tags: the hostname is the identity name and the description carries both labels. */
+export function description(vmName: string, owner: string): string {
+  return `${IDENTITY_TAG}=${vmName} ${OWNER_TAG}=${owner}`;
+}
+export function hasIdentity(i: VerdaInstance, vmName: string): boolean {
+  return i.hostname === identityName(vmName) || (i.description ?? '').split(/\s+/).includes(`${IDENTITY_TAG}=${vmName}`);
+}
+
+function tokens(s: string): string[] {
+  return s.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
+}
+export function gpuMatches(wanted: string, vendor: string): boolean {
+  const [base, ...rest] = tokens(wanted);
+  const have = tokens(vendor);
+  if (base === undefined || !have.includes(base)) return false;
+  return rest.every((r) => {
+    const digits = /^\d+/.exec(r)?.[0];
+    return digits === undefined ? have.includes(r) : have.some((h) => h.startsWith(digits));
+  });
+}
+
+function gpuCount(t: VerdaType): number {
+  return t.gpu?.number_of_gpus ?? 0;
+}
+function gpuName(t: VerdaType): string {
+  return [t.model, t.name, t.gpu?.description].filter(Boolean).join(' ');
+}
+
+export function fits(req: ResourceRequest, t: VerdaType): boolean {
+  if (req.gpu ? gpuCount(t) !== req.gpu.count || !gpuMatches(req.gpu.model, gpuName(t)) : gpuCount(t) !== 0) return false;
+  return !(req.instanceTypes?.length && !req.instanceTypes.includes(t.instance_type));
+}
+
+/** Available (location × type) pairs that fit, cheapest first; prices are USD (`currency=usd`). */
+export function toOffers(req: ResourceRequest, types: VerdaType[], avail: VerdaAvailability, image: string): Offer[] {
+  const byName = new Map(types.filter((t) => fits(req, t)).map((t) => [t.instance_type, t]));
+  const offers: Offer[] = [];
+  for (const loc of avail) {
+    if (req.regions?.length && !req.regions.includes(loc.location_code)) continue;
+    for (const name of loc.availabilities) {
+      const t = byName.get(name);
+      if (!t || (req.maxPricePerHour !== undefined && t.price_per_hour > req.maxPricePerHour)) continue;
+      offers.push({
+        cloud: CLOUD,
+        region: loc.location_code,
+        instanceType: t.instance_type,
+        ...(gpuCount(t) ? { gpu: { model: t.model ?? t.name ?? t.instance_type, count: gpuCount(t), ...(t.gpu_memory?.size_in_gigabytes ? { memoryGiB: t.gpu_memory.size_in_gigabytes } : {}) } } : {}),
+        ...(t.cpu?.number_of_cores === undefined ? {} : { vcpus: t.cpu.number_of_cores }),
+        ...(t.memory?.size_in_gigabytes === undefined ? {} : { memoryGiB: t.memory.size_in_gigabytes }),
+        pricePerHour: t.price_per_hour,
+        currency: 'USD',
+        extra: { image },
+      });
+    }
+  }
+  return offers.sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
+}
+
+export function toObserved(i: VerdaInstance, at: Location): Observed | undefined {
+  if (!(i.status in STATUS)) return { id: i.id, status: 'Pending', reason: `unknown status ${i.status}`, location: at };
+  const status = STATUS[i.status];
+  if (status === undefined) return undefined;
+  const base = { id: i.id, status, location: at, ...(i.instance_type ? { instanceType: i.instance_type } : {}), ...(status === 'Failed' ? { reason: i.status } : {}) };
+  // `ip` is null until provisioned and sometimes a list.
+  const ip = Array.isArray(i.ip) ? i.ip[0] : i.ip;
+  return status === 'Running' && ip ? { ...base, endpoint: { host: ip, port: 22, user: SSH_USER } } : base;
+}

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorKind, ProviderError } from '../../src/errors';
+import { fromEnv, VerdaProvider } from '../../src/providers/verda';
+import { classify, VerdaHttpError } from '../../src/providers/verda/errors';
+import { runConformance, specFor } from './conformance';
+import { ERROR_BODIES, type VerdaErrorKind } from '../fixtures/verda/server';
+import { startVerdaDouble, type VerdaDouble } from './verda/double';
+
+runConformance({
+  name: 'verda',
+  make: async () => {
+    const d = await startVerdaDouble();
+    return { ...d, nativeIdempotency: false, maxPolls: 10 };
+  },
+});
+
+describe('verda error classification (documented bodies)', () => {
+  const cases: [VerdaErrorKind, 'create' | undefined, ErrorKind, number | undefined][] = [
+    ['capacity', 'create', 'Capacity', undefined],
+    ['capacity', undefined, 'InvalidRequest', undefined],
+    ['quota', 'create', 'Quota', undefined],
+    ['credentials', undefined, 'Credentials', undefined],
+    ['forbidden', undefined, 'Credentials', undefined],
+    ['rate-limit', undefined, 'Transient', 3000],
+    ['rate-limit-no-retry-after', undefined, 'Transient', undefined],
+    ['server-error', undefined, 'Transient', undefined],
+    ['service-unavailable', undefined, 'Transient', undefined],
+    ['delete-provisioning', undefined, 'Transient', undefined],
+  ];
+  it.each(cases)('%s (op %s) → %s', (name, op, kind, retry) => {
+    const r = ERROR_BODIES[name];
+    const e = classify(new VerdaHttpError('op', r.status, r.body, r.headers?.['retry-after']), op);
+    expect(e.kind).toBe(kind);
+    expect(e.retryAfterMs).toBe(retry);
+  });
+  it('invalid_request is InvalidRequest; insufficient funds blocks the cloud', () => {
+    expect(classify(new VerdaHttpError('op', 400, { code: 'invalid_request', message: 'Invalid image' }), 'create').kind).toBe('InvalidRequest');
+    expect(classify(new VerdaHttpError('op', 402, ERROR_BODIES.quota.body)).block).toBe('cloud');
+  });
+});
+
+describe('verda specifics', () => {
+  let d: VerdaDouble;
+  beforeAll(async () => {
+    d = await startVerdaDouble();
+  });
+  afterAll(async () => d.close());
+
+  it('fromEnv needs VERDA_CLIENT_ID and VERDA_CLIENT_SECRET; explicit construction names the missing one', () => {
+    expect(fromEnv({ VERDA_CLIENT_ID: 'x' })).toBeUndefined();
+    expect(fromEnv({ VERDA_CLIENT_ID: 'x', VERDA_CLIENT_SECRET: 'y' })).toBeInstanceOf(VerdaProvider);
+    expect(() => new VerdaProvider({ clientId: 'x' })).toThrow(/VERDA_CLIENT_SECRET/);
+    expect(() => new VerdaProvider({})).toThrow(/VERDA_CLIENT_ID/);
+  });
+
+  it('plan: one offer per available location × type, string or number prices, USD', async () => {
+    const offers = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    expect(offers.map((o) => `${o.region}/${o.instanceType}/${o.pricePerHour}`)).toEqual(['FIN-01/1H100.80S.30V/2.19', 'ICE-01/1H100.80S.30V/2.19']);
+    const cpu = await d.provider.plan({ vmName: 'p', k8s: false });
+    expect(cpu.map((o) => o.instanceType)).toEqual(['CPU.4V.16G']);
+    const err = await d.provider.plan({ vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false }).catch((e: unknown) => e);
+    expect((err as ProviderError).kind).toBe('InvalidRequest');
+  });
+
+  it('the token is cached across calls, and an expired one is refreshed once on 401', async () => {
+    const p = new VerdaProvider({ clientId: d.server.clientId, clientSecret: d.server.clientSecret, baseUrl: d.server.url });
+    const before = d.server.grants.length;
+    await p.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    await p.observe({ cloud: 'verda', region: 'FIN-01' }, 'x');
+    expect(d.server.grants.length - before).toBe(1);
+    d.server.expireTokens();
+    await p.observe({ cloud: 'verda', region: 'FIN-01' }, 'x');
+    expect(d.server.grants.slice(before)).toEqual(['client_credentials', 'refresh_token']);
+  });
+
+  it('a second 401 after the refresh is Credentials, once (no loop), with no secret in the error', async () => {
+    const p = new VerdaProvider({ clientId: d.server.clientId, clientSecret: d.server.clientSecret, baseUrl: d.server.url });
+    await p.observe({ cloud: 'verda', region: 'FIN-01' }, 'x');
+    d.server.armError('credentials', 'GET', '/instances');
+    d.server.armError('credentials', 'GET', '/instances');
+    const n = d.server.http.log.length;
+    const err = (await p.observe({ cloud: 'verda', region: 'FIN-01' }, 'x').catch((e: unknown) => e)) as ProviderError;
+    expect(err.kind).toBe('Credentials');
+    expect(d.server.http.log.slice(n).map((l) => `${l.method} ${l.path}`)).toEqual(['GET /instances', 'POST /oauth2/token', 'GET /instances']);
+    const bad = new VerdaProvider({ clientId: 'c', clientSecret: 'very-sekret-456', baseUrl: d.server.url });
+    const e2 = (await bad.plan({ vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
+    expect(e2.kind).toBe('Credentials');
+    expect(`${e2.message} ${JSON.stringify(e2)} ${String(e2.stack)}`).not.toContain('very-sekret-456');
+  });
+
+  it('prepare makes the startup script (renderShellScript) and registers keys idempotently; cleanup deletes only this VM\'s scripts', async () => {
+    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const at = { cloud: 'verda', region: offer!.region };
+    const boot = { script: 'echo hello', env: { K: 'v' } };
+    const spec = specFor('vd-a', { bootScript: boot, publicKeys: [specFor('x').publicKeys[0]!, 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKx2 user@laptop'] });
+    const other = specFor('vd-a-b', { bootScript: boot });
+    const a = await d.provider.prepare(offer!, spec);
+    expect(await d.provider.prepare(offer!, spec)).toEqual(a);
+    await d.provider.prepare(offer!, other);
+    expect(d.server.sshKeys).toHaveLength(2);
+    expect(d.server.scripts.map((s) => s.name)).toEqual([expect.stringMatching(/^gpuprov-vd-a\.[0-9a-f]{8}$/), expect.stringMatching(/^gpuprov-vd-a-b\.[0-9a-f]{8}$/)]);
+    expect(d.server.scripts[0]!.script).toContain("export K='v'");
+    const id = await d.provider.create(offer!, a, spec);
+    const vm = d.server.instances.get(id)!;
+    expect(vm).toMatchObject({ hostname: 'gpuprov-vd-a', description: 'gpuprov-vm-name=vd-a gpuprov-owner=conformance', startup_script_id: d.server.scripts[0]!.id, location: offer!.region });
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    await d.provider.delete(at, 'vd-a', [id]);
+    await d.provider.cleanup(at, 'vd-a');
+    await d.provider.cleanup(at, 'vd-a');
+    expect(d.server.scripts.map((s) => s.name)).toEqual([expect.stringMatching(/^gpuprov-vd-a-b\./)]);
+    await d.provider.cleanup(at, 'vd-a-b');
+    expect(d.server.scripts).toHaveLength(0);
+  });
+
+  it('observe: pending → running with ip and root; delete of a provisioning instance is Transient', async () => {
+    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const at = { cloud: 'verda', region: offer!.region };
+    const spec = specFor('vd-run');
+    const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
+    d.server.rejectDeleteWhileProvisioning = true;
+    const err = (await d.provider.delete(at, 'vd-run', [id]).catch((e: unknown) => e)) as ProviderError;
+    expect(err.kind).toBe('Transient');
+    d.server.rejectDeleteWhileProvisioning = false;
+    const o = await d.provider.observe(at, 'vd-run');
+    expect(o[0]).toMatchObject({ id, status: 'Running', endpoint: { host: expect.stringMatching(/^192\.0\.2\./), port: 22, user: 'root' } });
+    expect(await d.provider.observe({ cloud: 'verda', region: 'ICE-01' }, 'vd-run')).toEqual([]);
+    await d.provider.delete(at, 'vd-run', [id]);
+    await d.provider.delete(at, 'vd-run', [id]);
+  });
+});
