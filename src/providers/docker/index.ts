@@ -1,0 +1,128 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { ProviderError } from '../../errors';
+import { renderShellScript } from '../cloud-init';
+import { IDENTITY_TAG, OWNER_TAG, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { DockerApi, type CreateBody } from './api';
+import { CLOUD, DEFAULT_IMAGE, REGION, SSH_USER, containerName, hasIdentity, offersFor, sizeOf, toObserved } from './map';
+
+export interface DockerOptions {
+  /** Daemon unix socket (from `DOCKER_HOST=unix:///…`; default `/var/run/docker.sock`). */
+  socketPath?: string;
+  /** `http://host:port` (from `DOCKER_HOST=tcp://host:port`). */
+  baseUrl?: string;
+  /** Image to run (`GPUPROV_DOCKER_IMAGE`). */
+  image?: string;
+  timeoutMs?: number;
+}
+
+const Prepared = z.object({ image: z.string() });
+
+/**
+ * Containers on the local Docker daemon posing as small VMs: an sshd image, one published
+ * loopback port for 22. No credentials, no GPUs, no k3s.
+ */
+class DockerProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: DockerApi;
+  private readonly image: string;
+
+  constructor(opts: DockerOptions = {}) {
+    this.api = new DockerApi({
+      ...(opts.socketPath ? { socketPath: opts.socketPath } : {}),
+      ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
+      ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+    });
+    this.image = opts.image ?? DEFAULT_IMAGE;
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: true,
+      openPorts: true,
+      k8s: false,
+      sshUser: { kind: 'fixed', user: SSH_USER },
+      bootTimeoutMs: 2 * 60_000,
+      pollIntervalMs: 1_000,
+      typicalBootMs: 2_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    if (req.gpu) throw new ProviderError('InvalidRequest', 'docker: offers CPU containers only; drop --gpu or pick another cloud');
+    if (req.regions?.length && !req.regions.includes(REGION)) throw new ProviderError('InvalidRequest', `docker: the only region is "${REGION}"`);
+    const offers = offersFor(await this.api.info(), req);
+    if (offers.length === 0) throw new ProviderError('InvalidRequest', 'docker: no container size fits the request on this host');
+    return offers;
+  }
+
+  async prepare(_offer: Offer, _spec: InstanceSpec): Promise<Json> {
+    const id = await this.api.imageId(this.image);
+    if (!id) throw new ProviderError('InvalidRequest', `docker: image ${this.image} is missing; build it: docker build -t ${this.image} docker/sshd`, { code: 'ImageMissing' });
+    // Pin the exact image for this VM so a rebuilt tag does not change a retried create.
+    return { image: id };
+  }
+
+  async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    const p = Prepared.safeParse(prepared);
+    if (!p.success) throw new ProviderError('InvalidRequest', 'docker: prepared data is not from this adapter');
+    const size = sizeOf(offer.instanceType);
+    if (!size) throw new ProviderError('InvalidRequest', `docker: unknown instance type ${offer.instanceType}`);
+    const ports = [...new Set([22, ...spec.openPorts])];
+    const env = [`SSH_AUTHORIZED_KEYS=${spec.publicKeys.join('\n')}`];
+    if (spec.bootScript) env.push(`GPUPROV_BOOT_SCRIPT_B64=${Buffer.from(renderShellScript(spec.bootScript), 'utf8').toString('base64')}`);
+    const name = containerName(spec.vmName);
+    const body: CreateBody = {
+      Image: p.data.image,
+      Hostname: name.slice(0, 63),
+      Labels: { [IDENTITY_TAG]: spec.vmName, [OWNER_TAG]: spec.owner },
+      Env: env,
+      ExposedPorts: Object.fromEntries(ports.map((n) => [`${n}/tcp`, {}])),
+      HostConfig: {
+        // Loopback only, host port chosen by the daemon.
+        PortBindings: Object.fromEntries(ports.map((n) => [`${n}/tcp`, [{ HostIp: '127.0.0.1', HostPort: '' }]])),
+        NanoCpus: size.vcpus * 1e9,
+        Memory: size.memoryGiB * 2 ** 30,
+        RestartPolicy: { Name: 'no' },
+        Init: true,
+      },
+    };
+    const res = await this.api.createContainer(name, body);
+    // The container name is unique per daemon: a clash is this VM's container from an earlier try.
+    const id = 'id' in res ? res.id : (await this.api.inspect(name))?.Id;
+    if (!id) throw new ProviderError('Transient', `docker: container name ${name} is taken but the container is gone`);
+    // A start that fails leaves a created container: observe reports it Pending, delete finds it by label.
+    await this.api.startContainer(id);
+    return id;
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    if (at.region !== REGION) return [];
+    const list = await this.api.listByLabel(IDENTITY_TAG, vmName);
+    return list.filter((c) => hasIdentity(c, vmName)).map(toObserved);
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    const found = at.region === REGION ? await this.api.listByLabel(IDENTITY_TAG, vmName) : [];
+    const targets = new Set([...ids, ...found.filter((c) => hasIdentity(c, vmName) && c.State !== 'removing').map((c) => c.Id)]);
+    for (const id of targets) await this.api.remove(id);
+  }
+
+  /** Nothing per VM besides the container (no keys, networks or volumes of our own). */
+  async cleanup(_at: Location, _vmName: string): Promise<void> {}
+}
+
+/**
+ * The Docker adapter when a daemon is configured: `DOCKER_HOST=unix:///…` or `tcp://…`, else the
+ * default socket if it exists; `undefined` otherwise (there are no credentials to check).
+ */
+export function fromEnv(env: NodeJS.ProcessEnv): CloudProvider | undefined {
+  const image = env.GPUPROV_DOCKER_IMAGE ? { image: env.GPUPROV_DOCKER_IMAGE } : {};
+  const host = env.DOCKER_HOST;
+  if (host?.startsWith('unix://')) return new DockerProvider({ socketPath: host.slice('unix://'.length), ...image });
+  if (host?.startsWith('tcp://')) return new DockerProvider({ baseUrl: `http://${host.slice('tcp://'.length)}`, ...image });
+  if (host) return undefined;
+  return existsSync('/var/run/docker.sock') ? new DockerProvider({ socketPath: '/var/run/docker.sock', ...image }) : undefined;
+}
+
+export { DockerProvider };

@@ -1,0 +1,121 @@
+/** Pure Nebius → gpuprov mapping: status table, endpoints, offers, labels. */
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
+import type { Instance, Platform } from './api';
+
+export const CLOUD = 'nebius';
+/** Login user created by cloud-init on the Ubuntu images (dstack); root logins are blocked. */
+export const SSH_USER = 'ubuntu';
+
+/** `status.state` → normalised status. */
+export const STATUS: Record<string, InstanceStatus> = {
+  UNSPECIFIED: 'Pending',
+  CREATING: 'Pending',
+  UPDATING: 'Pending',
+  STARTING: 'Pending',
+  RUNNING: 'Running',
+  STOPPING: 'Stopping',
+  STOPPED: 'Stopped',
+  DELETING: 'Terminating',
+  ERROR: 'Failed',
+};
+
+export function mapStatus(state: string, reconciling: boolean): InstanceStatus {
+  const s = STATUS[state] ?? 'Pending';
+  // A fresh VM can report STOPPED with reconciling=true on its way to RUNNING (bellhop) (?).
+  if (s === 'Stopped' && reconciling) return 'Pending';
+  return s;
+}
+
+/** Label values follow the GCP rule (dstack): lower-case letters, digits, `_` and `-`, at most 63. */
+export function labelValue(s: string): string {
+  return s.toLowerCase().replace(/[^_\-a-z0-9]/g, '_').slice(0, 63);
+}
+
+export function identityLabels(vmName: string, owner: string): Record<string, string> {
+  return { [IDENTITY_TAG]: labelValue(vmName), [OWNER_TAG]: labelValue(owner) };
+}
+
+export function hasIdentity(inst: Instance, vmName: string): boolean {
+  return inst.metadata.labels[IDENTITY_TAG] === labelValue(vmName);
+}
+
+/** Instance names: lower-case hostname-like `gpuprov-<vm>`. */
+export function instanceName(vmName: string): string {
+  return `gpuprov-${vmName.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 63).replace(/-+$/, '');
+}
+export function diskName(vmName: string): string {
+  return `${instanceName(vmName).slice(0, 58)}-boot`;
+}
+
+/** Public IP of the first interface that has one; Nebius reports it CIDR-suffixed (`1.2.3.4/32`). */
+export function endpointOf(inst: Instance): SshEndpoint | undefined {
+  for (const nic of inst.status?.network_interfaces ?? []) {
+    const addr = nic.public_ip_address?.address;
+    if (addr) return { host: addr.split('/')[0]!, port: 22, user: SSH_USER };
+  }
+  return undefined;
+}
+
+export function toObserved(inst: Instance, region: string): Observed {
+  const state = inst.status?.state ?? 'UNSPECIFIED';
+  const status = mapStatus(state, inst.status?.reconciling ?? false);
+  const o: Observed = { id: inst.metadata.id, status, location: { cloud: CLOUD, region } };
+  if (status !== 'Running') o.reason = state;
+  const ep = status === 'Running' ? endpointOf(inst) : undefined;
+  if (ep) o.endpoint = ep;
+  const r = inst.spec?.resources;
+  if (r?.platform) o.instanceType = instanceType(r.platform, r.preset);
+  return o;
+}
+
+/** `gpu-h100-sxm` → `H100`; `cpu-d3` → undefined. */
+export function gpuModel(platform: string): string | undefined {
+  const m = /^gpu-([a-z0-9]+)/.exec(platform);
+  return m ? m[1]!.toUpperCase() : undefined;
+}
+
+export function instanceType(platform: string, preset: string): string {
+  return `${platform}:${preset}`;
+}
+export function splitInstanceType(t: string): { platform: string; preset: string } {
+  const i = t.indexOf(':');
+  return { platform: t.slice(0, i), preset: t.slice(i + 1) };
+}
+
+/** Public platforms live in `project-<region code>public-images` (region code = our project id's 3 chars). */
+export function platformsParent(projectId: string): string {
+  return `project-${projectId.slice('project-'.length, 'project-'.length + 3)}public-images`;
+}
+
+/** Offers of one region that satisfy the request, unpriced, in catalogue order. */
+export function offersFor(platforms: Platform[], region: string, req: ResourceRequest): Offer[] {
+  const out: Offer[] = [];
+  for (const p of platforms) {
+    const platform = p.metadata.name || p.metadata.id;
+    const model = gpuModel(platform);
+    for (const preset of p.spec?.presets ?? []) {
+      const r = preset.resources;
+      const gpus = r?.gpu_count ?? 0;
+      if (req.gpu ? model !== req.gpu.model.toUpperCase() || gpus !== req.gpu.count : gpus > 0) continue;
+      const type = instanceType(platform, preset.name);
+      if (req.instanceTypes?.length && !req.instanceTypes.includes(type)) continue;
+      const o: Offer = { cloud: CLOUD, region, instanceType: type, currency: 'USD' };
+      if (model && gpus > 0) o.gpu = { model, count: gpus };
+      if (r?.vcpu_count) o.vcpus = r.vcpu_count;
+      if (r?.memory_gibibytes) o.memoryGiB = r.memory_gibibytes;
+      out.push(o);
+    }
+  }
+  return out;
+}
+
+/** Attach prices, drop offers above the cap, cheapest first (unpriced last, stable). */
+export function priceAndOrder(offers: Offer[], prices: Map<string, number>, maxPricePerHour?: number): Offer[] {
+  const priced = offers.map((o) => {
+    const p = prices.get(o.instanceType);
+    return p === undefined ? o : { ...o, pricePerHour: p };
+  });
+  return priced
+    .filter((o) => maxPricePerHour === undefined || o.pricePerHour === undefined || o.pricePerHour <= maxPricePerHour)
+    .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
+}

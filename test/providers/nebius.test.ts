@@ -1,0 +1,171 @@
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderError } from '../../src/errors';
+import { NebiusProvider, fromEnv } from '../../src/providers/nebius';
+import { serviceCtor } from '../../src/providers/nebius/api';
+import { classify, decodeStatusDetails } from '../../src/providers/nebius/errors';
+import { STATUS, mapStatus, toObserved } from '../../src/providers/nebius/map';
+import { runConformance, specFor } from './conformance';
+import { FAULTS, PROJECTS, TOKEN, startNebiusServer, type FaultName } from '../fixtures/nebius/server';
+import { startNebiusDouble, type NebiusDouble } from './nebius/double';
+
+runConformance({
+  name: 'nebius',
+  make: async () => {
+    const d = await startNebiusDouble();
+    return {
+      ...d,
+      request: { vmName: 'cf', gpu: { model: 'H100', count: 1 }, k8s: false },
+      kinds: [
+        { kind: 'Capacity', primitive: 'create' },
+        { kind: 'Quota', primitive: 'create' },
+        { kind: 'Credentials', primitive: 'observe' },
+        { kind: 'Transient', primitive: 'plan' },
+        { kind: 'InvalidRequest', primitive: 'create' },
+      ],
+      tick: async () => d.server.tick(),
+      nativeIdempotency: true,
+      maxPolls: 6,
+    };
+  },
+});
+
+/** A gRPC error as @grpc/grpc-js raises it, with the fixture's real trailer bytes. */
+function grpcError(name: FaultName): unknown {
+  const f = FAULTS[name];
+  return { code: f.code, details: f.message, message: `${f.code} X: ${f.message}`, metadata: { get: (k: string) => (k === 'grpc-status-details-bin' ? [encode(name)] : []) } };
+}
+let encoded: Map<FaultName, Buffer>;
+const encode = (n: FaultName): Buffer => encoded.get(n)!;
+
+describe('nebius: classification of documented gRPC failures', () => {
+  beforeAll(async () => {
+    // Capture the exact trailer bytes the fixture sends for each fault through a real call.
+    encoded = new Map();
+    const server = await startNebiusServer();
+    const Ctor = serviceCtor('nebius.compute.v1.InstanceService');
+    const client = new Ctor(server.endpoint, grpc.credentials.createInsecure());
+    for (const name of Object.keys(FAULTS) as FaultName[]) {
+      if ('asOperation' in FAULTS[name]) continue;
+      server.arm('InstanceService.Get', name);
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${TOKEN}`);
+      const err = await new Promise<grpc.ServiceError>((resolve) => (client as unknown as { Get: (r: object, m: grpc.Metadata, cb: (e: grpc.ServiceError) => void) => void }).Get({ id: 'x' }, md, resolve));
+      encoded.set(name, (err.metadata.get('grpc-status-details-bin')[0] as Buffer | undefined) ?? Buffer.alloc(0));
+    }
+    client.close();
+    await server.close();
+  });
+
+  const table: [FaultName, string, string | undefined][] = [
+    ['capacity', 'Capacity', undefined],
+    ['quota', 'Quota', 'region'],
+    ['quotaText', 'Quota', 'region'],
+    ['rateLimited', 'Transient', undefined],
+    ['rateLimitedNoDelay', 'Transient', undefined],
+    ['unauthenticated', 'Credentials', undefined],
+    ['permissionDenied', 'Credentials', undefined],
+    ['unavailable', 'Transient', undefined],
+    ['internal', 'Transient', undefined],
+    ['badRequest', 'InvalidRequest', undefined],
+  ];
+  it.each(table)('%s → %s', (name, kind, block) => {
+    const e = classify(grpcError(name), 'InstanceService.Create');
+    expect(e).toBeInstanceOf(ProviderError);
+    expect(e.kind).toBe(kind);
+    expect(e.block).toBe(block);
+  });
+
+  it('RetryInfo gives retryAfterMs; absent without it', () => {
+    expect(classify(grpcError('rateLimited')).retryAfterMs).toBe(7000);
+    expect(classify(grpcError('rateLimitedNoDelay')).retryAfterMs).toBeUndefined();
+  });
+
+  it('the ServiceError code is part of the error code; RESOURCE_EXHAUSTED without details is capacity', () => {
+    expect(classify(grpcError('capacity')).code).toBe('RESOURCE_EXHAUSTED/NotEnoughResources');
+    expect(classify({ code: 8, details: 'Not enough resources', metadata: { get: () => [] } }).kind).toBe('Capacity');
+    expect(classify({ code: 9, details: 'disk busy', metadata: { get: () => [] } }).kind).toBe('Failed');
+  });
+
+  it('garbage trailers do not throw', () => {
+    expect(decodeStatusDetails(Buffer.from([0xff, 0xff, 0xff]))).toEqual([]);
+  });
+});
+
+describe('nebius: mapping', () => {
+  it('status table covers every documented state', () => {
+    expect(Object.keys(STATUS).sort()).toEqual(['CREATING', 'DELETING', 'ERROR', 'RUNNING', 'STARTING', 'STOPPED', 'STOPPING', 'UNSPECIFIED', 'UPDATING']);
+    expect(mapStatus('STOPPED', true)).toBe('Pending');
+    expect(mapStatus('STOPPED', false)).toBe('Stopped');
+    expect(mapStatus('ERROR', false)).toBe('Failed');
+  });
+  it('strips the CIDR suffix of the public address', () => {
+    const o = toObserved(
+      { metadata: { id: 'i1', parent_id: 'p', name: 'n', labels: {} }, spec: null, status: { state: 'RUNNING', reconciling: false, network_interfaces: [{ name: 'eth0', ip_address: { address: '10.0.0.2' }, public_ip_address: { address: '198.51.100.7/32' } }] } },
+      'eu-north1',
+    );
+    expect(o.endpoint).toEqual({ host: '198.51.100.7', port: 22, user: 'ubuntu' });
+  });
+});
+
+describe('nebius: vendor specifics against the fixture', () => {
+  let d: NebiusDouble;
+  beforeAll(async () => {
+    d = await startNebiusDouble();
+  });
+  afterAll(async () => d.close());
+
+  it('plans one offer per region with calculator prices, cheapest first, across pages', async () => {
+    const offers = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    expect(offers.map((o) => `${o.region}/${o.instanceType}/${o.pricePerHour}`).sort()).toEqual([
+      'eu-north1/gpu-h100-sxm:1gpu-16vcpu-200gb/2.95',
+      'us-central1/gpu-h100-sxm:1gpu-16vcpu-200gb/2.95',
+    ]);
+    const l40 = await d.provider.plan({ vmName: 'p', gpu: { model: 'L40S', count: 1 }, k8s: false, regions: ['eu-north1'] });
+    expect(l40).toHaveLength(1); // gpu-l40s-a sits on the second platform page
+    expect(await d.provider.plan({ vmName: 'p', k8s: false, maxPricePerHour: 0.2, regions: ['eu-north1'] })).toHaveLength(1);
+    await expect(d.provider.plan({ vmName: 'p', gpu: { model: 'B300', count: 1 }, k8s: false })).rejects.toMatchObject({ kind: 'InvalidRequest' });
+  });
+
+  it('plans without prices when the calculator fails', async () => {
+    d.server.arm('CalculatorService.EstimateBatch', 'unavailable');
+    const offers = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 8 }, k8s: false, regions: ['eu-north1'] });
+    expect(offers[0]?.pricePerHour).toBeUndefined();
+  });
+
+  it('creates with labels, cloud-init keys, the prepared boot disk; a failed Operation is classified; cleanup deletes the disk', async () => {
+    const [offer] = await d.provider.plan({ vmName: 'v', gpu: { model: 'H100', count: 1 }, k8s: false, regions: ['eu-north1'] });
+    const spec = specFor('nb-Vendor.1', { owner: 'ns.prod', bootScript: { script: 'echo hi', env: { A: '1' } } });
+    const prepared = await d.provider.prepare(offer!, spec);
+    d.server.arm('InstanceService.Create', 'capacityOp');
+    await expect(d.provider.create(offer!, prepared, spec)).rejects.toMatchObject({ kind: 'Capacity' });
+    const id = await d.provider.create(offer!, prepared, spec);
+    const inst = d.server.instances().find((i) => i.metadata.id === id)!;
+    expect(inst.metadata.labels).toEqual({ 'gpuprov-vm-name': 'nb-vendor_1', 'gpuprov-owner': 'ns_prod' });
+    const ci = (inst.spec as { cloud_init_user_data: string }).cloud_init_user_data;
+    expect(ci.startsWith('#cloud-config')).toBe(true);
+    expect(ci).toContain(spec.publicKeys[0]);
+    expect(ci).toContain('write_files');
+    const at = { cloud: 'nebius', region: 'eu-north1' };
+    await expect(d.provider.cleanup(at, spec.vmName)).rejects.toMatchObject({ kind: 'Transient' }); // disk still attached
+    await d.provider.delete(at, spec.vmName, []);
+    d.server.tick();
+    expect(await d.provider.observe(at, spec.vmName)).toEqual([]);
+    await d.provider.cleanup(at, spec.vmName);
+    expect(d.server.disks().filter((x) => x.metadata.labels['gpuprov-vm-name'] === 'nb-vendor_1')).toEqual([]);
+  });
+
+  it('a wrong token is Credentials, and the token never shows in the error', async () => {
+    const p = new NebiusProvider({ token: 'wrong-secret-token', projects: { ...PROJECTS }, endpoint: d.server.endpoint, insecure: true });
+    const err = await p.observe({ cloud: 'nebius', region: 'eu-north1' }, 'x').catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'Credentials' });
+    expect(JSON.stringify({ m: (err as Error).message, s: (err as Error).stack })).not.toContain('wrong-secret-token');
+  });
+
+  it('fromEnv needs a token and a project; the constructor names the variable', () => {
+    expect(fromEnv({})).toBeUndefined();
+    expect(fromEnv({ NEBIUS_IAM_TOKEN: 't' })).toBeUndefined();
+    expect(fromEnv({ NEBIUS_IAM_TOKEN: 't', NEBIUS_PROJECT_ID: 'project-e00abc' })?.name).toBe('nebius');
+    expect(() => new NebiusProvider({ projects: { a: 'b' } })).toThrow(/NEBIUS_IAM_TOKEN/);
+  });
+});
