@@ -1,0 +1,99 @@
+/** Pure Lambda → gpuprov mapping: offers, status table, identity, SSH endpoint. */
+import { createHash } from 'node:crypto';
+import { IDENTITY_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import type { LambdaInstance, LambdaInstanceTypeEntry } from './api';
+
+export const CLOUD = 'lambda';
+export const SSH_USER = 'ubuntu';
+
+/** Vendor status → normalised; `null` = terminal (not returned by observe). */
+export const STATUS: Record<string, InstanceStatus | null> = {
+  booting: 'Pending',
+  active: 'Running',
+  // The spec lists "unhealthy" without saying whether it recovers; an unhealthy VM is not handed over.
+  unhealthy: 'Failed',
+  terminating: 'Terminating',
+  terminated: null,
+  preempted: null,
+};
+
+/** Split a requested model such as `A100-80GB` into its name and memory. */
+export function parseModel(model: string): { name: string; memoryGiB?: number } {
+  const m = /^(.*?)[-_ ]?(\d+)GB$/i.exec(model);
+  return m ? { name: m[1]!.toUpperCase(), memoryGiB: Number(m[2]) } : { name: model.toUpperCase() };
+}
+
+/** `"H100 (80 GB SXM5)"` → model and memory. */
+export function parseGpuDescription(desc: string): { model: string; memoryGiB?: number } {
+  const m = /^\s*([A-Za-z0-9]+(?:\s[A-Za-z0-9]+)*?)\s*\((\d+)\s*GB/i.exec(desc);
+  if (m) return { model: m[1]!.replace(/\s+/g, '').toUpperCase(), memoryGiB: Number(m[2]) };
+  return { model: desc.trim().split(/\s+/)[0]?.toUpperCase() ?? '' };
+}
+
+/** Offers: one per (type, region with capacity), cheapest first. */
+export function toOffers(types: Record<string, LambdaInstanceTypeEntry>, req: ResourceRequest): Offer[] {
+  const want = req.gpu ? parseModel(req.gpu.model) : undefined;
+  const offers: Offer[] = [];
+  for (const entry of Object.values(types)) {
+    const t = entry.instance_type;
+    const gpus = t.specs.gpus;
+    const desc = t.gpu_description ? parseGpuDescription(t.gpu_description) : undefined;
+    if (req.gpu && want) {
+      if (gpus !== req.gpu.count || !desc || desc.model !== want.name.replace(/[^A-Z0-9]/g, '')) continue;
+      if (want.memoryGiB !== undefined && desc.memoryGiB !== want.memoryGiB) continue;
+    } else if (gpus > 0) continue;
+    if (req.instanceTypes?.length && !req.instanceTypes.includes(t.name)) continue;
+    const price = t.price_cents_per_hour / 100;
+    if (req.maxPricePerHour !== undefined && price > req.maxPricePerHour) continue;
+    for (const r of entry.regions_with_capacity_available) {
+      if (req.regions?.length && !req.regions.includes(r.name)) continue;
+      offers.push({
+        cloud: CLOUD,
+        region: r.name,
+        instanceType: t.name,
+        ...(gpus > 0 && desc ? { gpu: { model: desc.model, count: gpus, ...(desc.memoryGiB ? { memoryGiB: desc.memoryGiB } : {}) } } : {}),
+        vcpus: t.specs.vcpus,
+        memoryGiB: t.specs.memory_gib,
+        pricePerHour: price,
+        currency: 'USD',
+      });
+    }
+  }
+  return offers.sort((a, b) => (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0) || a.region.localeCompare(b.region));
+}
+
+/** True when the type name exists in the catalogue for this GPU ask at all (capacity or not). */
+export function knowsModel(types: Record<string, LambdaInstanceTypeEntry>, req: ResourceRequest): boolean {
+  if (!req.gpu) return true;
+  const want = parseModel(req.gpu.model).name.replace(/[^A-Z0-9]/g, '');
+  return Object.values(types).some((e) => e.instance_type.gpu_description !== undefined && parseGpuDescription(e.instance_type.gpu_description).model === want);
+}
+
+/** The instance carries this VM's identity: the tag, else (untagged) the name. */
+export function hasIdentity(inst: LambdaInstance, vmName: string): boolean {
+  const tag = inst.tags?.find((t) => t.key === IDENTITY_TAG);
+  return tag ? tag.value === vmName : inst.name === identityName(vmName);
+}
+
+export function toObserved(inst: LambdaInstance, at: Location): Observed | undefined {
+  const status = inst.status in STATUS ? STATUS[inst.status] : 'Pending';
+  if (status === null || status === undefined) return undefined;
+  return {
+    id: inst.id,
+    status,
+    ...(status === 'Failed' || !(inst.status in STATUS) ? { reason: inst.status } : {}),
+    ...(status === 'Running' && inst.ip ? { endpoint: { host: inst.ip, port: 22, user: SSH_USER } } : {}),
+    location: { cloud: CLOUD, region: inst.region?.name ?? at.region },
+    ...(inst.instance_type?.name ? { instanceType: inst.instance_type.name } : {}),
+  };
+}
+
+/** Type and base64 fields of an OpenSSH public key (the comment does not identify it). */
+export function keyMaterial(pub: string): string {
+  return pub.trim().split(/\s+/).slice(0, 2).join(' ');
+}
+
+/** Vendor key name: `gpuprov-` + a short hash of the key, so registering twice is harmless. */
+export function keyName(pub: string): string {
+  return `gpuprov-${createHash('sha256').update(keyMaterial(pub)).digest('hex').slice(0, 12)}`;
+}

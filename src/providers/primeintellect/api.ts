@@ -1,0 +1,159 @@
+/**
+ * Prime Intellect REST API v1: the only file that talks HTTP for this cloud. Lists are paginated
+ * (availability by page, pods and SSH keys by offset); each call follows its own pages only.
+ */
+import { request } from 'undici';
+import { z } from 'zod';
+
+export const DEFAULT_PRIME_URL = 'https://api.primeintellect.ai/api/v1';
+const MAX_PAGES = 50;
+
+/** A non-2xx answer with its parsed body; never the request headers. */
+export class PrimeHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly op: string,
+    readonly retryAfter?: string,
+  ) {
+    super(`Prime Intellect API answered HTTP ${status} to ${op}`);
+    this.name = 'PrimeHttpError';
+  }
+}
+
+const Resource = z.object({ minCount: z.number().nullish(), defaultCount: z.number().nullish(), maxCount: z.number().nullish(), pricePerUnit: z.number().nullish() }).nullish();
+const Availability = z.object({
+  cloudId: z.string(),
+  gpuType: z.string(),
+  socket: z.string().nullish(),
+  provider: z.string().nullish(),
+  dataCenter: z.string().nullish(),
+  country: z.string().nullish(),
+  gpuCount: z.number(),
+  gpuMemory: z.number().nullish(),
+  disk: Resource,
+  vcpu: Resource,
+  memory: Resource,
+  stockStatus: z.string().nullish(),
+  security: z.string().nullish(),
+  prices: z.object({ onDemand: z.number().nullish(), communityPrice: z.number().nullish(), isVariable: z.boolean().nullish(), currency: z.string().nullish() }).nullish(),
+  images: z.array(z.string()).nullish(),
+  isSpot: z.boolean().nullish(),
+});
+export type PrimeAvailability = z.infer<typeof Availability>;
+
+const SshKey = z.object({ id: z.string(), name: z.string().nullish(), publicKey: z.string().nullish() });
+export type PrimeSshKey = z.infer<typeof SshKey>;
+
+/** `sshConnection` / `ip`: a string, a list (possibly `[null]`), or null. */
+const Loose = z.union([z.string(), z.array(z.string().nullable()), z.null()]).optional();
+const Pod = z.object({
+  id: z.string(),
+  name: z.string().nullish(),
+  providerType: z.string().nullish(),
+  gpuName: z.string().nullish(),
+  gpuCount: z.number().nullish(),
+  priceHr: z.number().nullish(),
+  status: z.string(),
+  installationStatus: z.string().nullish(),
+  installationFailure: z.string().nullish(),
+  ip: Loose,
+  sshConnection: Loose,
+  dataCenterId: z.string().nullish(),
+});
+export type PrimePod = z.infer<typeof Pod>;
+
+const PodStatus = z.object({ podId: z.string(), status: z.string(), sshConnection: Loose, ip: Loose, installationStatus: z.string().nullish(), installationFailure: z.string().nullish() });
+export type PrimePodStatus = z.infer<typeof PodStatus>;
+
+export interface CreatePodBody {
+  pod: Record<string, unknown>;
+  provider: { type: string };
+}
+
+export class PrimeApi {
+  readonly #key: string;
+  readonly #base: string;
+
+  constructor(opts: { apiKey: string; baseUrl: string }) {
+    this.#key = opts.apiKey;
+    this.#base = opts.baseUrl.replace(/\/+$/, '');
+  }
+
+  private async call(op: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    const res = await request(this.#base + path, {
+      method,
+      headers: { authorization: `Bearer ${this.#key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    const text = await res.body.text();
+    let json: unknown = undefined;
+    if (text) {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = text;
+      }
+    }
+    if (res.statusCode >= 400) {
+      const ra = res.headers['retry-after'];
+      throw new PrimeHttpError(res.statusCode, json, op, typeof ra === 'string' ? ra : undefined);
+    }
+    return json;
+  }
+
+  /** All availability items for `gpu_count` (page by page). */
+  async availability(gpuCount: number): Promise<PrimeAvailability[]> {
+    const Page = z.object({ items: z.array(Availability), totalCount: z.number().nullish() });
+    const out: PrimeAvailability[] = [];
+    for (let page = 1; page <= MAX_PAGES; page++) {
+      const q = new URLSearchParams({ gpu_count: String(gpuCount), page: String(page), page_size: '100' });
+      const r = Page.parse(await this.call('availability', 'GET', `/availability/gpus?${q.toString()}`));
+      out.push(...r.items);
+      if (r.items.length === 0 || out.length >= (r.totalCount ?? out.length)) break;
+    }
+    return out;
+  }
+
+  async sshKeys(): Promise<PrimeSshKey[]> {
+    const Page = z.object({ data: z.array(SshKey), totalCount: z.number().nullish() });
+    const out: PrimeSshKey[] = [];
+    for (let i = 0; i < MAX_PAGES; i++) {
+      const r = Page.parse(await this.call('ssh-keys', 'GET', `/ssh_keys?offset=${out.length}&limit=100`));
+      out.push(...r.data);
+      if (r.data.length === 0 || out.length >= (r.totalCount ?? out.length)) break;
+    }
+    return out;
+  }
+
+  async addSshKey(name: string, publicKey: string): Promise<PrimeSshKey> {
+    return SshKey.parse(await this.call('add-ssh-key', 'POST', '/ssh_keys', { name, publicKey }));
+  }
+
+  async createPod(body: CreatePodBody): Promise<PrimePod> {
+    return Pod.parse(await this.call('create', 'POST', '/pods/', body));
+  }
+
+  /** Every pod of the account: there is no name filter. */
+  async pods(): Promise<PrimePod[]> {
+    const Page = z.object({ data: z.array(Pod), total_count: z.number().nullish(), totalCount: z.number().nullish() });
+    const out: PrimePod[] = [];
+    for (let i = 0; i < MAX_PAGES; i++) {
+      const r = Page.parse(await this.call('list', 'GET', `/pods/?offset=${out.length}&limit=100`));
+      out.push(...r.data);
+      if (r.data.length === 0 || out.length >= (r.total_count ?? r.totalCount ?? out.length)) break;
+    }
+    return out;
+  }
+
+  async podStatus(ids: string[]): Promise<PrimePodStatus[]> {
+    const q = new URLSearchParams(ids.map((id): [string, string] => ['pod_ids', id]));
+    return z.object({ data: z.array(PodStatus) }).parse(await this.call('status', 'GET', `/pods/status?${q.toString()}`)).data;
+  }
+
+  async deletePod(id: string): Promise<void> {
+    await this.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Prime Intellect adapter. Offers come from availability (one per data centre); the worker's SSH
+ * key is registered through the API; the login user, host and port come from `sshConnection`.
+ * Identity is the pod name `gpuprov-<vm>` (no tags; the list is filtered client-side).
+ */
+import { ProviderError } from '../../errors';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
+import { classify, isConflict, isNotFound } from './errors';
+import { CLOUD, hasIdentity, keyMaterial, keyName, modelMatches, parseModel, toObserved, toOffers } from './map';
+
+export interface PrimeIntellectOptions {
+  /** `PRIME_API_KEY` in {@link fromEnv}. */
+  apiKey?: string;
+  /** Base URL including `/api/v1`; `PRIME_API_URL` in {@link fromEnv}. */
+  baseUrl?: string;
+  /** Image when the offer lists none. */
+  image?: string;
+}
+
+interface OfferExtra {
+  cloudId: string;
+  gpuType: string;
+  gpuCount: number;
+  socket: string | null;
+  provider: string | null;
+  dataCenter: string | null;
+  country: string | null;
+  security: string | null;
+  image: string | null;
+  diskSize: number | null;
+  vcpus: number | null;
+  memory: number | null;
+}
+
+/** Prime Intellect GPU pods (VMs or containers depending on the upstream provider). */
+export class PrimeIntellectProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: PrimeApi;
+  private readonly image: string;
+
+  constructor(opts: PrimeIntellectOptions = {}) {
+    if (!opts.apiKey) throw new ProviderError('Credentials', 'Prime Intellect: no API key; set PRIME_API_KEY');
+    this.api = new PrimeApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_PRIME_URL });
+    this.image = opts.image ?? 'ubuntu_22_cuda_12';
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: false,
+      openPorts: false,
+      // Some upstream providers hand out containers; k3s is not promised.
+      k8s: false,
+      sshUser: { kind: 'provider' },
+      bootTimeoutMs: 20 * 60_000,
+      pollIntervalMs: 10_000,
+      typicalBootMs: 3 * 60_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    if (!req.gpu) throw new ProviderError('InvalidRequest', 'Prime Intellect: only GPU pods are planned; ask for a GPU');
+    const items = await this.guard(() => this.api.availability(req.gpu!.count));
+    const name = parseModel(req.gpu.model).name;
+    if (items.length > 0 && !items.some((a) => modelMatches(a.gpuType, name))) {
+      throw new ProviderError('InvalidRequest', `Prime Intellect has no GPU type matching ${req.gpu.model}`);
+    }
+    return toOffers(items, req);
+  }
+
+  /** Registers the worker's key (first of `publicKeys`) once, named by its hash; `sshKeyId` goes into create. */
+  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+    const pub = spec.publicKeys[0];
+    if (!pub) throw new ProviderError('InvalidRequest', 'Prime Intellect needs at least one SSH public key');
+    return this.guard(async () => {
+      const find = async (): Promise<string | undefined> => (await this.api.sshKeys()).find((k) => k.publicKey && keyMaterial(k.publicKey) === keyMaterial(pub))?.id;
+      const existing = await find();
+      if (existing) return { sshKeyId: existing };
+      try {
+        return { sshKeyId: (await this.api.addSshKey(keyName(pub), pub)).id };
+      } catch (err) {
+        // Clash: the name is a hash of the key, so someone registered this very key meanwhile.
+        const again = isConflict(err) ? await find() : undefined;
+        if (again) return { sshKeyId: again };
+        throw err;
+      }
+    });
+  }
+
+  async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    const sshKeyId = (prepared as { sshKeyId?: unknown } | null)?.sshKeyId;
+    const x = offer.extra as unknown as OfferExtra | undefined;
+    if (typeof sshKeyId !== 'string' || !x?.cloudId) throw new ProviderError('InvalidRequest', 'Prime Intellect create: offer or prepare data incomplete');
+    const pod: Record<string, unknown> = {
+      name: identityName(spec.vmName),
+      cloudId: x.cloudId,
+      gpuType: x.gpuType,
+      gpuCount: x.gpuCount,
+      image: x.image ?? this.image,
+      sshKeyId,
+      envVars: [
+        { key: 'GPUPROV_VM_NAME', value: spec.vmName },
+        { key: 'GPUPROV_OWNER', value: spec.owner },
+      ],
+      ...(x.socket ? { socket: x.socket } : {}),
+      ...(x.dataCenter ? { dataCenterId: x.dataCenter } : {}),
+      ...(x.country ? { country: x.country } : {}),
+      ...(x.security ? { security: x.security } : {}),
+      ...(x.diskSize ? { diskSize: x.diskSize } : {}),
+      ...(x.vcpus ? { vcpus: x.vcpus } : {}),
+      ...(x.memory ? { memory: x.memory } : {}),
+      ...(offer.pricePerHour !== undefined ? { maxPrice: offer.pricePerHour } : {}),
+    };
+    const created = await this.guard(() => this.api.createPod({ pod, provider: { type: x.provider ?? 'unknown' } }));
+    return created.id;
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    return this.guard(async () => {
+      const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at));
+      // The list may lag on connection details: ask the status endpoint for active pods without them.
+      const lacking = mine.filter((p) => p.status.toUpperCase() === 'ACTIVE' && !p.sshConnection?.toString().trim()).map((p) => p.id);
+      const fresh = lacking.length ? await this.api.podStatus(lacking) : [];
+      return mine
+        .map((p): PrimePod => {
+          const s = fresh.find((f) => f.podId === p.id);
+          return s ? { ...p, status: s.status, sshConnection: s.sshConnection ?? p.sshConnection, installationStatus: s.installationStatus ?? p.installationStatus } : p;
+        })
+        .map((p) => toObserved(p, at))
+        .filter((o): o is Observed => o !== undefined);
+    });
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    await this.guard(async () => {
+      const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at) && !['TERMINATED', 'DELETING'].includes(p.status.toUpperCase()));
+      for (const id of new Set([...ids, ...mine.map((p) => p.id)])) {
+        try {
+          await this.api.deletePod(id);
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+    });
+  }
+
+  /** Nothing per VM: the registered key is shared by every pod of this worker. */
+  async cleanup(_at: Location, _vmName: string): Promise<void> {}
+
+  private async guard<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (err) {
+      throw classify(err);
+    }
+  }
+}
+
+/** The Prime Intellect provider from `PRIME_API_KEY` (and optional `PRIME_API_URL`), or undefined. */
+export function fromEnv(env: NodeJS.ProcessEnv): PrimeIntellectProvider | undefined {
+  const apiKey = env.PRIME_API_KEY;
+  if (!apiKey) return undefined;
+  return new PrimeIntellectProvider({ apiKey, ...(env.PRIME_API_URL ? { baseUrl: env.PRIME_API_URL } : {}) });
+}

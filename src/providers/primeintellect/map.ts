@@ -1,0 +1,149 @@
+/** Pure Prime Intellect → gpuprov mapping: one offer per data centre, status table, sshConnection parsing. */
+import { createHash } from 'node:crypto';
+import { identityName, type InstanceStatus, type Json, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
+import type { PrimeAvailability, PrimePod } from './api';
+
+export const CLOUD = 'primeintellect';
+
+/** Vendor status → normalised; `null` = terminal. */
+export const STATUS: Record<string, InstanceStatus | null> = {
+  PROVISIONING: 'Pending',
+  PENDING: 'Pending',
+  ACTIVE: 'Running',
+  STOPPED: 'Stopped',
+  ERROR: 'Failed',
+  DELETING: 'Terminating',
+  TERMINATED: null,
+};
+
+const OUT_OF_STOCK = new Set(['unavailable', 'out_of_stock', 'none']);
+const FAILED_INSTALL = new Set(['ERROR', 'FAILED']);
+
+export function parseModel(model: string): { name: string; memoryGiB?: number } {
+  const m = /^(.*?)[-_ ]?(\d+)GB$/i.exec(model);
+  return m ? { name: m[1]!.toUpperCase(), memoryGiB: Number(m[2]) } : { name: model.toUpperCase() };
+}
+
+/** `H100` matches `H100_80GB`, `RTX4090` matches `RTX4090_24GB`; `A10` does not match `A100_80GB`. */
+export function modelMatches(vendor: string, model: string): boolean {
+  const want = model.replace(/[^A-Z0-9]/gi, '').toUpperCase();
+  const tokens = vendor.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
+  for (let i = 0; i < tokens.length; i++) {
+    let acc = '';
+    for (let j = i; j < tokens.length && acc.length < want.length; j++) {
+      acc += tokens[j];
+      if (acc === want) return true;
+    }
+  }
+  return false;
+}
+
+export function regionOf(a: Pick<PrimeAvailability, 'dataCenter' | 'country'>): string {
+  return a.dataCenter ?? a.country ?? 'unknown';
+}
+
+function priceOf(a: PrimeAvailability): number | undefined {
+  const cur = a.prices?.currency;
+  if (cur && cur.toUpperCase() !== 'USD') return undefined;
+  return a.prices?.onDemand ?? a.prices?.communityPrice ?? undefined;
+}
+
+/** One offer per (data centre, GPU type): the cheapest on-demand box there (the price is per box). */
+export function toOffers(items: PrimeAvailability[], req: ResourceRequest): Offer[] {
+  if (!req.gpu) return [];
+  const want = parseModel(req.gpu.model);
+  const best = new Map<string, PrimeAvailability>();
+  for (const a of items) {
+    if (a.isSpot || a.gpuCount !== req.gpu.count || !modelMatches(a.gpuType, want.name)) continue;
+    if (want.memoryGiB !== undefined && a.gpuMemory !== want.memoryGiB) continue;
+    if (OUT_OF_STOCK.has((a.stockStatus ?? '').toLowerCase())) continue;
+    if (req.instanceTypes?.length && !req.instanceTypes.includes(a.gpuType)) continue;
+    if (req.regions?.length && !req.regions.includes(regionOf(a))) continue;
+    const p = priceOf(a);
+    if (req.maxPricePerHour !== undefined && (p === undefined || p > req.maxPricePerHour)) continue;
+    const key = `${regionOf(a)}|${a.gpuType}`;
+    const cur = best.get(key);
+    if (!cur || (p ?? Infinity) < (priceOf(cur) ?? Infinity)) best.set(key, a);
+  }
+  return [...best.values()]
+    .map((a): Offer => {
+      const p = priceOf(a);
+      const extra: Json = {
+        cloudId: a.cloudId, gpuType: a.gpuType, gpuCount: a.gpuCount, socket: a.socket ?? null, provider: a.provider ?? null,
+        dataCenter: a.dataCenter ?? null, country: a.country ?? null, security: a.security ?? null, image: a.images?.[0] ?? null,
+        diskSize: a.disk?.defaultCount ?? null, vcpus: a.vcpu?.defaultCount ?? null, memory: a.memory?.defaultCount ?? null,
+      };
+      return {
+        cloud: CLOUD,
+        region: regionOf(a),
+        instanceType: a.gpuType,
+        gpu: { model: want.name, count: a.gpuCount, ...(a.gpuMemory ? { memoryGiB: a.gpuMemory } : {}) },
+        ...(a.vcpu?.defaultCount ? { vcpus: a.vcpu.defaultCount } : {}),
+        ...(a.memory?.defaultCount ? { memoryGiB: a.memory.defaultCount } : {}),
+        ...(p === undefined ? {} : { pricePerHour: p, currency: 'USD' }),
+        extra,
+      };
+    })
+    .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity) || a.region.localeCompare(b.region));
+}
+
+/**
+ * Parse `sshConnection`: `"ssh root@1.2.3.4 -p 22"`, `"root@1.2.3.4 -p 2222"`, `"root@host:2222"`,
+ * `"ssh -p 2222 -l ubuntu host"`, or a list of those (possibly `[null]`). Port defaults to 22.
+ */
+export function parseSshConnection(v: string | (string | null)[] | null | undefined): SshEndpoint | undefined {
+  const s = Array.isArray(v) ? v.find((x): x is string => typeof x === 'string' && x.trim() !== '') : v;
+  if (!s) return undefined;
+  const tokens = s.trim().split(/\s+/);
+  if (tokens[0] === 'ssh') tokens.shift();
+  let port: number | undefined;
+  let user: string | undefined;
+  let target: string | undefined;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t === '-p') port = Number(tokens[++i]);
+    else if (/^-p\d+$/.test(t)) port = Number(t.slice(2));
+    else if (t === '-l') user = tokens[++i];
+    else if (/^-[ioJFE]$/.test(t)) i++;
+    else if (t.startsWith('-')) continue;
+    else target ??= t;
+  }
+  if (!target) return undefined;
+  const m = /^(?:([^@]+)@)?(\[[^\]]+\]|[^:@]+)(?::(\d+))?$/.exec(target);
+  if (!m) return undefined;
+  const host = m[2]!.replace(/^\[|\]$/g, '');
+  const p = port ?? (m[3] ? Number(m[3]) : 22);
+  if (!host || !Number.isInteger(p) || p <= 0 || p > 65535) return undefined;
+  const u = m[1] ?? user;
+  return { host, port: p, ...(u ? { user: u } : {}) };
+}
+
+export function hasIdentity(pod: PrimePod, vmName: string, at: Location): boolean {
+  return pod.name === identityName(vmName) && (pod.dataCenterId ?? at.region) === at.region;
+}
+
+export function toObserved(pod: PrimePod, at: Location): Observed | undefined {
+  const raw = pod.status.toUpperCase();
+  let status = raw in STATUS ? STATUS[raw] : 'Pending';
+  if (status === null || status === undefined) return undefined;
+  const install = (pod.installationStatus ?? '').toUpperCase();
+  if (status === 'Running' && FAILED_INSTALL.has(install)) status = 'Failed';
+  const endpoint = status === 'Running' ? parseSshConnection(pod.sshConnection) : undefined;
+  const reason = status === 'Failed' ? (pod.installationFailure ?? `${raw}${install ? `/${install}` : ''}`) : raw in STATUS ? undefined : raw;
+  return {
+    id: pod.id,
+    status,
+    ...(reason ? { reason } : {}),
+    ...(endpoint ? { endpoint } : {}),
+    location: { cloud: CLOUD, region: pod.dataCenterId ?? at.region },
+    ...(pod.gpuName ? { instanceType: pod.gpuName } : {}),
+  };
+}
+
+export function keyMaterial(pub: string): string {
+  return pub.trim().split(/\s+/).slice(0, 2).join(' ');
+}
+
+export function keyName(pub: string): string {
+  return `gpuprov-${createHash('sha256').update(keyMaterial(pub)).digest('hex').slice(0, 12)}`;
+}

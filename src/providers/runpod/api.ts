@@ -1,0 +1,127 @@
+/**
+ * RunPod REST v2 (`https://api.runpod.io/v2`): the only file that talks HTTP for this cloud.
+ * Every response is zod-parsed; the API key lives in a private field and is never logged.
+ */
+import { request } from 'undici';
+import { z } from 'zod';
+
+export const DEFAULT_RUNPOD_URL = 'https://api.runpod.io/v2';
+
+/** A non-2xx answer (RFC 9457 problem JSON when the API gives one). */
+export class RunPodHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly op: string,
+    readonly retryAfter?: string,
+  ) {
+    super(`RunPod API answered HTTP ${status} to ${op}`);
+    this.name = 'RunPodHttpError';
+  }
+}
+
+const Gpu = z.object({
+  id: z.string(),
+  name: z.string().nullish(),
+  memory: z.number().nullish(),
+  secure: z.boolean().nullish(),
+  community: z.boolean().nullish(),
+  price: z.object({ secure: z.number().nullish(), community: z.number().nullish() }).nullish(),
+  availability: z.string().nullish(),
+  dataCenters: z.array(z.object({ id: z.string(), name: z.string().nullish(), availability: z.string().nullish() })).nullish(),
+});
+export type RunPodGpu = z.infer<typeof Gpu>;
+
+const SshAccess = z.object({ host: z.string(), port: z.number(), username: z.string().nullish(), command: z.string().nullish() });
+const Pod = z.object({
+  id: z.string(),
+  name: z.string().nullish(),
+  status: z.string().nullish(),
+  // v1 shape, still tolerated: desiredStatus / publicIp / portMappings.
+  desiredStatus: z.string().nullish(),
+  dataCenterId: z.string().nullish(),
+  gpu: z.object({ id: z.string().nullish(), count: z.number().nullish() }).nullish(),
+  cost: z.number().nullish(),
+  ssh: z.object({ proxy: SshAccess.nullish(), direct: SshAccess.nullish() }).nullish(),
+  runtime: z.object({ ports: z.array(z.object({ private: z.number().nullish(), public: z.number().nullish(), type: z.string().nullish(), ip: z.string().nullish(), isIpPublic: z.boolean().nullish() })).nullish() }).nullish(),
+  publicIp: z.string().nullish(),
+  portMappings: z.record(z.string(), z.number()).nullish(),
+});
+export type RunPodPod = z.infer<typeof Pod>;
+
+/** Account keys: OpenSSH lines; objects tolerated in case the API wraps them. */
+const AccountKey = z.union([z.string(), z.object({ publicKey: z.string() }).transform((k) => k.publicKey), z.object({ key: z.string() }).transform((k) => k.key)]);
+
+export interface CreatePodBody {
+  name: string;
+  image: string;
+  gpu: { id: string; count: number };
+  cloud: 'SECURE' | 'COMMUNITY';
+  dataCenterIds: string[];
+  ports: string[];
+  startSsh: boolean;
+  env: Record<string, string>;
+  disk: number;
+}
+
+export class RunPodApi {
+  readonly #key: string;
+  readonly #base: string;
+
+  constructor(opts: { apiKey: string; baseUrl: string }) {
+    this.#key = opts.apiKey;
+    this.#base = opts.baseUrl.replace(/\/+$/, '');
+  }
+
+  private async call(op: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    const res = await request(this.#base + path, {
+      method,
+      headers: { authorization: `Bearer ${this.#key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    const text = await res.body.text();
+    let json: unknown = undefined;
+    if (text) {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = text;
+      }
+    }
+    if (res.statusCode >= 400) {
+      const ra = res.headers['retry-after'];
+      throw new RunPodHttpError(res.statusCode, json, op, typeof ra === 'string' ? ra : undefined);
+    }
+    return json;
+  }
+
+  async gpus(count: number): Promise<RunPodGpu[]> {
+    const q = new URLSearchParams({ include: 'AVAILABILITY', product: 'POD', count: String(count), cloud: 'SECURE' });
+    return z.object({ gpus: z.array(Gpu) }).parse(await this.call('catalog', 'GET', `/catalog/gpus?${q.toString()}`)).gpus;
+  }
+
+  async accountKeys(): Promise<string[]> {
+    return z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? [];
+  }
+
+  /** Replaces the WHOLE account key set: callers pass the merged list. */
+  async putAccountKeys(keys: string[]): Promise<void> {
+    await this.call('ssh-keys', 'PUT', '/account/ssh-keys', { keys });
+  }
+
+  async createPod(body: CreatePodBody): Promise<RunPodPod> {
+    return Pod.parse(await this.call('create', 'POST', '/pods', body));
+  }
+
+  /** All pods: no name filter, no pagination. */
+  async pods(): Promise<RunPodPod[]> {
+    const raw = await this.call('list', 'GET', '/pods');
+    return z.union([z.array(Pod), z.object({ pods: z.array(Pod) }).transform((r) => r.pods)]).parse(raw);
+  }
+
+  async deletePod(id: string): Promise<void> {
+    await this.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
+  }
+}

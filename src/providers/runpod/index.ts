@@ -1,0 +1,131 @@
+/**
+ * RunPod adapter (REST v2). Pods are containers: no cloud-init, no k3s. Identity is the pod
+ * name `gpuprov-<vm>` (v2 pods carry no tags we can filter on); the owner travels in the env.
+ */
+import { ProviderError } from '../../errors';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
+import { classify, isNotFound } from './errors';
+import { CLOUD, hasIdentity, keyName, matchingGpus, mergeKeys, statusOf, toObserved, toOffers } from './map';
+
+export interface RunPodOptions {
+  /** `RUNPOD_API_KEY` in {@link fromEnv}. */
+  apiKey?: string;
+  /** Base URL including `/v2`; `RUNPOD_API_URL` in {@link fromEnv}. */
+  baseUrl?: string;
+  /** Container image that runs sshd (RunPod's images do when `PUBLIC_KEY` is set). */
+  image?: string;
+  /** Container disk, GB. */
+  diskGb?: number;
+}
+
+const DEFAULT_IMAGE = 'runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04';
+
+/** RunPod Secure Cloud GPU pods, reached over `ssh.direct` (public IP + NAT port, user root). */
+export class RunPodProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: RunPodApi;
+  private readonly image: string;
+  private readonly diskGb: number;
+
+  constructor(opts: RunPodOptions = {}) {
+    if (!opts.apiKey) throw new ProviderError('Credentials', 'RunPod: no API key; set RUNPOD_API_KEY');
+    this.api = new RunPodApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_RUNPOD_URL });
+    this.image = opts.image ?? DEFAULT_IMAGE;
+    this.diskGb = opts.diskGb ?? 50;
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: false,
+      // Ports are published per pod but behind a provider-chosen NAT port, so 6443 is not 6443.
+      openPorts: false,
+      k8s: false,
+      sshUser: { kind: 'provider' },
+      bootTimeoutMs: 15 * 60_000,
+      pollIntervalMs: 5_000,
+      typicalBootMs: 90_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    if (!req.gpu) throw new ProviderError('InvalidRequest', 'RunPod: only GPU pods are planned; ask for a GPU');
+    const gpus = await this.guard(() => this.api.gpus(req.gpu!.count));
+    if (matchingGpus(gpus, req).length === 0) throw new ProviderError('InvalidRequest', `RunPod has no GPU type matching ${req.gpu.model}`);
+    return toOffers(gpus, req);
+  }
+
+  /**
+   * Adds the worker's key to the account key set (read, merge, write: PUT replaces the whole set,
+   * so keys already there are kept). `startSsh` injects the account keys into new pods.
+   */
+  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+    const worker = spec.publicKeys[0];
+    if (!worker) throw new ProviderError('InvalidRequest', 'RunPod needs at least one SSH public key');
+    await this.guard(async () => {
+      const merged = mergeKeys(await this.api.accountKeys(), worker);
+      if (merged.changed) await this.api.putAccountKeys(merged.keys);
+    });
+    return { accountKey: keyName(worker) };
+  }
+
+  async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
+    const ports = [...new Set([22, ...spec.openPorts])].map((p) => `${p}/tcp`);
+    const pod = await this.guard(() =>
+      this.api.createPod({
+        name: identityName(spec.vmName),
+        image: this.image,
+        gpu: { id: offer.instanceType, count: offer.gpu?.count ?? 1 },
+        cloud: 'SECURE',
+        dataCenterIds: [offer.region],
+        ports,
+        startSsh: true,
+        // RunPod images append PUBLIC_KEY to authorized_keys: the users' keys ride here, not on the account.
+        env: { PUBLIC_KEY: spec.publicKeys.join('\n'), GPUPROV_VM_NAME: spec.vmName, GPUPROV_OWNER: spec.owner },
+        disk: this.diskGb,
+      }),
+    );
+    return pod.id;
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    const pods = await this.guard(() => this.api.pods());
+    return pods
+      .filter((p) => hasIdentity(p, vmName, at))
+      .map((p) => toObserved(p, at))
+      .filter((o): o is Observed => o !== undefined);
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    await this.guard(async () => {
+      const pods = await this.api.pods();
+      const byIdentity = pods.filter((p) => hasIdentity(p, vmName, at) && statusOf(p) !== 'TERMINATED').map((p) => p.id);
+      // No bulk delete: one DELETE per pod; 404 (already gone) is success.
+      for (const id of new Set([...ids, ...byIdentity])) {
+        try {
+          await this.api.deletePod(id);
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+    });
+  }
+
+  /** Nothing per VM: the account key is shared by every pod of this worker. */
+  async cleanup(_at: Location, _vmName: string): Promise<void> {}
+
+  private async guard<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (err) {
+      throw classify(err);
+    }
+  }
+}
+
+/** The RunPod provider from `RUNPOD_API_KEY` (and optional `RUNPOD_API_URL`), or undefined. */
+export function fromEnv(env: NodeJS.ProcessEnv): RunPodProvider | undefined {
+  const apiKey = env.RUNPOD_API_KEY;
+  if (!apiKey) return undefined;
+  return new RunPodProvider({ apiKey, ...(env.RUNPOD_API_URL ? { baseUrl: env.RUNPOD_API_URL } : {}) });
+}

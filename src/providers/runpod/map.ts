@@ -1,0 +1,124 @@
+/** Pure RunPod → gpuprov mapping: offers per data centre, status table, NAT'd SSH endpoint. */
+import { createHash } from 'node:crypto';
+import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
+import type { RunPodGpu, RunPodPod } from './api';
+
+export const CLOUD = 'runpod';
+export const DEFAULT_USER = 'root';
+
+/** Vendor status → normalised; `null` = terminal. */
+export const STATUS: Record<string, InstanceStatus | null> = {
+  PROVISIONING: 'Pending',
+  STARTING: 'Pending',
+  CREATED: 'Pending',
+  RUNNING: 'Running',
+  EXITED: 'Stopped',
+  ERROR: 'Failed',
+  TERMINATED: null,
+};
+
+const AVAILABILITY_RANK: Record<string, number> = { HIGH: 0, MEDIUM: 1, LOW: 2 };
+
+/** Split a requested model (`A100-80GB`) into upper-case name and memory. */
+export function parseModel(model: string): { name: string; memoryGiB?: number } {
+  const m = /^(.*?)[-_ ]?(\d+)GB$/i.exec(model);
+  return m ? { name: m[1]!.toUpperCase(), memoryGiB: Number(m[2]) } : { name: model.toUpperCase() };
+}
+
+/** `RTX4090` matches `NVIDIA GeForce RTX 4090` (consecutive tokens), `A10` does not match `A100`. */
+export function modelMatches(vendorName: string, model: string): boolean {
+  const want = model.replace(/[^A-Z0-9]/gi, '').toUpperCase();
+  const tokens = vendorName.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
+  for (let i = 0; i < tokens.length; i++) {
+    let acc = '';
+    for (let j = i; j < tokens.length && acc.length < want.length; j++) {
+      acc += tokens[j];
+      if (acc === want) return true;
+    }
+  }
+  return false;
+}
+
+export function matchingGpus(gpus: RunPodGpu[], req: ResourceRequest): RunPodGpu[] {
+  if (!req.gpu) return [];
+  const want = parseModel(req.gpu.model);
+  return gpus.filter((g) => modelMatches(g.id, want.name) && (want.memoryGiB === undefined || g.memory === want.memoryGiB));
+}
+
+/** One offer per (GPU type, data centre with stock), Secure Cloud prices × count, cheapest first. */
+export function toOffers(gpus: RunPodGpu[], req: ResourceRequest): Offer[] {
+  const count = req.gpu?.count ?? 1;
+  const offers: (Offer & { rank: number })[] = [];
+  for (const g of matchingGpus(gpus, req)) {
+    const unit = g.price?.secure;
+    if (unit === null || unit === undefined || g.secure === false) continue;
+    if (req.instanceTypes?.length && !req.instanceTypes.includes(g.id)) continue;
+    const price = Math.round(unit * count * 10_000) / 10_000;
+    if (req.maxPricePerHour !== undefined && price > req.maxPricePerHour) continue;
+    for (const dc of g.dataCenters ?? []) {
+      const avail = dc.availability ?? 'NONE';
+      if (avail === 'NONE') continue;
+      if (req.regions?.length && !req.regions.includes(dc.id)) continue;
+      offers.push({
+        cloud: CLOUD,
+        region: dc.id,
+        instanceType: g.id,
+        gpu: { model: parseModel(req.gpu!.model).name, count, ...(g.memory ? { memoryGiB: g.memory } : {}) },
+        pricePerHour: price,
+        currency: 'USD',
+        rank: AVAILABILITY_RANK[avail] ?? 3,
+      });
+    }
+  }
+  return offers
+    .sort((a, b) => (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0) || a.rank - b.rank || a.region.localeCompare(b.region))
+    .map(({ rank: _rank, ...o }) => o);
+}
+
+export function statusOf(pod: RunPodPod): string {
+  return (pod.status ?? pod.desiredStatus ?? 'PROVISIONING').toUpperCase();
+}
+
+export function hasIdentity(pod: RunPodPod, vmName: string, at: Location): boolean {
+  return pod.name === identityName(vmName) && (pod.dataCenterId ?? at.region) === at.region;
+}
+
+/** Direct TCP to the pod's NAT port: `ssh.direct` (v2), else `publicIp` + `portMappings["22"]` (v1), else runtime ports. */
+export function sshEndpoint(pod: RunPodPod): SshEndpoint | undefined {
+  const d = pod.ssh?.direct;
+  if (d) return { host: d.host, port: d.port, user: d.username ?? DEFAULT_USER };
+  const mapped = pod.portMappings?.['22'];
+  if (pod.publicIp && mapped) return { host: pod.publicIp, port: mapped, user: DEFAULT_USER };
+  const p = pod.runtime?.ports?.find((x) => x.private === 22 && x.isIpPublic !== false && x.ip && x.public);
+  return p ? { host: p.ip!, port: p.public!, user: DEFAULT_USER } : undefined;
+}
+
+export function toObserved(pod: RunPodPod, at: Location): Observed | undefined {
+  const raw = statusOf(pod);
+  const status = raw in STATUS ? STATUS[raw] : 'Pending';
+  if (status === null || status === undefined) return undefined;
+  const endpoint = status === 'Running' ? sshEndpoint(pod) : undefined;
+  return {
+    id: pod.id,
+    status,
+    ...(status === 'Failed' || !(raw in STATUS) ? { reason: raw } : {}),
+    ...(endpoint ? { endpoint } : {}),
+    location: { cloud: CLOUD, region: pod.dataCenterId ?? at.region },
+    ...(pod.gpu?.id ? { instanceType: pod.gpu.id } : {}),
+  };
+}
+
+/** Type and base64 fields of an OpenSSH public key. */
+export function keyMaterial(pub: string): string {
+  return pub.trim().split(/\s+/).slice(0, 2).join(' ');
+}
+
+export function keyName(pub: string): string {
+  return `gpuprov-${createHash('sha256').update(keyMaterial(pub)).digest('hex').slice(0, 12)}`;
+}
+
+/** The account key set with `add` appended when missing; existing keys are kept verbatim. */
+export function mergeKeys(existing: string[], add: string): { keys: string[]; changed: boolean } {
+  if (existing.some((k) => keyMaterial(k) === keyMaterial(add))) return { keys: existing, changed: false };
+  return { keys: [...existing, add.trim()], changed: true };
+}

@@ -1,0 +1,149 @@
+/**
+ * Vast.ai API (`https://console.vast.ai`, `/api/v0` and `/api/v1`): the only file that talks HTTP
+ * for this cloud. Every response is zod-parsed; the key is sent as a Bearer header only (never in
+ * the query string, where it would end up in URLs and messages).
+ */
+import { request } from 'undici';
+import { z } from 'zod';
+
+export const DEFAULT_VAST_URL = 'https://console.vast.ai';
+const MAX_PAGES = 40;
+
+/** A non-2xx answer, or a 2xx with `success:false`; the body is kept for classification. */
+export class VastHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly op: string,
+    readonly retryAfter?: string,
+  ) {
+    super(`Vast.ai API answered HTTP ${status} to ${op}`);
+    this.name = 'VastHttpError';
+  }
+}
+
+const num = z.union([z.number(), z.string().transform((s) => Number(s))]);
+const Bundle = z.object({
+  id: z.number(),
+  machine_id: z.number().nullish(),
+  dph_total: z.number(),
+  gpu_name: z.string(),
+  num_gpus: z.number(),
+  gpu_ram: z.number().nullish(),
+  cpu_ram: z.number().nullish(),
+  cpu_cores_effective: z.number().nullish(),
+  disk_space: z.number().nullish(),
+  geolocation: z.string().nullish(),
+  reliability: z.number().nullish(),
+  public_ipaddr: z.string().nullish(),
+  direct_port_count: z.number().nullish(),
+  static_ip: z.boolean().nullish(),
+  vms_enabled: z.boolean().nullish(),
+});
+export type VastBundle = z.infer<typeof Bundle>;
+
+const SshKey = z.object({ id: num, key: z.string().nullish(), public_key: z.string().nullish() });
+export type VastSshKey = z.infer<typeof SshKey>;
+
+const Instance = z.object({
+  id: z.number(),
+  label: z.string().nullish(),
+  machine_id: z.number().nullish(),
+  actual_status: z.string().nullish(),
+  intended_status: z.string().nullish(),
+  cur_state: z.string().nullish(),
+  next_state: z.string().nullish(),
+  status_msg: z.string().nullish(),
+  public_ipaddr: z.string().nullish(),
+  ssh_host: z.string().nullish(),
+  ssh_port: num.nullish(),
+  ports: z.record(z.string(), z.array(z.object({ HostIp: z.string().nullish(), HostPort: num })).nullish()).nullish(),
+  geolocation: z.string().nullish(),
+  gpu_name: z.string().nullish(),
+  num_gpus: z.number().nullish(),
+  dph_total: z.number().nullish(),
+});
+export type VastInstance = z.infer<typeof Instance>;
+
+export interface CreateBody {
+  client_id: 'me';
+  image: string;
+  label: string;
+  disk: number;
+  runtype: 'ssh_direct' | 'ssh_proxy';
+  env: string;
+  onstart: string;
+  cancel_unavail: boolean;
+}
+
+export class VastApi {
+  readonly #key: string;
+  readonly #base: string;
+
+  constructor(opts: { apiKey: string; baseUrl: string }) {
+    this.#key = opts.apiKey;
+    this.#base = opts.baseUrl.replace(/\/+$/, '');
+  }
+
+  private async call(op: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    const res = await request(this.#base + path, {
+      method,
+      headers: { authorization: `Bearer ${this.#key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    const text = await res.body.text();
+    let json: unknown = undefined;
+    if (text) {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = text;
+      }
+    }
+    const failed = typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false;
+    if (res.statusCode >= 400 || failed) {
+      const ra = res.headers['retry-after'];
+      throw new VastHttpError(res.statusCode, json, op, typeof ra === 'string' ? ra : undefined);
+    }
+    return json;
+  }
+
+  async searchOffers(query: Record<string, unknown>): Promise<VastBundle[]> {
+    return z.object({ offers: z.array(Bundle) }).parse(await this.call('search', 'POST', '/api/v0/bundles', query)).offers;
+  }
+
+  async sshKeys(): Promise<VastSshKey[]> {
+    const raw = await this.call('ssh-keys', 'GET', '/api/v0/ssh');
+    return z.union([z.array(SshKey), z.object({ ssh_keys: z.array(SshKey) }).transform((r) => r.ssh_keys)]).parse(raw);
+  }
+
+  async addSshKey(publicKey: string): Promise<VastSshKey> {
+    return z.object({ key: SshKey }).parse(await this.call('add-ssh-key', 'POST', '/api/v0/ssh', { ssh_key: publicKey })).key;
+  }
+
+  /** Accept an ask. Returns the new instance (contract) id. */
+  async create(askId: number, body: CreateBody): Promise<number> {
+    return z.object({ new_contract: num }).parse(await this.call('create', 'PUT', `/api/v0/asks/${askId}/`, body)).new_contract;
+  }
+
+  /** Instances whose label is exactly `label` (server-side filter, keyset pages of 25). */
+  async instancesByLabel(label: string): Promise<VastInstance[]> {
+    const Page = z.object({ instances: z.array(Instance), next_token: z.string().nullish() });
+    const out: VastInstance[] = [];
+    let token: string | undefined;
+    for (let i = 0; i < MAX_PAGES; i++) {
+      const q = new URLSearchParams({ select_filters: JSON.stringify({ label: { eq: label } }), limit: '25', ...(token ? { after_token: token } : {}) });
+      const r = Page.parse(await this.call('list', 'GET', `/api/v1/instances?${q.toString()}`));
+      out.push(...r.instances);
+      token = r.next_token ?? undefined;
+      if (!token || r.instances.length === 0) break;
+    }
+    return out;
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.call('delete', 'DELETE', `/api/v0/instances/${encodeURIComponent(id)}/`);
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Vast.ai adapter. Offers are marketplace asks (one machine each); identity is the instance
+ * `label` `gpuprov-<vm>`, filtered server-side. A create may fail and still make an instance
+ * (dstack saw it on spot asks): observe/delete by label find it, so teardown cleans it up.
+ */
+import { ProviderError } from '../../errors';
+import { renderShellScript } from '../cloud-init';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
+import { classify, isGone } from './errors';
+import { CLOUD, dockerEnv, keyMaterial, keyName, onstartScript, regionOf, searchQuery, toObserved, toOffers } from './map';
+
+export interface VastOptions {
+  /** `VAST_API_KEY` in {@link fromEnv}. */
+  apiKey?: string;
+  /** `VAST_API_URL` in {@link fromEnv}. */
+  baseUrl?: string;
+  /** Container image (Vast injects sshd for the ssh run types). */
+  image?: string;
+  diskGb?: number;
+}
+
+/** Vast.ai on-demand container instances, reached directly (public IP + mapped port) or via the proxy. */
+export class VastProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: VastApi;
+  private readonly image: string;
+  private readonly diskGb: number;
+
+  constructor(opts: VastOptions = {}) {
+    if (!opts.apiKey) throw new ProviderError('Credentials', 'Vast.ai: no API key; set VAST_API_KEY');
+    this.api = new VastApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_VAST_URL });
+    this.image = opts.image ?? 'nvidia/cuda:12.4.1-runtime-ubuntu22.04';
+    this.diskGb = opts.diskGb ?? 50;
+  }
+
+  capabilities(): Capabilities {
+    return {
+      // `onstart` runs a shell script at container start.
+      bootScript: true,
+      openPorts: false,
+      k8s: false,
+      sshUser: { kind: 'provider' },
+      bootTimeoutMs: 20 * 60_000,
+      pollIntervalMs: 10_000,
+      typicalBootMs: 3 * 60_000,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    if (!req.gpu) throw new ProviderError('InvalidRequest', 'Vast.ai: only GPU instances are planned; ask for a GPU');
+    // A marketplace: a model nobody offers right now plans to no offers, not to an error.
+    const bundles = await this.guard(() => this.api.searchOffers(searchQuery(req)));
+    return toOffers(bundles, req);
+  }
+
+  /** Registers the worker's key on the account once (Vast adds account keys to new instances). */
+  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+    const pub = spec.publicKeys[0];
+    if (!pub) throw new ProviderError('InvalidRequest', 'Vast.ai needs at least one SSH public key');
+    return this.guard(async () => {
+      const find = async (): Promise<string | undefined> => {
+        const k = (await this.api.sshKeys()).find((x) => keyMaterial(x.key ?? x.public_key ?? '') === keyMaterial(pub));
+        return k ? String(k.id) : undefined;
+      };
+      const existing = await find();
+      if (existing) return { accountKey: keyName(pub), sshKeyId: existing };
+      try {
+        return { accountKey: keyName(pub), sshKeyId: String((await this.api.addSshKey(pub)).id) };
+      } catch (err) {
+        // Someone added the same key meanwhile: that is success.
+        const again = await find().catch(() => undefined);
+        if (again) return { accountKey: keyName(pub), sshKeyId: again };
+        throw err;
+      }
+    });
+  }
+
+  async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
+    const x = offer.extra as { askId?: unknown; direct?: unknown } | undefined;
+    if (typeof x?.askId !== 'number') throw new ProviderError('InvalidRequest', 'Vast.ai create: offer lacks its ask id');
+    const boot = spec.bootScript;
+    const onstart = renderShellScript({ script: onstartScript(spec.publicKeys.slice(1), boot?.script), env: boot?.env ?? {} });
+    const id = await this.guard(() =>
+      this.api.create(x.askId as number, {
+        client_id: 'me',
+        image: this.image,
+        label: identityName(spec.vmName),
+        disk: this.diskGb,
+        runtype: x.direct === true ? 'ssh_direct' : 'ssh_proxy',
+        env: dockerEnv(spec.openPorts, spec.vmName, spec.owner),
+        onstart,
+        cancel_unavail: true,
+      }),
+    );
+    return String(id);
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    const list = await this.guard(() => this.mine(at, vmName));
+    return list.map((i) => toObserved(i, at)).filter((o): o is Observed => o !== undefined);
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    await this.guard(async () => {
+      const found = (await this.mine(at, vmName)).map((i) => String(i.id));
+      for (const id of new Set([...ids, ...found])) {
+        try {
+          await this.api.destroy(id);
+        } catch (err) {
+          if (!isGone(err)) throw err;
+        }
+      }
+    });
+  }
+
+  /** Nothing per VM: the account key is shared by every instance of this worker. */
+  async cleanup(_at: Location, _vmName: string): Promise<void> {}
+
+  /** Instances with the label, re-checked client-side, in this region (country). */
+  private async mine(at: Location, vmName: string): Promise<VastInstance[]> {
+    const label = identityName(vmName);
+    return (await this.api.instancesByLabel(label)).filter((i) => i.label === label && (!i.geolocation || regionOf(i.geolocation) === at.region));
+  }
+
+  private async guard<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (err) {
+      throw classify(err);
+    }
+  }
+}
+
+/** The Vast.ai provider from `VAST_API_KEY` (and optional `VAST_API_URL`), or undefined. */
+export function fromEnv(env: NodeJS.ProcessEnv): VastProvider | undefined {
+  const apiKey = env.VAST_API_KEY;
+  if (!apiKey) return undefined;
+  return new VastProvider({ apiKey, ...(env.VAST_API_URL ? { baseUrl: env.VAST_API_URL } : {}) });
+}

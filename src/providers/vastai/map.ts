@@ -1,0 +1,143 @@
+/** Pure Vast.ai → gpuprov mapping: asks → offers, status table, direct or proxy SSH endpoint. */
+import { createHash } from 'node:crypto';
+import { shQuote } from '../cloud-init';
+import type { InstanceStatus, Location, Observed, Offer, ResourceRequest, SshEndpoint } from '../types';
+import type { VastBundle, VastInstance } from './api';
+
+export const CLOUD = 'vastai';
+export const SSH_USER = 'root';
+const MAX_OFFERS = 20;
+
+/** `actual_status` → normalised (`""` stands for null: still provisioning). `null` = terminal. */
+export const STATUS: Record<string, InstanceStatus | null> = {
+  '': 'Pending',
+  created: 'Pending',
+  loading: 'Pending',
+  rebooting: 'Pending',
+  unknown: 'Pending',
+  running: 'Running',
+  stopped: 'Stopped',
+  frozen: 'Stopped',
+  exited: 'Failed',
+  offline: 'Failed',
+  destroyed: null,
+};
+
+export function parseModel(model: string): { name: string; memoryGiB?: number } {
+  const m = /^(.*?)[-_ ]?(\d+)GB$/i.exec(model);
+  return m ? { name: m[1]!.toUpperCase(), memoryGiB: Number(m[2]) } : { name: model.toUpperCase() };
+}
+
+/** `RTX4090` matches `RTX 4090`; `A10` does not match `A100 PCIE`. */
+export function modelMatches(vendor: string, model: string): boolean {
+  const want = model.replace(/[^A-Z0-9]/gi, '').toUpperCase();
+  const tokens = vendor.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
+  for (let i = 0; i < tokens.length; i++) {
+    let acc = '';
+    for (let j = i; j < tokens.length && acc.length < want.length; j++) {
+      acc += tokens[j];
+      if (acc === want) return true;
+    }
+  }
+  return false;
+}
+
+/** `"Texas, US"` → `"US"`: offers and instances are placed by country. */
+export function regionOf(geolocation: string | null | undefined): string {
+  const parts = (geolocation ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return parts.at(-1) ?? 'unknown';
+}
+
+/** The search body: on-demand, rentable, verified asks with this GPU count, cheapest first. */
+export function searchQuery(req: ResourceRequest): Record<string, unknown> {
+  return {
+    num_gpus: { eq: req.gpu?.count ?? 1 },
+    rentable: { eq: true },
+    rented: { eq: false },
+    verified: { eq: true },
+    ...(req.maxPricePerHour !== undefined ? { dph_total: { lte: req.maxPricePerHour } } : {}),
+    type: 'ondemand',
+    order: [['dph_total', 'asc']],
+    limit: 200,
+  };
+}
+
+export function instanceTypeOf(b: Pick<VastBundle, 'gpu_name' | 'num_gpus'>): string {
+  return `${b.num_gpus}x ${b.gpu_name}`;
+}
+
+/** Each ask is one machine: the offer's zone is the machine, so blocking an offer blocks that host only. */
+export function toOffers(bundles: VastBundle[], req: ResourceRequest): Offer[] {
+  if (!req.gpu) return [];
+  const want = parseModel(req.gpu.model);
+  return bundles
+    .filter((b) => b.num_gpus === req.gpu!.count && modelMatches(b.gpu_name, want.name))
+    .filter((b) => want.memoryGiB === undefined || (b.gpu_ram != null && Math.abs(b.gpu_ram / 1024 - want.memoryGiB) <= want.memoryGiB * 0.1))
+    .filter((b) => !req.regions?.length || req.regions.includes(regionOf(b.geolocation)))
+    .filter((b) => !req.instanceTypes?.length || req.instanceTypes.includes(instanceTypeOf(b)))
+    .filter((b) => req.maxPricePerHour === undefined || b.dph_total <= req.maxPricePerHour)
+    .sort((a, b) => a.dph_total - b.dph_total || (b.reliability ?? 0) - (a.reliability ?? 0))
+    .slice(0, MAX_OFFERS)
+    .map((b): Offer => ({
+      cloud: CLOUD,
+      region: regionOf(b.geolocation),
+      zone: `m${b.machine_id ?? `ask${b.id}`}`,
+      instanceType: instanceTypeOf(b),
+      gpu: { model: want.name, count: b.num_gpus, ...(b.gpu_ram ? { memoryGiB: Math.round(b.gpu_ram / 1024) } : {}) },
+      ...(b.cpu_cores_effective ? { vcpus: Math.floor(b.cpu_cores_effective) } : {}),
+      ...(b.cpu_ram ? { memoryGiB: Math.round(b.cpu_ram / 1024) } : {}),
+      pricePerHour: b.dph_total,
+      currency: 'USD',
+      extra: { askId: b.id, direct: (b.direct_port_count ?? 0) > 0 && !!b.public_ipaddr },
+    }));
+}
+
+/** Direct (`public_ipaddr` + host port mapped to 22/tcp) when published, else the proxy `ssh_host:ssh_port`. */
+export function sshEndpoint(i: VastInstance): SshEndpoint | undefined {
+  const direct = i.ports?.['22/tcp']?.[0]?.HostPort;
+  if (i.public_ipaddr && direct) return { host: i.public_ipaddr.trim(), port: Number(direct), user: SSH_USER };
+  if (i.ssh_host && i.ssh_port) return { host: i.ssh_host, port: Number(i.ssh_port), user: SSH_USER };
+  return undefined;
+}
+
+export function toObserved(i: VastInstance, at: Location): Observed | undefined {
+  const raw = i.actual_status ?? '';
+  let status = raw in STATUS ? STATUS[raw] : 'Pending';
+  if (status === null || status === undefined) return undefined;
+  let reason = raw in STATUS && status !== 'Failed' ? undefined : raw;
+  // dstack's hard-failure signs: the container never started, or the host stopped it for good.
+  if (raw === 'created' && /OCI runtime create failed/i.test(i.status_msg ?? '')) [status, reason] = ['Failed', i.status_msg ?? raw];
+  if (raw === 'stopped' && i.intended_status === 'stopped') [status, reason] = ['Failed', i.status_msg ?? 'stopped by the host'];
+  const endpoint = status === 'Running' ? sshEndpoint(i) : undefined;
+  return {
+    id: String(i.id),
+    status,
+    ...(reason ? { reason } : {}),
+    ...(endpoint ? { endpoint } : {}),
+    location: { cloud: CLOUD, region: i.geolocation ? regionOf(i.geolocation) : at.region, ...(at.zone ? { zone: at.zone } : {}) },
+    ...(i.gpu_name && i.num_gpus ? { instanceType: instanceTypeOf({ gpu_name: i.gpu_name, num_gpus: i.num_gpus }) } : {}),
+  };
+}
+
+/** The `onstart` body: add the users' keys (the account key covers the worker), then the boot script. */
+export function onstartScript(extraKeys: string[], bootScript: string | undefined): string {
+  const lines = ['mkdir -p /root/.ssh && chmod 700 /root/.ssh', 'touch /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys'];
+  for (const k of extraKeys) lines.push(`grep -qxF ${shQuote(k.trim())} /root/.ssh/authorized_keys || echo ${shQuote(k.trim())} >> /root/.ssh/authorized_keys`);
+  if (bootScript) lines.push(bootScript.replace(/^#!.*\n/, ''));
+  return lines.join('\n');
+}
+
+/** Docker flags: publish the ports and carry the identity into the container. */
+export function dockerEnv(openPorts: number[], vmName: string, owner: string): string {
+  const safe = (s: string): string => s.replace(/[^A-Za-z0-9_.@-]/g, '_');
+  const ports = [...new Set([22, ...openPorts])].map((p) => `-p ${p}:${p}`);
+  return [...ports, `-e GPUPROV_VM_NAME=${safe(vmName)}`, `-e GPUPROV_OWNER=${safe(owner)}`].join(' ');
+}
+
+export function keyMaterial(pub: string): string {
+  return pub.trim().split(/\s+/).slice(0, 2).join(' ');
+}
+
+export function keyName(pub: string): string {
+  return `gpuprov-${createHash('sha256').update(keyMaterial(pub)).digest('hex').slice(0, 12)}`;
+}
