@@ -16,9 +16,14 @@ export function locationOf(o: Offer): Location {
  * accepted), else create once with the attempt's idempotency key.
  */
 export async function createOrAdopt(provider: CloudProvider, offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
-  const existing = await provider.observe(locationOf(offer), spec.vmName);
+  const at = locationOf(offer);
+  const existing = await provider.observe(at, spec.vmName);
   const live = existing.find((o) => o.status !== 'Terminating' && o.status !== 'Stopping' && o.status !== 'Failed');
   if (live) return { instanceId: live.id, adopted: true };
+  // A create that erred yet left a failed instance (Vast.ai does this): delete it before trying
+  // again, so that at most one instance carries the identity.
+  const failed = existing.filter((o) => o.status === 'Failed').map((o) => o.id);
+  if (failed.length > 0) await provider.delete(at, spec.vmName, failed);
   const instanceId = await provider.create(offer, prepared, spec);
   return { instanceId, adopted: false };
 }

@@ -4,6 +4,7 @@
  * the activity's retry policy does the polling. Nothing returned here holds a secret.
  */
 import { FAILURE_TYPES, ProviderError } from '../errors';
+import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../providers/types';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
@@ -12,6 +13,8 @@ import type { SshIdentity } from './ssh-identity';
 import { ssh2Prober, SshProbeError, type ProbeResult, type SshProber } from './ssh-probe';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SshEndpoint } from '../providers/types';
+import { createK3sActivities } from './k3s';
+import { createBootstrapActivities } from './bootstrap';
 
 export interface ActivityDeps {
   registry: ProviderRegistry;
@@ -88,9 +91,11 @@ export function createActivities(deps: ActivityDeps) {
   };
 
   return {
+    ...createK3sActivities(deps),
+    ...createBootstrapActivities(deps),
     /** Every configured (or chosen) cloud's offers, ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
-      const clouds = input.clouds?.length ? input.clouds : deps.registry.names();
+      const clouds = input.clouds?.length ? input.clouds : defaultClouds(deps.registry);
       const perCloud: Offer[][] = [];
       const capabilities: Record<string, Capabilities> = {};
       const skipped: PlanOutput['skipped'] = [];

@@ -2,3 +2,5 @@
 export { vmWorkflow } from './vm';
 export { launchWorkflow } from './launch';
 export { teardownWorkflow } from './teardown';
+export { offersWorkflow } from './offers';
+export { fleetWorkflow } from './fleet';

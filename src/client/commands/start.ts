@@ -1,0 +1,73 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import type { LaunchFailureDetails } from '../../workflows/api';
+import { GpuprovClient } from '../client';
+import { EXIT_FAILED, EXIT_OK, type Command } from '../command';
+import { connectClient } from '../connect';
+import { follow } from '../follow';
+import { parseStart } from '../options';
+import { attemptsRows, price, reportError, table, where } from '../output';
+import { userKey, writeSshEntry } from '../user-files';
+
+const USAGE = `provision start --name NAME [--gpu H100:1] [--cloud aws,gcp,…] [--region R,…] [--instance-type T,…]
+                [--max-price USD/h] [--ttl 8h] [--retry-until-up] [--k8s | --no-k8s] [--detach] [--ssh-key PATH] [--json]`;
+
+export const startCommand: Command = {
+  name: 'start',
+  summary: 'launch a VM (fails over across offers) and wait until it is reachable over SSH',
+  usage: USAGE,
+  async run(args, io) {
+    const json = args.includes('--json');
+    try {
+      const opts = parseStart(args);
+      const key = await userKey(io.env, opts.sshKeyPath);
+      const spec = { ...opts.spec, publicKeys: [key.publicKey] };
+      const conn = await connectClient(io, { autoStart: true });
+      const client = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
+      const { handle, started } = await client.start(spec);
+      const ui = conn.uiUrl ? `${conn.uiUrl}/namespaces/${conn.namespace}/workflows/${handle.workflowId}` : undefined;
+      if (!json) io.err(`${started ? 'Launching' : 'Already launching or up; attaching to'} ${spec.name} (workflow ${handle.workflowId})${ui ? ` — Web UI: ${ui}` : ''}\n`);
+      if (opts.detach) {
+        if (json) io.out(JSON.stringify({ ok: true, name: spec.name, workflowId: handle.workflowId, started, ui }) + '\n');
+        else io.err(`next: npx provision status ${spec.name}   (or: npx provision start --name ${spec.name} to follow)\n`);
+        return EXIT_OK;
+      }
+      const s = await follow(client, io, spec.name, json);
+      if (s?.stage === 'ready' || s?.stage === 'k8s-failed') {
+        const user = s.endpoint?.user ?? 'root';
+        const entry = s.endpoint && s.hostKey ? await writeSshEntry(io.env, spec.name, s.endpoint, user, key, s.hostKey) : undefined;
+        if (json) {
+          io.out(JSON.stringify({ ok: s.stage === 'ready', status: s, sshConfig: entry, ui }) + '\n');
+        } else {
+          if (s.offer?.cloud === 'local' && !spec.clouds) io.err('note: no cloud credentials are configured on the worker, so gpuprov used the local test cloud (sshd processes on this machine).\n');
+          io.out(
+            table([
+              ['cloud', `${s.offer?.cloud ?? ''}`], ['where', where(s)], ['price', price(s.offer?.pricePerHour)],
+              ['ssh', `${user}@${s.endpoint?.host}:${s.endpoint?.port}`], ['host key', s.hostKeyFingerprint ?? ''],
+              ['k3s', s.k8s?.note ?? (s.k8s?.enabled ? 'ready' : 'off')], ['attempts', String(s.attempts.length)],
+              ...(s.ttlExpiresAt ? [['auto-down', s.ttlExpiresAt]] : []),
+            ]),
+          );
+          io.out(`\n${spec.name} is ${s.stage}. Next:\n  ssh ${spec.name}\n  npx provision status ${spec.name}\n  npx provision down ${spec.name}\n`);
+        }
+        return s.stage === 'ready' ? EXIT_OK : EXIT_FAILED;
+      }
+      return await reportEnd(io, handle, s?.stage, json, spec.name);
+    } catch (err) {
+      return reportError(io, err, json);
+    }
+  },
+};
+
+async function reportEnd(io: Parameters<Command['run']>[1], handle: { result(): Promise<unknown> }, stage: string | undefined, json: boolean, name: string): Promise<number> {
+  const err = await handle.result().then(() => undefined, (e: unknown) => e);
+  const details = err instanceof WorkflowFailedError ? ((err.cause as { details?: unknown[] } | undefined)?.details?.[0] as LaunchFailureDetails | undefined) : undefined;
+  const message = err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : `ended in stage ${stage ?? 'unknown'}`;
+  if (json) {
+    io.out(JSON.stringify({ ok: false, stage, error: { message, reason: details?.reason }, attempts: details?.attempts ?? [] }) + '\n');
+  } else {
+    io.err(`\n${name} did not come up (${stage ?? 'unknown'}): ${message.split('\n')[0]}\n`);
+    if (details?.attempts.length) io.err(table(attemptsRows(details.attempts)));
+    io.err(`Nothing is left running from these attempts. Next: widen the search (--gpu, --region, --cloud, --max-price) or add --retry-until-up; details: npx provision status ${name}\n`);
+  }
+  return EXIT_FAILED;
+}

@@ -1,0 +1,70 @@
+/** Printing helpers shared by commands: tables, durations, stage lines, and the one error printer. */
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { InputError } from '../errors';
+import type { AttemptRecord, VmStatus } from '../workflows/api';
+import { EXIT_BAD_INPUT, EXIT_FAILED, type Io } from './command';
+
+export function table(rows: string[][]): string {
+  if (rows.length === 0) return '';
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${s % 60 ? `${s % 60}s` : ''}`;
+  const h = Math.floor(m / 60);
+  return h < 48 ? `${h}h${m % 60 ? `${m % 60}m` : ''}` : `${Math.floor(h / 24)}d${h % 24}h`;
+}
+
+export function price(p: number | undefined): string {
+  return p === undefined ? '-' : `$${p.toFixed(p < 1 ? 3 : 2)}/h`;
+}
+
+export function where(s: Pick<VmStatus, 'offer'>): string {
+  return s.offer ? `${s.offer.cloud}/${s.offer.region}${s.offer.zone ? `/${s.offer.zone}` : ''} ${s.offer.instanceType}` : '';
+}
+
+export function stageLine(s: VmStatus): string {
+  const launching = ['preparing', 'creating', 'booting', 'connecting', 'compensating'].includes(s.stage);
+  const attempt = launching ? `, attempt ${s.attempts.length + 1}` : '';
+  const leak = s.leak ? ` — LEAKED ${s.leak.location.cloud}/${s.leak.location.region}: ${s.leak.lastError} (retrying; 'provision down ${s.name}' retries now)` : '';
+  return `${s.name}: ${s.stage}${s.offer && s.stage !== 'planning' ? ` (${where(s)}${attempt})` : ''}${leak}`;
+}
+
+export function attemptsRows(attempts: readonly AttemptRecord[]): string[][] {
+  return [
+    ['#', 'CLOUD/REGION', 'TYPE', 'OUTCOME', 'WHY'],
+    ...attempts.map((a) => [
+      String(a.index + 1),
+      `${a.offer.cloud}/${a.offer.region}${a.offer.zone ? `/${a.offer.zone}` : ''}`,
+      a.offer.instanceType,
+      `${a.outcome}${a.compensated ? ' (cleaned up)' : ''}`,
+      a.kind ? `${a.kind}${a.phase ? ` at ${a.phase}` : ''}${a.message ? `: ${a.message.split('\n')[0]}` : ''}` : '',
+    ]),
+  ];
+}
+
+/** The one place that turns an error into output and an exit code. */
+export function reportError(io: Io, err: unknown, json: boolean): number {
+  if (err instanceof InputError) {
+    if (json) io.out(JSON.stringify({ ok: false, error: { kind: 'InvalidInput', field: err.field, message: err.message, fix: err.suggestion } }) + '\n');
+    else io.err(`error: ${err.field}: ${err.message}\n${err.suggestion ? `  fix: ${err.suggestion}\n` : ''}`);
+    return EXIT_BAD_INPUT;
+  }
+  let message = err instanceof Error ? err.message : String(err);
+  let next = 'see the worker log (npx provision server status) or the Web UI';
+  if (err instanceof WorkflowNotFoundError) {
+    message = 'no such VM: nothing with that name was started on this deployment';
+    next = 'list VMs with: npx provision list --all';
+  } else if (err instanceof WorkflowFailedError && err.cause) {
+    message = err.cause.message;
+  } else if ((err as { code?: string }).code === 'TEMPORAL_NOT_RUNNING') {
+    next = 'npx provision server start';
+  }
+  if (json) io.out(JSON.stringify({ ok: false, error: { message, next } }) + '\n');
+  else io.err(`error: ${message}\n  next: ${next}\n`);
+  return EXIT_FAILED;
+}

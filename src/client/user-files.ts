@@ -1,0 +1,103 @@
+/**
+ * Files on the user's machine: the user's SSH key, one ssh config entry per VM (Included once
+ * from ~/.ssh/config, which is backed up first), and a known_hosts entry pinning the host key the
+ * worker saw, so plain `ssh <name>` works with host-key checking on. Key files are 0600.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { utils } from 'ssh2';
+import type { SshEndpoint } from '../providers/types';
+import { configDir } from '../paths';
+
+export interface UserKey {
+  privateKeyPath: string;
+  publicKey: string;
+}
+
+function home(env: NodeJS.ProcessEnv): string {
+  return env.HOME ?? homedir();
+}
+
+export function sshPaths(env: NodeJS.ProcessEnv) {
+  const base = join(configDir(env), 'ssh');
+  return {
+    base,
+    entries: join(base, 'config.d'),
+    knownHosts: join(base, 'known_hosts'),
+    userConfig: join(home(env), '.ssh', 'config'),
+    entry: (name: string) => join(base, 'config.d', `${name}.conf`),
+  };
+}
+
+/** The user's key: `--ssh-key`, else ~/.ssh/id_ed25519|id_ecdsa|id_rsa, else a gpuprov key made once. */
+export async function userKey(env: NodeJS.ProcessEnv, explicit?: string): Promise<UserKey> {
+  const candidates = explicit ? [explicit] : ['id_ed25519', 'id_ecdsa', 'id_rsa'].map((k) => join(home(env), '.ssh', k));
+  for (const p of candidates) {
+    if (existsSync(p) && existsSync(`${p}.pub`)) return { privateKeyPath: p, publicKey: (await readFile(`${p}.pub`, 'utf8')).trim() };
+  }
+  if (explicit) throw new Error(`--ssh-key ${explicit}: need both ${explicit} and ${explicit}.pub`);
+  const own = join(configDir(env), 'keys', 'id_ed25519');
+  if (!existsSync(own)) {
+    await mkdir(dirname(own), { recursive: true, mode: 0o700 });
+    const pair = utils.generateKeyPairSync('ed25519', { comment: 'gpuprov-user' });
+    await writeFile(own, pair.private, { mode: 0o600 });
+    await writeFile(`${own}.pub`, `${pair.public.trim()}\n`, { mode: 0o644 });
+  }
+  return { privateKeyPath: own, publicKey: (await readFile(`${own}.pub`, 'utf8')).trim() };
+}
+
+/** Alias under which the host key is pinned: survives IP/port reuse between VMs. */
+export const hostKeyAlias = (name: string): string => `gpuprov-${name}`;
+
+export function renderEntry(name: string, ep: SshEndpoint, user: string, keyPath: string, knownHosts: string): string {
+  return [
+    `# written by gpuprov for VM ${name}; removed by 'provision down ${name}'`,
+    `Host ${name}`,
+    `  HostName ${ep.host}`,
+    `  Port ${ep.port}`,
+    `  User ${user}`,
+    `  IdentityFile ${keyPath}`,
+    '  IdentitiesOnly yes',
+    `  HostKeyAlias ${hostKeyAlias(name)}`,
+    `  UserKnownHostsFile ${knownHosts}`,
+    '  StrictHostKeyChecking yes',
+    '',
+  ].join('\n');
+}
+
+/** Add `Include <entries>/*.conf` at the top of ~/.ssh/config, once, after backing it up. */
+async function ensureInclude(env: NodeJS.ProcessEnv): Promise<void> {
+  const p = sshPaths(env);
+  const line = `Include ${p.entries}/*.conf`;
+  await mkdir(dirname(p.userConfig), { recursive: true, mode: 0o700 });
+  const current = existsSync(p.userConfig) ? await readFile(p.userConfig, 'utf8') : '';
+  if (current.split('\n').some((l) => l.trim() === line)) return;
+  if (current && !existsSync(`${p.userConfig}.gpuprov-backup`)) await copyFile(p.userConfig, `${p.userConfig}.gpuprov-backup`);
+  // Include must come before any Host block to apply to every host name.
+  await writeFile(p.userConfig, `# gpuprov VMs (added by gpuprov)\n${line}\n\n${current}`, { mode: 0o600 });
+}
+
+/** Write the VM's ssh entry and pin its host key. */
+export async function writeSshEntry(env: NodeJS.ProcessEnv, name: string, ep: SshEndpoint, user: string, key: UserKey, hostKey: string): Promise<string> {
+  const p = sshPaths(env);
+  await mkdir(p.entries, { recursive: true, mode: 0o700 });
+  await writeFile(p.entry(name), renderEntry(name, ep, user, key.privateKeyPath, p.knownHosts), { mode: 0o600 });
+  const known = existsSync(p.knownHosts) ? (await readFile(p.knownHosts, 'utf8')).split('\n').filter((l) => l && !l.startsWith(`${hostKeyAlias(name)} `)) : [];
+  known.push(`${hostKeyAlias(name)} ${hostKey}`);
+  await writeFile(p.knownHosts, `${known.join('\n')}\n`, { mode: 0o600 });
+  await chmod(p.knownHosts, 0o600);
+  await ensureInclude(env);
+  return p.entry(name);
+}
+
+/** Remove the VM's ssh entry and pinned key (the Include line stays; it matches nothing). */
+export async function removeSshEntry(env: NodeJS.ProcessEnv, name: string): Promise<void> {
+  const p = sshPaths(env);
+  await rm(p.entry(name), { force: true });
+  if (existsSync(p.knownHosts)) {
+    const kept = (await readFile(p.knownHosts, 'utf8')).split('\n').filter((l) => l && !l.startsWith(`${hostKeyAlias(name)} `));
+    await writeFile(p.knownHosts, kept.length ? `${kept.join('\n')}\n` : '', { mode: 0o600 });
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The worker's clouds, from its environment: every adapter whose credentials are present, plus
+ * the `local` cloud (always registered; planned by default only when no other cloud is).
+ */
+import { ProviderRegistry } from './registry';
+import type { CloudProvider } from './types';
+import * as aws from './aws';
+import * as gcp from './gcp';
+import * as lambda from './lambda';
+import * as runpod from './runpod';
+import * as primeintellect from './primeintellect';
+import * as vastai from './vastai';
+import * as hyperstack from './hyperstack';
+import * as digitalocean from './digitalocean';
+import * as verda from './verda';
+import * as massedcompute from './massedcompute';
+import * as nebius from './nebius';
+import * as docker from './docker';
+import * as local from './local';
+
+/** Adapter factories in the default preference order. */
+const FACTORIES: ((env: NodeJS.ProcessEnv) => CloudProvider | undefined)[] = [
+  aws.fromEnv, gcp.fromEnv, lambda.fromEnv, runpod.fromEnv, primeintellect.fromEnv, vastai.fromEnv,
+  hyperstack.fromEnv, digitalocean.fromEnv, verda.fromEnv, massedcompute.fromEnv, nebius.fromEnv, docker.fromEnv,
+];
+
+/** Clouds planned when the user names none: all configured ones, `local` only when it is alone. */
+export function defaultClouds(registry: ProviderRegistry): string[] {
+  const names = registry.names();
+  const real = names.filter((n) => n !== 'local');
+  return real.length > 0 ? real : names;
+}
+
+export function registryFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderRegistry {
+  const providers: CloudProvider[] = [];
+  const only = env.GPUPROV_CLOUDS?.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const make of FACTORIES) {
+    const p = make(env);
+    if (p && (!only || only.includes(p.name))) providers.push(p);
+  }
+  if (!only || only.includes('local')) providers.push(local.fromEnv(env));
+  return new ProviderRegistry(providers);
+}

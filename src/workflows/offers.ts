@@ -1,0 +1,11 @@
+/**
+ * offersWorkflow: every configured cloud's offers with prices, computed on the worker so that
+ * cloud credentials never leave it. Short-lived; read-only.
+ */
+import type { PlanInput, PlanOutput } from '../activities';
+import { reading } from './activities';
+import { withTuning } from './tuning';
+
+export async function offersWorkflow(input: PlanInput): Promise<PlanOutput> {
+  return reading(withTuning({ mutateMaxAttempts: 3 }), 'plan offers (read-only)').planOffers(input);
+}
