@@ -1,0 +1,138 @@
+import { homedir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { ProviderError } from '../../errors';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../types';
+import { LocalApi } from './api';
+import { classify, injected } from './errors';
+import { Faults, where, type FaultCall } from './faults';
+import { CLOUD, isKnownOffer, planOffers, toObserved } from './map';
+
+export { countLive, liveSshdPids } from './procs';
+
+export interface LocalProviderOptions {
+  /** Directory holding every instance's state; processes sharing it share the cloud. */
+  root: string;
+  /** JSON fault file, re-read on every call (see `faults.ts` for its rules). */
+  faultsFile?: string;
+  /** Default `/usr/sbin/sshd`. */
+  sshdPath?: string;
+}
+
+/**
+ * The test cloud that needs no account: every instance is a real OpenSSH `sshd` on
+ * 127.0.0.1 and a free port, with its state directory under `root`. Regions `local-a` and
+ * `local-b`; types `cpu-small`, `cpu-large` and the fake-GPU `gpu-sim-1`. A fault file can
+ * inject errors, ambiguous creates, slow boots and failing deletes.
+ */
+export class LocalProvider implements CloudProvider {
+  readonly name = CLOUD;
+  private readonly api: LocalApi;
+  private readonly faults: Faults;
+  private readonly user: string;
+
+  constructor(opts: LocalProviderOptions) {
+    this.api = new LocalApi(opts.root, opts.sshdPath ?? '/usr/sbin/sshd');
+    this.faults = new Faults(opts.faultsFile, join(this.api.root, 'faults-state'));
+    this.user = userInfo().username;
+  }
+
+  /** Absolute state root (tests count leaks under it). */
+  get root(): string {
+    return this.api.root;
+  }
+
+  capabilities(): Capabilities {
+    return {
+      bootScript: false,
+      openPorts: false,
+      k8s: false,
+      sshUser: { kind: 'provider' },
+      bootTimeoutMs: 60_000,
+      pollIntervalMs: 250,
+      typicalBootMs: 500,
+    };
+  }
+
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    return this.guard({ primitive: 'plan' }, async () => planOffers(req));
+  }
+
+  async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
+    return this.guard(callOf('prepare', offer), async () => {
+      checkOffer(offer, spec);
+      await this.api.ensureBinaries();
+      await this.api.ensureVmDir(offer.region, spec.vmName);
+      return { stateDir: this.api.vmDir(offer.region, spec.vmName) };
+    });
+  }
+
+  async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
+    const call = callOf('create', offer);
+    return this.guard(call, async () => {
+      checkOffer(offer, spec);
+      await this.api.ensureBinaries();
+      const faults = this.faults.forCreate(call);
+      const id = await this.api.create(offer, spec, faults.bootDelayMs);
+      if (faults.ambiguous !== undefined) throw injected(faults.ambiguous, `${where(call)} after creating ${id}`);
+      return id;
+    });
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    return this.guard({ primitive: 'observe', region: at.region }, async () => {
+      const mine = (await this.api.list()).filter((x) => x.labels.vmName === vmName && x.labels.region === at.region);
+      const records = await Promise.all(mine.map((x) => this.api.record(x.id, x.labels)));
+      return records.map((r) => toObserved(r, this.user));
+    });
+  }
+
+  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    return this.guard({ primitive: 'delete', region: at.region }, async () => {
+      await this.api.sweepTrash();
+      const byIdentity = (await this.api.list()).filter((x) => x.labels.vmName === vmName && x.labels.region === at.region).map((x) => x.id);
+      const given: string[] = [];
+      for (const id of ids) {
+        const labels = await this.api.labels(id);
+        // An id of another region is not at `at`: leave it alone.
+        if (labels === undefined || labels.region === at.region) given.push(id);
+      }
+      for (const id of new Set([...given, ...byIdentity])) await this.api.remove(id);
+    });
+  }
+
+  async cleanup(at: Location, vmName: string): Promise<void> {
+    return this.guard({ primitive: 'cleanup', region: at.region }, async () => {
+      await this.api.removeVmDir(at.region, vmName);
+    });
+  }
+
+  /** Injected faults first, then the work; any other error is classified. */
+  private async guard<T>(call: FaultCall, work: () => Promise<T>): Promise<T> {
+    try {
+      this.faults.check(call);
+      return await work();
+    } catch (err) {
+      throw classify(err, call.primitive);
+    }
+  }
+}
+
+function callOf(primitive: 'prepare' | 'create', offer: Offer): FaultCall {
+  return { primitive, region: offer.region, instanceType: offer.instanceType };
+}
+
+function checkOffer(offer: Offer, spec: InstanceSpec): void {
+  if (!isKnownOffer(offer)) throw new ProviderError('InvalidRequest', `local: unknown offer ${offer.cloud}/${offer.region}/${offer.instanceType}`);
+  if (spec.vmName.trim() === '') throw new ProviderError('InvalidRequest', 'local: empty VM name');
+}
+
+/**
+ * The local cloud needs no credentials, so this always returns a provider: rooted at
+ * `GPUPROV_LOCAL_ROOT` (default `~/.local/state/gpuprov/local-cloud`), faults from
+ * `GPUPROV_LOCAL_FAULTS`.
+ */
+export function fromEnv(env: NodeJS.ProcessEnv): LocalProvider {
+  const root = env.GPUPROV_LOCAL_ROOT || join(env.HOME || homedir(), '.local', 'state', 'gpuprov', 'local-cloud');
+  const faultsFile = env.GPUPROV_LOCAL_FAULTS || undefined;
+  return new LocalProvider(faultsFile === undefined ? { root } : { root, faultsFile });
+}

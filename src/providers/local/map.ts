@@ -1,0 +1,128 @@
+import { ProviderError } from '../../errors';
+import type { InstanceStatus, Observed, Offer, ResourceRequest } from '../types';
+
+export const CLOUD = 'local';
+
+/** Regions in plan order. */
+export const REGIONS = ['local-a', 'local-b'] as const;
+
+interface InstanceType {
+  name: string;
+  vcpus: number;
+  memoryGiB: number;
+  pricePerHour: number;
+  gpu?: { model: string; count: number; memoryGiB: number };
+}
+
+/** The catalogue; the same in every region. `gpu-sim-1` is a fake GPU so GPU requests plan. */
+export const INSTANCE_TYPES: readonly InstanceType[] = [
+  { name: 'cpu-small', vcpus: 1, memoryGiB: 1, pricePerHour: 0.01 },
+  { name: 'cpu-large', vcpus: 4, memoryGiB: 8, pricePerHour: 0.02 },
+  { name: 'gpu-sim-1', vcpus: 4, memoryGiB: 16, pricePerHour: 0.1, gpu: { model: 'SIM', count: 1, memoryGiB: 1 } },
+];
+
+function toOffer(region: string, t: InstanceType): Offer {
+  const o: Offer = { cloud: CLOUD, region, instanceType: t.name, vcpus: t.vcpus, memoryGiB: t.memoryGiB, pricePerHour: t.pricePerHour, currency: 'USD' };
+  if (t.gpu) o.gpu = { ...t.gpu };
+  return o;
+}
+
+/**
+ * Ordered offers for a request: cheapest first, then region order (local-a, local-b).
+ * No offer left → InvalidRequest naming the filter that emptied the list.
+ * `req.k8s` is not a filter: whether k3s runs is the workflow's call, from `capabilities().k8s`.
+ */
+export function planOffers(req: ResourceRequest): Offer[] {
+  let offers = REGIONS.flatMap((r) => INSTANCE_TYPES.map((t) => toOffer(r, t)));
+  const steps: [string, (o: Offer) => boolean, boolean][] = [
+    [`regions ${JSON.stringify(req.regions)} (have ${REGIONS.join(', ')})`, (o) => req.regions!.includes(o.region), (req.regions?.length ?? 0) > 0],
+    [
+      `instance types ${JSON.stringify(req.instanceTypes)} (have ${INSTANCE_TYPES.map((t) => t.name).join(', ')})`,
+      (o) => req.instanceTypes!.includes(o.instanceType),
+      (req.instanceTypes?.length ?? 0) > 0,
+    ],
+    req.gpu
+      ? [`GPU ${req.gpu.model}:${req.gpu.count} (have SIM:1 on gpu-sim-1)`, (o) => o.gpu !== undefined && o.gpu.model.toUpperCase() === req.gpu!.model.toUpperCase() && o.gpu.count >= req.gpu!.count, true]
+      : ['no GPU', (o) => o.gpu === undefined, true],
+    [`max price ${req.maxPricePerHour} USD/h`, (o) => (o.pricePerHour ?? 0) <= req.maxPricePerHour!, req.maxPricePerHour !== undefined],
+  ];
+  for (const [what, keep, active] of steps) {
+    if (!active) continue;
+    offers = offers.filter(keep);
+    if (offers.length === 0) throw new ProviderError('InvalidRequest', `local: no offer matches ${what} for VM "${req.vmName}"`);
+  }
+  const regionRank = (r: string): number => (REGIONS as readonly string[]).indexOf(r);
+  return offers.sort((a, b) => (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0) || regionRank(a.region) - regionRank(b.region));
+}
+
+export function isKnownOffer(o: Offer): boolean {
+  return o.cloud === CLOUD && (REGIONS as readonly string[]).includes(o.region) && INSTANCE_TYPES.some((t) => t.name === o.instanceType);
+}
+
+/** What the state directory and the process table say about one instance. */
+export type ProcessState =
+  /** Create has not written the pid yet. */
+  | 'starting'
+  /** No pid long after create: the create crashed half-way. */
+  | 'abandoned'
+  /** sshd is alive but not accepting yet (or a boot-delay fault holds it). */
+  | 'booting'
+  /** sshd is alive and accepts TCP on its port. */
+  | 'listening'
+  /** sshd is gone but its state directory is not deleted. */
+  | 'exited';
+
+const STATUS: Record<ProcessState, InstanceStatus> = {
+  starting: 'Pending',
+  abandoned: 'Failed',
+  booting: 'Pending',
+  listening: 'Running',
+  exited: 'Failed',
+};
+
+const REASON: Partial<Record<ProcessState, string>> = {
+  abandoned: 'create did not finish (no sshd pid recorded)',
+  exited: 'sshd exited',
+};
+
+/** One instance as read from disk and /proc. */
+export interface InstanceRecord {
+  id: string;
+  region: string;
+  instanceType: string;
+  state: ProcessState;
+  port?: number;
+  /** Last line of the sshd log, for Failed reasons. */
+  logTail?: string;
+}
+
+export function toObserved(rec: InstanceRecord, user: string): Observed {
+  const status = STATUS[rec.state];
+  const o: Observed = { id: rec.id, status, location: { cloud: CLOUD, region: rec.region }, instanceType: rec.instanceType };
+  const reason = REASON[rec.state];
+  if (reason !== undefined) o.reason = rec.logTail ? `${reason}: ${rec.logTail}` : reason;
+  if (status === 'Running' && rec.port !== undefined) o.endpoint = { host: '127.0.0.1', port: rec.port, user };
+  return o;
+}
+
+/** sshd config of one instance: loopback only, keys only, everything under its state dir. */
+export function renderSshdConfig(dir: string, port: number): string {
+  return [
+    '# gpuprov local cloud instance',
+    'ListenAddress 127.0.0.1',
+    `Port ${port}`,
+    `HostKey ${dir}/ssh_host_ed25519_key`,
+    `AuthorizedKeysFile ${dir}/authorized_keys`,
+    `PidFile ${dir}/sshd.pid`,
+    'StrictModes no',
+    'PubkeyAuthentication yes',
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'UsePAM no',
+    'PermitRootLogin prohibit-password',
+    'UseDNS no',
+    'PrintMotd no',
+    'Subsystem sftp internal-sftp',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,33 @@
+import { runConformance } from './conformance';
+import { countLive } from '../../src/providers/local';
+import { describeWithSshd, freshId, makeCloud } from './local/helpers';
+
+describeWithSshd('local cloud (real sshd)', () => {
+  runConformance({
+    name: 'local',
+    make: async () => {
+      const cloud = await makeCloud('conformance');
+      return {
+        provider: cloud.provider,
+        request: { vmName: 'cf-local', k8s: false },
+        countLive: async () => countLive(cloud.root),
+        arm: async (kind, primitive) => cloud.setFaults([{ id: freshId(), primitive, error: kind, times: 1 }]),
+        kinds: [
+          { kind: 'Capacity', primitive: 'create' },
+          { kind: 'Quota', primitive: 'create' },
+          { kind: 'Unavailable', primitive: 'create' },
+          { kind: 'Failed', primitive: 'create' },
+          { kind: 'Credentials', primitive: 'plan' },
+          { kind: 'InvalidRequest', primitive: 'prepare' },
+          { kind: 'Transient', primitive: 'observe' },
+          { kind: 'Transient', primitive: 'delete' },
+          { kind: 'Transient', primitive: 'cleanup' },
+        ],
+        nativeIdempotency: true,
+        maxPolls: 50,
+        pollDelayMs: 100,
+        close: () => cloud.close(),
+      };
+    },
+  });
+});
