@@ -1,15 +1,23 @@
 /** The `provision` CLI: one command per file under ./commands; this file only dispatches. */
+import pkg from '../../package.json';
 import { didYouMean } from './catalog';
 import { EXIT_BAD_INPUT, EXIT_OK, type Command, type Io } from './command';
 import { cancelCommand, downCommand } from './commands/down';
+import { fleetCommand } from './commands/fleet';
+import { kubeconfigCommand } from './commands/kubeconfig';
 import { listCommand } from './commands/list';
+import { logsCommand } from './commands/logs';
 import { offersCommand } from './commands/offers';
 import { serverCommand } from './commands/server';
 import { sshCommand } from './commands/ssh';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
+import { tunnelCommand } from './commands/tunnel';
 
-export const COMMANDS: Command[] = [startCommand, statusCommand, listCommand, sshCommand, downCommand, cancelCommand, offersCommand, serverCommand];
+export const COMMANDS: Command[] = [
+  startCommand, statusCommand, listCommand, sshCommand, downCommand, cancelCommand, offersCommand,
+  kubeconfigCommand, tunnelCommand, fleetCommand, logsCommand, serverCommand,
+];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -32,7 +40,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     return name === undefined ? EXIT_BAD_INPUT : EXIT_OK;
   }
   if (name === '--version') {
-    io.out(`${(require('../../package.json') as { version: string }).version}\n`);
+    io.out(`${pkg.version}\n`);
     return EXIT_OK;
   }
   const cmd = COMMANDS.find((c) => c.name === name);

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { PlanInput, PlanOutput } from '../activities';
-import { cancelSignal, statusQuery, TASK_QUEUE, teardownSignal, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../workflows/api';
+import { cancelSignal, retryK8sSignal, statusQuery, TASK_QUEUE, teardownSignal, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../workflows/api';
 import { SA } from '../workflows/search-attributes';
 import type { Tuning } from '../workflows/tuning';
 
@@ -42,7 +42,12 @@ export class GpuprovClient {
     const id = vmWorkflowId(spec.name);
     try {
       const d = await this.temporal.workflow.getHandle(id).describe();
-      if (d.status.name === 'RUNNING') return { handle: this.temporal.workflow.getHandle(id), started: false };
+      if (d.status.name === 'RUNNING') {
+        const handle = this.temporal.workflow.getHandle(id);
+        // Starting a VM whose k3s step failed re-runs that step (the VM itself stays).
+        if ((await handle.query(statusQuery)).stage === 'k8s-failed') await handle.signal(retryK8sSignal);
+        return { handle, started: false };
+      }
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }

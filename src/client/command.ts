@@ -17,3 +17,7 @@ export interface Command {
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_BAD_INPUT = 2;
+
+/** Write one line (adds the newline) to stdout / stderr. */
+export const outLine = (io: Io, s: string): void => io.out(s.endsWith('\n') ? s : `${s}\n`);
+export const errLine = (io: Io, s: string): void => io.err(s.endsWith('\n') ? s : `${s}\n`);

@@ -105,6 +105,22 @@ export interface LeakInfo {
   nextRetryAt?: string;
 }
 
+/** Re-run the k3s step of a VM in stage `k8s-failed` (what `provision start` does for such a VM). */
+export const retryK8sSignal = defineSignal('retryK8s');
+
+/** The k3s part of a VM's status. */
+export interface K8sStatus {
+  enabled: boolean;
+  note?: string;
+  /** How the API is reached: port 6443 opened on the VM, or an SSH tunnel (`provision tunnel`). */
+  access?: 'Direct' | 'SshTunnel';
+  apiPort?: number;
+  /** Boot-probe route taken: `boot` (installed at boot) or why the installer was pushed. */
+  route?: string;
+  /** Installer pushes over SSH (including a SAN re-run). */
+  pushes?: number;
+}
+
 /** Full snapshot returned by the `status` query. */
 export interface VmStatus {
   apiVersion: number;
@@ -123,7 +139,7 @@ export interface VmStatus {
   endedAt?: string;
   ttlExpiresAt?: string;
   leak?: LeakInfo;
-  k8s?: { enabled: boolean; note?: string };
+  k8s?: K8sStatus;
   error?: { kind: string; message: string };
 }
 

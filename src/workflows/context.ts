@@ -18,6 +18,8 @@ export class VmContext {
   temporalCancelled = false;
   /** Incremented by every teardown signal (a leaked teardown retries at once on a new one). */
   teardownRequests = 0;
+  /** Incremented by the retryK8s signal while the VM is k8s-failed. */
+  k8sRetryRequests = 0;
   /** Read-only waits that a cancel may interrupt (never a mutating cloud call). */
   private readonly interruptible = new Set<CancellationScope>();
   private lastAttrs = '';

@@ -3,12 +3,13 @@
  * compensating every attempt that may have created something before moving on.
  * Decisions live in `search.ts`; this file is the glue that runs activities.
  */
-import { ApplicationFailure, setHandler, sleep, workflowInfo, CancellationScope } from '@temporalio/workflow';
+import { ApplicationFailure, patched, setHandler, sleep, workflowInfo, CancellationScope } from '@temporalio/workflow';
 import type { PlanOutput } from '../activities';
-import { isFatal, type ErrorKind } from '../errors';
+import { isFatal, type BlockScope, type ErrorKind } from '../errors';
+import { K3S_PATCH, k3sWanted, openPortsFor } from '../k3s/access';
 import { offerKey, type Capabilities, type InstanceSpec, type Offer } from '../providers/types';
 import { cancelSignal, statusQuery, type AttemptRecord, type LaunchFailureDetails, type LaunchResult, type VmSpec } from './api';
-import { mutating, polling, reading } from './activities';
+import { mutating, polling, reading } from './proxies';
 import { VmContext } from './context';
 import { failureInfo } from './failure-info';
 import { bootPolling, sshPolling } from './polling';
@@ -23,7 +24,7 @@ export type LaunchOutcome =
 
 type AttemptEnd =
   | { ok: true; result: Omit<LaunchResult, 'attempts'> }
-  | { ok: false; phase: Phase; type: string; message: string; block?: import('../errors').BlockScope; cancelled: boolean; instanceIds: string[] };
+  | { ok: false; phase: Phase; type: string; message: string; block?: BlockScope; cancelled: boolean; instanceIds: string[] };
 
 const DEFAULT_CAPS: Capabilities = { bootScript: false, openPorts: false, k8s: false, sshUser: { kind: 'provider' }, bootTimeoutMs: 15 * 60_000, pollIntervalMs: 5_000, typicalBootMs: 60_000 };
 
@@ -40,13 +41,15 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
   const info = workflowInfo();
   const spec = ctx.status.spec;
   const at = offer.zone === undefined ? { cloud: offer.cloud, region: offer.region } : { cloud: offer.cloud, region: offer.region, zone: offer.zone };
-  const instSpec: InstanceSpec = { vmName: spec.name, owner: info.namespace, publicKeys: spec.publicKeys ?? [], idempotencyKey: `${info.workflowId}/${index}`, openPorts: [22] };
+  const instSpec: InstanceSpec = { vmName: spec.name, owner: info.namespace, publicKeys: spec.publicKeys ?? [], idempotencyKey: `${info.workflowId}/${index}`, openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)) };
   const key = offerKey(offer);
   let phase: Phase = 'prepare';
   let instanceIds: string[] = [];
   try {
     ctx.setOffer(offer);
     ctx.setStage('preparing', { instanceIds: [] });
+    // k3s: the installer goes in as the boot script where the cloud runs one (read by an activity: workflows cannot read files).
+    if (caps.bootScript && k3sWanted(spec.k8s, caps) && patched(K3S_PATCH)) instSpec.bootScript = await reading(t, 'k3s installer as boot script').k3sBootScript({});
     const prepared = await mutating(t, `prepare ${key}`).prepareOffer(offer, instSpec);
     if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
 
@@ -148,7 +151,8 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     ctx.status.attempts = search.attempts;
 
     ctx.setStage('compensating');
-    await runTeardown(ctx, { at: { cloud: next.offer.cloud, region: next.offer.region, ...(next.offer.zone ? { zone: next.offer.zone } : {}) }, vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
+    // TEST-ONLY switch (see Tuning.unsafeSkipCompensationForTests): a deliberately broken build.
+    if (!t.unsafeSkipCompensationForTests) await runTeardown(ctx, { at: { cloud: next.offer.cloud, region: next.offer.region, ...(next.offer.zone ? { zone: next.offer.zone } : {}) }, vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
     record.compensated = true;
     record.endedAt = new Date().toISOString();
     ctx.status.instanceIds = [];

@@ -3,7 +3,7 @@
  * cloud credentials never leave it. Short-lived; read-only.
  */
 import type { PlanInput, PlanOutput } from '../activities';
-import { reading } from './activities';
+import { reading } from './proxies';
 import { withTuning } from './tuning';
 
 export async function offersWorkflow(input: PlanInput): Promise<PlanOutput> {

@@ -6,7 +6,7 @@
 import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
 import type { Location } from '../providers/types';
 import { statusQuery, teardownSignal, type Stage, type VmStatus } from './api';
-import { mutating, polling } from './activities';
+import { mutating, polling } from './proxies';
 import { VmContext } from './context';
 import { gonePolling } from './polling';
 import { leakDelayMs, type Tuning } from './tuning';

@@ -15,6 +15,11 @@ export interface Tuning {
   retryUntilUpDelayMs: number;
   /** Continue-as-new once the history has this many events (the server's suggestion also counts). */
   continueAsNewAfterEvents: number;
+  /**
+   * TEST-ONLY. Skips the compensation (teardown) of failed launch attempts, so the chaos kit
+   * (`test/chaos`) can prove its oracle catches a broken build. Never set it anywhere else.
+   */
+  unsafeSkipCompensationForTests?: boolean;
 }
 
 export const DEFAULT_TUNING: Tuning = {

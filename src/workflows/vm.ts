@@ -4,14 +4,17 @@
  * the VM, using continue-as-new to keep its history bounded.
  */
 import {
-  ApplicationFailure, CancelledFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo,
+  ApplicationFailure, CancelledFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, patched, setHandler, workflowInfo,
 } from '@temporalio/workflow';
+import { K3S_PATCH } from '../k3s/access';
 import type { Capabilities } from '../providers/types';
-import { cancelSignal, statusQuery, teardownSignal, type VmSpec, type VmStatus } from './api';
-import { reading } from './activities';
+import { cancelSignal, retryK8sSignal, statusQuery, teardownSignal, type LaunchResult, type VmSpec, type VmStatus } from './api';
+import { reading } from './proxies';
 import { VmContext } from './context';
+import { runK3s } from './k3s';
 import { runLaunch } from './launch';
 import { runTeardown } from './teardown';
+import { slotEventSignal } from './fleet-api';
 import type { Tuning } from './tuning';
 
 /** State carried across continue-as-new (a Ready VM). */
@@ -27,7 +30,7 @@ export interface VmWorkflowInput {
   carried?: VmCarried;
 }
 
-type ReadyEnd = 'teardown' | 'cancel' | 'ttl' | 'lost' | 'continue';
+type ReadyEnd = 'teardown' | 'cancel' | 'ttl' | 'lost' | 'continue' | 'retry-k8s';
 
 async function healthy(ctx: VmContext): Promise<boolean> {
   const s = ctx.status;
@@ -45,10 +48,11 @@ async function waitInReady(ctx: VmContext): Promise<ReadyEnd> {
   const t = ctx.tuning;
   const ttlAt = ctx.status.ttlExpiresAt ? Date.parse(ctx.status.ttlExpiresAt) : undefined;
   const base = ctx.teardownRequests;
+  const k8sBase = ctx.k8sRetryRequests;
   for (;;) {
     const wait = Math.max(1, Math.min(ttlAt === undefined ? Infinity : ttlAt - Date.now(), t.healthIntervalMs));
-    const woke = await condition(() => ctx.teardownRequests > base || ctx.cancelRequested, wait, { summary: 'ready: wait for teardown, TTL or health check' });
-    if (woke) return ctx.cancelRequested ? 'cancel' : 'teardown';
+    const woke = await condition(() => ctx.teardownRequests > base || ctx.cancelRequested || ctx.k8sRetryRequests > k8sBase, wait, { summary: 'ready: wait for teardown, TTL or health check' });
+    if (woke) return ctx.cancelRequested ? 'cancel' : ctx.teardownRequests > base ? 'teardown' : 'retry-k8s';
     if (ttlAt !== undefined && Date.now() >= ttlAt) return 'ttl';
     if (!(await healthy(ctx))) return 'lost';
     const info = workflowInfo();
@@ -67,8 +71,13 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
     if (!launched && ctx.status.stage !== 'leaked') ctx.requestCancel();
   });
   setHandler(cancelSignal, () => ctx.requestCancel());
+  setHandler(retryK8sSignal, () => {
+    if (ctx.status.stage === 'k8s-failed') ctx.k8sRetryRequests += 1;
+  });
   CancellationScope.current().cancelRequested.catch(() => ctx.requestCancel(true));
 
+  /** What a k3s re-run needs (this run only; after continue-as-new a re-run says so). */
+  let lastLaunch: { caps: Capabilities; result: LaunchResult } | undefined;
   let pollIntervalMs = input.carried?.pollIntervalMs ?? 5_000;
   const end = await CancellationScope.nonCancellable(async (): Promise<ReadyEnd | 'launch-cancelled'> => {
     if (!input.carried) {
@@ -76,27 +85,51 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
       if (outcome.kind === 'cancelled') return 'launch-cancelled';
       if (outcome.kind === 'failed') {
         ctx.setStage('failed', { error: { kind: outcome.errorKind, message: outcome.message }, endedAt: new Date().toISOString(), instanceIds: [] });
+        await notifyParent(ctx);
         throw ApplicationFailure.create({ type: 'LaunchFailed', message: outcome.message, nonRetryable: true, details: [outcome.details] });
       }
       const r = outcome.result;
       const caps: Capabilities = outcome.capabilities;
+      lastLaunch = { caps, result: r };
       pollIntervalMs = caps.pollIntervalMs;
       const readyAt = new Date().toISOString();
       const k8sWanted = input.spec.k8s !== 'off';
-      ctx.setStage('ready', {
+      const ready = {
         readyAt,
         endpoint: r.endpoint,
         hostKeyFingerprint: r.hostKeyFingerprint,
         hostKey: r.hostKey,
         instanceIds: [r.instanceId],
         ...(input.spec.ttlMs ? { ttlExpiresAt: new Date(Date.now() + input.spec.ttlMs).toISOString() } : {}),
-        k8s: caps.k8s && k8sWanted
-          ? { enabled: false, note: 'k3s is supported on this cloud but not installed by this build' }
-          : { enabled: false, note: k8sWanted ? `k3s skipped: ${r.offer.cloud} does not support it` : 'k3s off (--no-k8s)' },
-      });
+      };
+      if (caps.k8s && k8sWanted && patched(K3S_PATCH)) {
+        // k3s (DESIGN §2): stage `k8s` while installing; a failure leaves the VM up as `k8s-failed`.
+        ctx.setStage('k8s', { ...ready, k8s: { enabled: true, note: 'k3s: starting' } });
+        const k = await runK3s(ctx, { caps, result: r, bootRoute: caps.bootScript, expectGpus: r.offer.gpu?.count ?? 0 });
+        if (k.kind !== 'cancelled') ctx.setStage(k.kind === 'ready' ? 'ready' : 'k8s-failed', { k8s: k.k8s });
+      } else {
+        ctx.setStage('ready', {
+          ...ready,
+          k8s: caps.k8s && k8sWanted
+            ? { enabled: false, note: 'k3s not run: this VM was started before k3s support' }
+            : { enabled: false, note: k8sWanted ? `k3s skipped: ${r.offer.cloud} does not support it` : 'k3s off (--no-k8s)' },
+        });
+      }
       launched = true;
+      await notifyParent(ctx);
     }
-    return waitInReady(ctx);
+    for (;;) {
+      const e = await waitInReady(ctx);
+      if (e !== 'retry-k8s') return e;
+      // `start` again on a k8s-failed VM re-enters at CheckBootInstall (SSH push if needed).
+      if (!lastLaunch) {
+        ctx.setStage('k8s-failed', { k8s: { enabled: true, note: 'k3s re-run unavailable after continue-as-new; run provision down and start again' } });
+        continue;
+      }
+      ctx.setStage('k8s', { k8s: { enabled: true, note: 'k3s: re-running' } });
+      const k = await runK3s(ctx, { caps: lastLaunch.caps, result: lastLaunch.result, bootRoute: false, expectGpus: lastLaunch.result.offer.gpu?.count ?? 0 });
+      if (k.kind !== 'cancelled') ctx.setStage(k.kind === 'ready' ? 'ready' : 'k8s-failed', { k8s: k.k8s });
+    }
   });
 
   if (end === 'continue') {
@@ -112,6 +145,28 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   }
   const final = end === 'lost' ? 'lost' : ctx.cancelRequested ? 'cancelled' : 'terminated';
   ctx.setStage(final, { endedAt: new Date().toISOString(), instanceIds: [] });
+  await notifyParent(ctx);
   if (ctx.temporalCancelled) throw new CancelledFailure('cancelled; everything this VM created was deleted');
   return ctx.status;
+}
+
+// ---- Fleet slots: a vmWorkflow started by a fleet reports `ready` and its end to it. ----
+// Only when there is a parent: standalone VMs (and every saved history) issue no extra command.
+
+/** Signal the parent fleet (by workflow ID, so it reaches its current run) with this attempt's stage. */
+async function notifyParent(ctx: VmContext): Promise<void> {
+  const parent = workflowInfo().parent;
+  if (!parent) return;
+  const s = ctx.status;
+  try {
+    await getExternalWorkflowHandle(parent.workflowId).signal(slotEventSignal, {
+      workflowId: workflowInfo().workflowId,
+      stage: s.stage,
+      ...(s.endpoint ? { endpoint: s.endpoint } : {}),
+      ...(s.hostKey ? { hostKey: s.hostKey } : {}),
+      ...(s.error ? { error: s.error } : {}),
+    });
+  } catch {
+    // The fleet has ended: nobody is left to tell.
+  }
 }

@@ -72,7 +72,7 @@ export class FakeProvider implements CloudProvider {
   readonly name: string;
   private readonly stateFile?: string;
   private mem: State;
-  caps: Capabilities = { bootScript: false, openPorts: false, k8s: false, sshUser: { kind: 'fixed', user: 'fake' }, bootTimeoutMs: 60_000, pollIntervalMs: 200, typicalBootMs: 300 };
+  caps: Capabilities = { bootScript: false, openPorts: false, k8s: false, sshUser: { kind: 'fixed', user: 'fake' }, bootTimeoutMs: 180_000, pollIntervalMs: 200, typicalBootMs: 300 };
 
   constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number } = {}) {
     this.name = o.name ?? 'fake';

@@ -1,7 +1,8 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireServer } from '../harness/temporal';
-import { startLab, type Lab } from './helpers';
+import type { WorkflowHandle } from '@temporalio/client';
+import { startLab, waitStage, type Lab } from './helpers';
 
 describe.skipIf(!requireServer())('launch failover on the dev server (FakeProvider)', () => {
   let lab: Lab;
@@ -94,7 +95,6 @@ describe.skipIf(!requireServer())('launch failover on the dev server (FakeProvid
   it('retryUntilUp: every offer exhausted, then capacity appears → ready', async () => {
     lab.fake.script({ primitive: 'create', error: 'Capacity', times: -1 });
     const h = await lab.start({ name: 'rtu1', k8s: 'off', retryUntilUp: true });
-    const { waitStage } = await import('./helpers');
     await waitStage(h, 'waiting-retry');
     lab.fake.clearRules();
     const s = await waitReady(h);
@@ -106,8 +106,5 @@ describe.skipIf(!requireServer())('launch failover on the dev server (FakeProvid
     expect(lab.fake.liveCount('rtu1')).toBe(0);
   });
 
-  async function waitReady(h: Parameters<typeof import('./helpers').waitStage>[0]) {
-    const { waitStage } = await import('./helpers');
-    return waitStage(h, 'ready');
-  }
+  const waitReady = (h: WorkflowHandle) => waitStage(h, 'ready');
 });

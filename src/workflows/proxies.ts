@@ -8,7 +8,9 @@ import type { Tuning } from './tuning';
 function pollOptions(p: PollSchedule, summary: string): ActivityOptions {
   return {
     summary,
-    startToCloseTimeout: '60s',
+    // One observe or one SSH probe per attempt: short, so a worker that dies mid-attempt costs
+    // seconds (the server retries after this timeout), not the whole boot deadline.
+    startToCloseTimeout: '15s',
     scheduleToCloseTimeout: p.deadlineMs,
     retry: {
       initialInterval: p.initialIntervalMs,

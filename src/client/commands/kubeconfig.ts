@@ -1,0 +1,84 @@
+/** `provision kubeconfig <name>`: fetch k3s's kubeconfig over SSH (the user's key), write it 0600. */
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { configDir } from '../../paths';
+import { K3S_API_PORT } from '../../k3s/access';
+import { apiServerUrl, rewriteKubeconfig, serverOf } from '../../k3s/kubeconfig';
+import { CAT_KUBECONFIG_SCRIPT } from '../../k3s/remote';
+import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../../k3s/user-ssh';
+import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, type Command, type Io } from '../command';
+
+const USAGE = `Usage: provision kubeconfig <name> [--port <local port>] [--identity <key file>] [--out <file>] [--json]
+
+Fetches the VM's k3s kubeconfig over SSH with your key (never through Temporal), points it at
+the API (the VM's public host, or 127.0.0.1:<port> of \`provision tunnel\` when the cloud opens
+no ports), names its context <name>, writes it with mode 0600 and prints the KUBECONFIG= line.
+
+Options:
+  --port <n>         local port of \`provision tunnel\` (default 6443; tunnel access only)
+  --identity <file>  SSH private key (default: your ssh defaults / agent; env GPUPROV_SSH_IDENTITY)
+  --out <file>       where to write it (default <config dir>/kube/<name>.yaml)
+  --json             print {"path", "server", "context", "access"}`;
+
+function fetchOverSsh(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('ssh', [...args, CAT_KUBECONFIG_SCRIPT], { maxBuffer: 4 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) reject(new K3sAccessError(`could not read the kubeconfig over SSH: ${stderr.trim() || err.message}`, EXIT_FAILED));
+      else resolve(stdout);
+    });
+  });
+}
+
+async function run(args: string[], io: Io): Promise<number> {
+  const { positional, opts } = parseArgs(args, ['port', 'identity', 'out']);
+  const name = positional[0];
+  if (!name || positional.length > 1) throw new K3sAccessError(`expected one VM name\n\n${USAGE}`, EXIT_BAD_INPUT);
+  const localPort = portOption(opts.get('port'), K3S_API_PORT);
+  const identity = typeof opts.get('identity') === 'string' ? (opts.get('identity') as string) : io.env.GPUPROV_SSH_IDENTITY;
+
+  const access = k3sAccessOf(await vmStatus(io, name));
+  const ssh = sshArgs(access, identity);
+  let raw: string;
+  try {
+    raw = await fetchOverSsh(ssh.args);
+  } finally {
+    ssh.cleanup();
+  }
+  const mode = access.k8s.access ?? 'SshTunnel';
+  const remotePort = access.k8s.apiPort ?? Number(new URL(serverOf(raw) ?? `https://127.0.0.1:${K3S_API_PORT}`).port || K3S_API_PORT);
+  const server = apiServerUrl({ access: mode, host: access.endpoint.host, apiPort: remotePort, localPort });
+  const text = rewriteKubeconfig(raw, { name, server });
+
+  const out = typeof opts.get('out') === 'string' ? (opts.get('out') as string) : join(configDir(io.env), 'kube', `${name}.yaml`);
+  await mkdir(join(out, '..'), { recursive: true, mode: 0o700 });
+  const tmp = `${out}.${process.pid}.tmp`;
+  await writeFile(tmp, text, { mode: 0o600 });
+  await chmod(tmp, 0o600);
+  await rename(tmp, out);
+
+  if (opts.get('json') === true) {
+    io.out(JSON.stringify({ path: out, server, context: name, access: mode }, null, 2));
+    return EXIT_OK;
+  }
+  io.out(`export KUBECONFIG=${out}`);
+  if (mode === 'SshTunnel') io.err(`${name}'s cloud opens no API port: run \`provision tunnel ${name}${localPort === K3S_API_PORT ? '' : ` --port ${localPort}`}\` in another terminal first.`);
+  return EXIT_OK;
+}
+
+export const kubeconfigCommand: Command = {
+  name: 'kubeconfig',
+  summary: "write the VM's k3s kubeconfig (0600) and print the KUBECONFIG= line",
+  usage: USAGE,
+  async run(args, io) {
+    try {
+      return await run(args, io);
+    } catch (err) {
+      if (err instanceof K3sAccessError) {
+        io.err(err.message);
+        return err.exitCode;
+      }
+      throw err;
+    }
+  },
+};

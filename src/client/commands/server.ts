@@ -1,0 +1,96 @@
+/** `provision server start | stop | status`: the embedded default Temporal server and worker. */
+import { embeddedStatus, startEmbedded, stopEmbedded, type EmbeddedStatus } from '../../server/embedded';
+import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
+
+const USAGE = `Usage: provision server <start|stop|status> [--json] [--no-worker]
+
+  start    start the embedded Temporal dev server (SQLite under the state dir, gRPC 127.0.0.1:7233,
+           Web UI http://localhost:8233) and a gpuprov worker, in the background; idempotent
+  stop     stop both; the state (workflow history) is kept for the next start
+  status   show both daemons (pid, alive), the address and the Web UI URL
+
+Options:
+  --json       machine-readable output
+  --no-worker  (start) start only the server
+
+Environment: GPUPROV_STATE_DIR, GPUPROV_EMBEDDED_PORT, GPUPROV_EMBEDDED_UI_PORT, TEMPORAL_CLI_PATH`;
+
+function describe(s: EmbeddedStatus): string[] {
+  const proc = (name: string, p: { pid?: number; alive: boolean; logFile: string }, extra = ''): string =>
+    `${name}: ${p.alive ? `running (pid ${p.pid ?? '?'})${extra}` : 'not running'} — log ${p.logFile}`;
+  return [
+    proc('Temporal server', s.server, s.server.alive ? (s.server.healthy ? `, answering on ${s.address}` : `, NOT answering on ${s.address}`) : ''),
+    proc('Worker', s.worker),
+    `State: ${s.dbFile}`,
+  ];
+}
+
+async function start(io: Io, json: boolean, worker: boolean): Promise<number> {
+  if (io.env.TEMPORAL_ADDRESS && !json) {
+    errLine(io, `note: TEMPORAL_ADDRESS=${io.env.TEMPORAL_ADDRESS} is set, so other commands connect there, not to the embedded server.`);
+  }
+  const r = await startEmbedded({ env: io.env, log: (l) => errLine(io, l), worker });
+  if (json) {
+    outLine(io, JSON.stringify({ ...r.status, alreadyRunning: r.alreadyRunning, startedServer: r.startedServer, startedWorker: r.startedWorker }, null, 2));
+    return EXIT_OK;
+  }
+  outLine(io, r.alreadyRunning ? `The embedded default is already running at ${r.status.address}.` : `Started the embedded default at ${r.status.address}.`);
+  for (const line of describe(r.status)) outLine(io, line);
+  outLine(io, `Web UI: ${r.status.uiUrl} — next: npx provision start --name gpu1`);
+  return EXIT_OK;
+}
+
+async function stop(io: Io, json: boolean): Promise<number> {
+  const before = await embeddedStatus(io.env);
+  const { stopped } = await stopEmbedded(io.env);
+  if (json) {
+    outLine(io, JSON.stringify({ stopped, dbFile: before.dbFile }, null, 2));
+    return EXIT_OK;
+  }
+  if (stopped.length === 0) outLine(io, 'The embedded default was not running.');
+  else outLine(io, `Stopped the embedded ${stopped.map((d) => (d === 'temporal' ? 'Temporal server' : 'worker')).join(' and ')}.`);
+  outLine(io, `State kept in ${before.dbFile} — next: npx provision server start`);
+  return EXIT_OK;
+}
+
+async function status(io: Io, json: boolean): Promise<number> {
+  const s = await embeddedStatus(io.env);
+  if (json) {
+    outLine(io, JSON.stringify(s, null, 2));
+    return EXIT_OK;
+  }
+  outLine(io, s.running ? `The embedded default is running at ${s.address}.` : 'The embedded default is not (fully) running.');
+  for (const line of describe(s)) outLine(io, line);
+  outLine(io, s.running ? `Web UI: ${s.uiUrl} — next: npx provision start --name gpu1` : 'next: npx provision server start');
+  return EXIT_OK;
+}
+
+export const serverCommand: Command = {
+  name: 'server',
+  summary: 'start, stop or show the embedded Temporal server and worker',
+  usage: USAGE,
+  async run(args, io) {
+    const flags = new Set(args.filter((a) => a.startsWith('-')));
+    const positional = args.filter((a) => !a.startsWith('-'));
+    const unknown = [...flags].filter((f) => !['--json', '--no-worker', '--help', '-h'].includes(f));
+    if (flags.has('--help') || flags.has('-h')) {
+      outLine(io, USAGE);
+      return EXIT_OK;
+    }
+    const sub = positional[0];
+    if (unknown.length > 0 || positional.length !== 1 || (sub !== 'start' && sub !== 'stop' && sub !== 'status')) {
+      errLine(io, unknown.length > 0 ? `unknown option ${unknown.join(', ')}` : `expected one of start, stop, status`);
+      errLine(io, USAGE);
+      return EXIT_BAD_INPUT;
+    }
+    const json = flags.has('--json');
+    try {
+      if (sub === 'start') return await start(io, json, !flags.has('--no-worker'));
+      if (sub === 'stop') return await stop(io, json);
+      return await status(io, json);
+    } catch (err) {
+      errLine(io, `provision server ${sub}: ${err instanceof Error ? err.message : String(err)}`);
+      return EXIT_FAILED;
+    }
+  },
+};

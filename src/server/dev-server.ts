@@ -1,0 +1,178 @@
+/**
+ * Runs `temporal server start-dev` (SQLite-backed, Web UI included) and waits until it answers
+ * real gRPC calls. Used by the embedded default daemon and by the test harness.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../workflows/api';
+import { pidAlive } from './lock';
+import { obtainTemporalCli } from './temporal-cli';
+
+export interface DevServerOptions {
+  /** Path of the temporal CLI; default: `obtainTemporalCli()` (finds or installs it). */
+  cliPath?: string;
+  /** gRPC port on 127.0.0.1. */
+  port: number;
+  /** Web UI port; ignored when `headless`. Default: port + 1000 (the CLI's default). */
+  uiPort?: number;
+  headless?: boolean;
+  /** SQLite file; the server's state survives restarts on the same file. */
+  dbFile: string;
+  namespace?: string;
+  /** Server output goes here (appended); default: kept in memory for error messages. */
+  logFile?: string;
+  logFormat?: 'json' | 'pretty';
+  /** Run in its own process group, not tied to this process (the embedded daemon). */
+  detached?: boolean;
+  /** How long to wait for health. Default 60 s. */
+  healthTimeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface DevServer {
+  /** `127.0.0.1:<port>` */
+  address: string;
+  namespace: string;
+  /** `http://localhost:<uiPort>`, absent when headless. */
+  uiUrl?: string;
+  pid: number;
+  /** SIGTERM, then SIGKILL after a bound; resolves when the process is gone. */
+  stop(): Promise<void>;
+}
+
+/** A TCP port free on 127.0.0.1 right now (never Temporal's well-known 7233/8233). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = net.createServer();
+      srv.once('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const { port: p } = srv.address() as net.AddressInfo;
+        srv.close(() => resolve(p));
+      });
+    });
+    if (port !== 7233 && port !== 8233) return port;
+  }
+}
+
+/**
+ * True when a Temporal frontend answers at `address` (getSystemInfo) and, if given, knows
+ * `namespace`.
+ */
+export async function isTemporalHealthy(address: string, namespace?: string, timeoutMs = 2_000): Promise<boolean> {
+  let conn: Connection | undefined;
+  try {
+    conn = await Connection.connect({ address, connectTimeout: timeoutMs });
+    const deadline = new Date(Date.now() + timeoutMs);
+    await conn.withDeadline(deadline, () => conn!.workflowService.getSystemInfo({}));
+    if (namespace) await conn.withDeadline(deadline, () => conn!.workflowService.describeNamespace({ namespace }));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await conn?.close().catch(() => undefined);
+  }
+}
+
+/** Sends SIGTERM (to the group when `group`), then SIGKILL after `graceMs`; waits until gone. */
+export async function terminate(pid: number, { graceMs = 10_000, group = false } = {}): Promise<void> {
+  const target = group ? -pid : pid;
+  const send = (sig: NodeJS.Signals): void => {
+    try {
+      process.kill(target, sig);
+    } catch {
+      // Already gone.
+    }
+  };
+  if (!pidAlive(pid)) return;
+  send('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (pidAlive(pid) && Date.now() < deadline) await sleep(100);
+  if (!pidAlive(pid)) return;
+  send('SIGKILL');
+  const killDeadline = Date.now() + 5_000;
+  while (pidAlive(pid) && Date.now() < killDeadline) await sleep(50);
+}
+
+/** The `temporal server start-dev` arguments for these options. */
+export function devServerArgs(o: DevServerOptions): string[] {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(o.port), '--db-filename', o.dbFile];
+  if (o.namespace && o.namespace !== 'default') args.push('--namespace', o.namespace);
+  if (o.headless) args.push('--headless');
+  else args.push('--ui-port', String(o.uiPort ?? o.port + 1000));
+  args.push('--log-format', o.logFormat ?? 'json', '--log-level', 'warn');
+  for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
+  return args;
+}
+
+/** Starts a dev server and resolves once it answers gRPC and knows the namespace. */
+export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
+  const namespace = o.namespace ?? 'default';
+  const address = `127.0.0.1:${o.port}`;
+  const cliPath = o.cliPath ?? (await obtainTemporalCli({ env: o.env })).path;
+  fs.mkdirSync(path.dirname(o.dbFile), { recursive: true });
+  let logFd: number | undefined;
+  if (o.logFile) {
+    fs.mkdirSync(path.dirname(o.logFile), { recursive: true });
+    logFd = fs.openSync(o.logFile, 'a');
+  }
+  const child = spawn(cliPath, devServerArgs({ ...o, namespace }), {
+    env: o.env ?? process.env,
+    detached: o.detached ?? false,
+    stdio: ['ignore', logFd ?? (o.detached ? 'ignore' : 'pipe'), logFd ?? (o.detached ? 'ignore' : 'pipe')],
+  });
+  if (logFd !== undefined) fs.closeSync(logFd);
+  let tail = '';
+  const keep = (d: Buffer): void => {
+    tail = (tail + d.toString()).slice(-4_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let exited: string | undefined;
+  child.once('exit', (code, sig) => (exited = `exited (code ${code ?? '-'}, signal ${sig ?? '-'})`));
+  const spawnError = new Promise<never>((_, reject) => child.once('error', reject));
+  spawnError.catch(() => undefined);
+  const pid = child.pid;
+  if (pid === undefined) await spawnError;
+
+  // Not detached: never leave the server behind when this process exits.
+  const onExit = (): void => {
+    try {
+      process.kill(pid!, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+  if (!o.detached) process.on('exit', onExit);
+  else child.unref();
+
+  let stopped: Promise<void> | undefined;
+  const server: DevServer = {
+    address,
+    namespace,
+    uiUrl: o.headless ? undefined : `http://localhost:${o.uiPort ?? o.port + 1000}`,
+    pid: pid!,
+    stop: () => {
+      stopped ??= terminate(pid!).then(() => {
+        process.off('exit', onExit);
+      });
+      return stopped;
+    },
+  };
+
+  const deadline = Date.now() + (o.healthTimeoutMs ?? 60_000);
+  while (Date.now() < deadline) {
+    if (exited) break;
+    if (await isTemporalHealthy(address, namespace)) return server;
+    await sleep(250);
+  }
+  await server.stop();
+  const where = o.logFile ? `see ${o.logFile}` : `output:\n${tail.trim()}`;
+  throw new Error(
+    `temporal dev server on ${address} ${exited ?? `did not become healthy within ${(o.healthTimeoutMs ?? 60_000) / 1000}s`}; ${where}`,
+  );
+}

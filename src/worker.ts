@@ -1,0 +1,118 @@
+/**
+ * The gpuprov worker: the one place where connection, providers, SSH identity, activities and
+ * workflows are wired. Run directly (`npm run worker`, or the embedded default's daemon) it
+ * connects through @temporalio/envconfig (temporal.toml profile, TEMPORAL_* variables) or to the
+ * embedded server whose address the daemon passes in GPUPROV_EMBEDDED_ADDRESS.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { stateDir } from './paths';
+import { WORKER_READY_TEXT } from './server/worker-ready';
+import { TASK_QUEUE } from './workflows/api';
+
+export interface CreateWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue?: string;
+  /** The activity implementations (`createActivities(...)`, or test fakes). */
+  activities: object;
+  /** Concurrent activity executions (default: the SDK's). */
+  maxConcurrent?: number;
+  /** Default: `src/workflows` (tests may pass their own workflows module). */
+  workflowsPath?: string;
+}
+
+/**
+ * `src/workflows` as a file path: `index.ts` in a checkout, `index.js` when built. (Not
+ * `require.resolve`, which does not know `.ts` under vitest.)
+ */
+function defaultWorkflowsPath(): string {
+  const dir = path.join(__dirname, 'workflows');
+  const ts = path.join(dir, 'index.ts');
+  return fs.existsSync(ts) ? ts : path.join(dir, 'index.js');
+}
+
+/** A worker polling `taskQueue` with gpuprov's workflows and the given activities. */
+export async function createWorker(o: CreateWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: o.connection,
+    namespace: o.namespace,
+    taskQueue: o.taskQueue ?? TASK_QUEUE,
+    workflowsPath: o.workflowsPath ?? defaultWorkflowsPath(),
+    activities: o.activities,
+    ...(o.maxConcurrent !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrent } : {}),
+  });
+}
+
+export interface WorkerConnection {
+  connection: NativeConnection;
+  address: string;
+  namespace: string;
+}
+
+/** Connects as the daemon was told (GPUPROV_EMBEDDED_ADDRESS) or as envconfig says. */
+export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promise<WorkerConnection> {
+  if (env.GPUPROV_EMBEDDED_ADDRESS) {
+    const address = env.GPUPROV_EMBEDDED_ADDRESS;
+    return { connection: await NativeConnection.connect({ address }), address, namespace: env.GPUPROV_EMBEDDED_NAMESPACE || 'default' };
+  }
+  const overrideEnvVars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars });
+  const address = connectionOptions.address ?? '127.0.0.1:7233';
+  const connection = await NativeConnection.connect({ ...connectionOptions, address });
+  return { connection, address, namespace: namespace ?? 'default' };
+}
+
+/**
+ * Runs `worker` until SIGINT/SIGTERM, logging one line (WORKER_READY_TEXT …) once it polls;
+ * closes the connection afterwards.
+ */
+export async function runUntilSignal(worker: Worker, conn: WorkerConnection, taskQueue: string, clouds: string[]): Promise<void> {
+  const stop = (): void => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const running = worker.run();
+  while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 20));
+  if (worker.getState() === 'RUNNING') {
+    process.stdout.write(
+      `${WORKER_READY_TEXT} "${taskQueue}" in namespace "${conn.namespace}" at ${conn.address}; clouds: ${clouds.join(', ') || 'none'}\n`,
+    );
+  }
+  try {
+    await running;
+  } finally {
+    await conn.connection.close();
+  }
+}
+
+/** The worker process: wires everything from the environment and runs until a signal. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  if (env.GPUPROV_METRICS_ADDRESS) {
+    // Must come before any connection or worker is created.
+    Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: env.GPUPROV_METRICS_ADDRESS } } } });
+  }
+  // Loaded here, not at the top: they pull in every cloud SDK, which tests of createWorker do not need.
+  const [{ createActivities }, { loadOrCreateSshIdentity }, { registryFromEnv }] = await Promise.all([
+    import('./activities'),
+    import('./activities/ssh-identity'),
+    import('./providers/default-registry'),
+  ]);
+  const conn = await connectWorker(env);
+  const taskQueue = env.GPUPROV_TASK_QUEUE || TASK_QUEUE;
+  const registry = registryFromEnv(env);
+  const ssh = await loadOrCreateSshIdentity(path.join(stateDir(env), 'keys'));
+  const activities = createActivities({ registry, ssh, owner: conn.namespace });
+  const worker = await createWorker({ connection: conn.connection, namespace: conn.namespace, taskQueue, activities });
+  await runUntilSignal(worker, conn, taskQueue, registry.names());
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`gpuprov worker: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,151 @@
+/**
+ * The k3s step of vmWorkflow: CheckBootInstall → Install? → AwaitApi → Validate (→ one SAN
+ * re-run) → Ready. The kubeconfig step is the CLI's (`provision kubeconfig`), so it never
+ * enters history. Decisions live in `k3s/boot-probe.ts` and `k3s/access.ts`.
+ *
+ * Runs inline in vmWorkflow (not a child workflow), like launch and teardown: one status in one
+ * history. It adds a handful of activities plus one probe + timer per boot-probe interval, at
+ * most ~15 min / interval of them, far below the continue-as-new threshold.
+ */
+import { proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { K3sTarget, ValidateResult } from '../activities/k3s';
+import { NON_RETRYABLE_TYPES } from '../errors';
+import { apiAccessFor, type K3sStatus } from '../k3s/access';
+import { BOOT_INSTALL_MAX_WAIT_MS, decideBoot, pushTakesOver } from '../k3s/boot-probe';
+import type { Capabilities } from '../providers/types';
+import type { LaunchResult } from './api';
+import type { VmContext } from './context';
+import { failureInfo } from './failure-info';
+import { defaultUser } from './launch';
+import type { Tuning } from './tuning';
+
+/** k3s timings; read from the workflow's tuning input when present (tests shrink them). */
+export interface K3sTuning {
+  /** Longest wait for a boot-time install before pushing the installer over SSH. */
+  k3sBootMaxWaitMs: number;
+  /** How often CheckBootInstall looks again while the boot install runs. */
+  k3sProbeIntervalMs: number;
+  /** Budget of one installer run over SSH. */
+  k3sInstallTimeoutMs: number;
+  /** Whole wait for `/readyz`. */
+  k3sApiDeadlineMs: number;
+  /** Whole wait for node Ready, CoreDNS and GPUs. */
+  k3sValidateDeadlineMs: number;
+}
+
+export const DEFAULT_K3S_TUNING: K3sTuning = {
+  k3sBootMaxWaitMs: BOOT_INSTALL_MAX_WAIT_MS,
+  k3sProbeIntervalMs: 15_000,
+  k3sInstallTimeoutMs: 20 * 60_000,
+  k3sApiDeadlineMs: 10 * 60_000,
+  k3sValidateDeadlineMs: 10 * 60_000,
+};
+
+export function k3sTuning(t: Tuning): K3sTuning {
+  const given = t as Tuning & Partial<K3sTuning>;
+  const out = { ...DEFAULT_K3S_TUNING };
+  for (const k of Object.keys(out) as (keyof K3sTuning)[]) {
+    const v = given[k];
+    if (typeof v === 'number') out[k] = v;
+  }
+  return out;
+}
+
+/** The activity gives up by itself at its deadline (naming what is missing); this is the backstop. */
+const DEADLINE_MARGIN_MS = 60_000;
+
+function pollOptions(summary: string, deadlineMs: number): ActivityOptions {
+  return {
+    summary,
+    startToCloseTimeout: '2 minutes',
+    scheduleToCloseTimeout: deadlineMs + DEADLINE_MARGIN_MS,
+    retry: { initialInterval: 1_000, backoffCoefficient: 1.5, maximumInterval: 10_000, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES, 'K3sInvalid', 'HostKeyMismatch'] },
+  };
+}
+
+export interface K3sRunInput {
+  caps: Capabilities;
+  result: LaunchResult;
+  /** The installer went in as this VM's boot script. */
+  bootRoute: boolean;
+  /** GPUs of the offer (nvidia.com/gpu must be allocatable). */
+  expectGpus: number;
+}
+
+export type K3sOutcome = { kind: 'ready'; k8s: K3sStatus } | { kind: 'failed'; k8s: K3sStatus; message: string } | { kind: 'cancelled'; k8s: K3sStatus };
+
+/** Run the k3s step for a launched VM. Sets stage `k8s` notes as it goes; never throws for k3s errors. */
+export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOutcome> {
+  const kt = k3sTuning(ctx.tuning);
+  const r = input.result;
+  const access = apiAccessFor(input.caps);
+  const target: K3sTarget = { endpoint: r.endpoint, defaultUser: defaultUser(input.caps), hostKey: r.hostKey };
+  const apiHost = access === 'Direct' ? r.endpoint.host : '127.0.0.1';
+  const sans = [...new Set([r.endpoint.host, apiHost])];
+  const k8s: K3sStatus = { enabled: true, access, pushes: 0, note: 'k3s: checking the boot install' };
+  const note = (text: string, patch: Partial<K3sStatus> = {}): void => {
+    Object.assign(k8s, patch, { note: text });
+    ctx.setStage('k8s', { k8s: { ...k8s } });
+  };
+
+  const probe = proxyActivities<Activities>({ summary: 'k3s: boot probe', startToCloseTimeout: '2 minutes', retry: { initialInterval: 1_000, maximumInterval: 10_000, maximumAttempts: 10, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES, 'HostKeyMismatch'] } });
+  const install = proxyActivities<Activities>({ summary: 'k3s: run the installer over SSH', startToCloseTimeout: kt.k3sInstallTimeoutMs, retry: { initialInterval: 5_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES, 'HostKeyMismatch'] } });
+  const push = async (reason: string, pushSans: string[], takeover: boolean): Promise<void> => {
+    note(`k3s: installing over SSH (${reason})`, { route: reason });
+    await install.pushInstaller({ target, sans: pushSans, takeover });
+    k8s.pushes = (k8s.pushes ?? 0) + 1;
+  };
+  const awaitApi = async (): Promise<void> => {
+    note('k3s: waiting for the API');
+    const { apiPort } = await ctx.interruptibly(() => proxyActivities<Activities>(pollOptions('k3s: wait for /readyz', kt.k3sApiDeadlineMs)).awaitApi(target, Date.now() + kt.k3sApiDeadlineMs));
+    k8s.apiPort = apiPort;
+  };
+  const validate = async (): Promise<ValidateResult> => {
+    note('k3s: validating the cluster');
+    return ctx.interruptibly(() =>
+      proxyActivities<Activities>(pollOptions('k3s: validate node, CoreDNS, GPUs, API certificate', kt.k3sValidateDeadlineMs)).validateCluster({ target, access, apiHost, expectGpus: input.expectGpus, giveUpAt: Date.now() + kt.k3sValidateDeadlineMs }),
+    );
+  };
+
+  try {
+    ctx.setStage('k8s', { k8s: { ...k8s } });
+    // CheckBootInstall: one probe per interval until the table says installed or push.
+    const since = Date.now();
+    for (;;) {
+      if (ctx.cancelRequested) return { kind: 'cancelled', k8s };
+      const seen = await ctx.interruptibly(() => probe.readBootProbe(target));
+      const d = decideBoot(seen, { bootRoute: input.bootRoute, waitedMs: Date.now() - since, maxWaitMs: kt.k3sBootMaxWaitMs });
+      if (d.action === 'installed') {
+        k8s.route = 'boot';
+        break;
+      }
+      if (d.action === 'push') {
+        await push(d.reason, sans, pushTakesOver(d.reason));
+        break;
+      }
+      note(`k3s: ${d.reason}`);
+      await ctx.interruptibly(() => sleep(kt.k3sProbeIntervalMs, { summary: 'k3s: wait for the boot install' }));
+    }
+    if (ctx.cancelRequested) return { kind: 'cancelled', k8s };
+    await awaitApi();
+    let v = await validate();
+    if (!v.ok) {
+      // The boot install could not learn the public host: re-run once with it as a SAN.
+      await push(`API certificate lacks ${v.missingSan}`, [...sans, v.missingSan], false);
+      await awaitApi();
+      v = await validate();
+      if (!v.ok) throw new Error(`the API certificate still does not cover ${v.missingSan} (SANs: ${[...v.sans.dns, ...v.sans.ips].join(', ')})`);
+    }
+    k8s.apiPort = v.apiPort;
+    const how = access === 'Direct' ? `API at https://${apiHost}:${v.apiPort}` : `API over SSH: provision tunnel ${ctx.status.name}`;
+    Object.assign(k8s, { note: `k3s ready (${how}); kubeconfig: provision kubeconfig ${ctx.status.name}` });
+    return { kind: 'ready', k8s: { ...k8s } };
+  } catch (err) {
+    const f = failureInfo(err);
+    if (f.cancelled) return { kind: 'cancelled', k8s };
+    const message = `k3s failed: ${f.message}`;
+    Object.assign(k8s, { note: `${message} — the VM is kept for debugging; \`provision down ${ctx.status.name}\` removes it` });
+    return { kind: 'failed', k8s: { ...k8s }, message };
+  }
+}

