@@ -32,8 +32,8 @@ export function toFailure(err: unknown): ApplicationFailure {
 }
 
 /** The cloud has not reached the wanted state yet: retried by the activity's retry policy (this is the polling). */
-export function notReady(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message, nonRetryable: false });
+export function notReady(message: string, nextRetryDelayMs?: number): ApplicationFailure {
+  return ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message, nonRetryable: false, ...(nextRetryDelayMs !== undefined ? { nextRetryDelay: nextRetryDelayMs } : {}) });
 }
 
 /** The instance failed or vanished while booting. */

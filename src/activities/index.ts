@@ -7,6 +7,7 @@ import { FAILURE_TYPES, ProviderError } from '../errors';
 import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../providers/types';
+import { bootPollDelayMs } from '../workflows/polling';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { bootFailed, notReady, toFailure, translated } from './failures';
 import type { SshIdentity } from './ssh-identity';
@@ -135,17 +136,20 @@ export function createActivities(deps: ActivityDeps) {
 
     /** NotReady (retryable) until the instance is Running with an SSH endpoint. */
     async awaitRunning(input: AwaitRunningInput): Promise<RunningInstance> {
-      const seen = await translated(() => provider(input.at.cloud).observe(input.at, input.vmName));
+      const p = provider(input.at.cloud);
+      const seen = await translated(() => p.observe(input.at, input.vmName));
+      // Boot-aware polling: sparse before the cloud's typical boot time, dense around it (P3 in BENCHMARKS.md).
+      const next = bootPollDelayMs(p.capabilities(), now() - input.createdAtMs);
       const inst = seen.find((o) => o.id === input.instanceId) ?? seen.find((o) => o.status === 'Running' || o.status === 'Pending');
       if (!inst) {
         if (now() - input.createdAtMs > VANISH_GRACE_MS) throw bootFailed(`instance ${input.instanceId} vanished while booting`);
-        throw notReady(`instance ${input.instanceId} not listed yet`);
+        throw notReady(`instance ${input.instanceId} not listed yet`, next);
       }
       if (inst.status === 'Failed') throw bootFailed(`instance ${inst.id} failed while booting${inst.reason ? `: ${inst.reason}` : ''}`);
       if (inst.status === 'Terminating' || inst.status === 'Stopped' || inst.status === 'Stopping') {
         throw bootFailed(`instance ${inst.id} is ${inst.status} while booting${inst.reason ? `: ${inst.reason}` : ''}`);
       }
-      if (inst.status !== 'Running' || !inst.endpoint) throw notReady(`instance ${inst.id} is ${inst.status}${inst.endpoint ? '' : ', no SSH endpoint yet'}`);
+      if (inst.status !== 'Running' || !inst.endpoint) throw notReady(`instance ${inst.id} is ${inst.status}${inst.endpoint ? '' : ', no SSH endpoint yet'}`, next);
       return { instanceId: inst.id, endpoint: inst.endpoint };
     },
 

@@ -1,0 +1,98 @@
+/** Reading workflow histories: event categories, the `ready` moment, event times. */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+
+export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** `activityTaskScheduled`, `upsertWorkflowSearchAttributes`, … (the event's attributes field, without the suffix). */
+export function kindOf(e: HistoryEvent): string {
+  const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k] != null);
+  return key ? key.replace(/EventAttributes$/, '') : 'unknown';
+}
+
+export function timeOf(e: HistoryEvent): number {
+  const t = e.eventTime;
+  if (!t) return NaN;
+  return Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6;
+}
+
+export async function eventsOf(h: WorkflowHandle): Promise<HistoryEvent[]> {
+  return (await h.fetchHistory()).events ?? [];
+}
+
+/** The GpuprovStage value an upsert event sets, if any. */
+export function upsertedStage(e: HistoryEvent): string | undefined {
+  const data = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.GpuprovStage?.data;
+  if (!data) return undefined;
+  try {
+    return JSON.parse(Buffer.from(data).toString('utf8')) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Index of the event that sets stage `ready` (−1 when never). */
+export function readyIndex(events: HistoryEvent[]): number {
+  return events.findIndex((e) => upsertedStage(e) === 'ready');
+}
+
+/** Events by category: workflow tasks, activities (by type), upserts, timers, other. */
+export function breakdown(events: HistoryEvent[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const activityName = new Map<string, string>();
+  for (const e of events) {
+    const k = kindOf(e);
+    let cat: string;
+    if (k.startsWith('workflowTask')) cat = 'workflow tasks';
+    else if (k === 'activityTaskScheduled') {
+      const name = e.activityTaskScheduledEventAttributes?.activityType?.name ?? '?';
+      activityName.set(String(e.eventId), name);
+      cat = `activity ${name}`;
+    } else if (k.startsWith('activityTask')) {
+      const a = e.activityTaskStartedEventAttributes ?? e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+      const sched = a && 'scheduledEventId' in a ? String(a.scheduledEventId) : '';
+      cat = `activity ${activityName.get(sched) ?? '?'}`;
+    } else if (k === 'upsertWorkflowSearchAttributes') cat = 'search-attribute upserts';
+    else if (k.startsWith('timer')) cat = 'timers';
+    else cat = k;
+    out[cat] = (out[cat] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** Time the workflow code first saw the result of activity `name` (the workflow task started after its completion). */
+export function activityKnownAt(events: HistoryEvent[], name: string): number | undefined {
+  const sched = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name);
+  if (!sched) return undefined;
+  const done = events.findIndex((e) => e.activityTaskCompletedEventAttributes && String(e.activityTaskCompletedEventAttributes.scheduledEventId) === String(sched.eventId));
+  if (done < 0) return undefined;
+  const wt = events.slice(done + 1).find((e) => kindOf(e) === 'workflowTaskStarted');
+  return wt ? timeOf(wt) : undefined;
+}
+
+/**
+ * Where a run's time went, from the server's event times: workflow tasks waiting for the worker
+ * (scheduled → started), the worker running them (started → completed, incl. the round trip),
+ * activities (scheduled → completed, incl. retries/polling), and timers.
+ */
+export function timeBreakdown(events: HistoryEvent[]): { wtQueueMs: number; wtRunMs: number; workflowTasks: number; activityMs: number; timerMs: number } {
+  const at = new Map<string, number>();
+  for (const e of events) at.set(String(e.eventId), timeOf(e));
+  let wtQueueMs = 0;
+  let wtRunMs = 0;
+  let workflowTasks = 0;
+  let activityMs = 0;
+  let timerMs = 0;
+  for (const e of events) {
+    const t = timeOf(e);
+    if (e.workflowTaskStartedEventAttributes) wtQueueMs += t - (at.get(String(e.workflowTaskStartedEventAttributes.scheduledEventId)) ?? t);
+    if (e.workflowTaskCompletedEventAttributes) {
+      wtRunMs += t - (at.get(String(e.workflowTaskCompletedEventAttributes.startedEventId)) ?? t);
+      workflowTasks += 1;
+    }
+    const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
+    if (done) activityMs += t - (at.get(String(done.scheduledEventId)) ?? t);
+    if (e.timerFiredEventAttributes) timerMs += t - (at.get(String(e.timerFiredEventAttributes.startedEventId)) ?? t);
+  }
+  return { wtQueueMs, wtRunMs, workflowTasks, activityMs, timerMs };
+}

@@ -1,0 +1,162 @@
+/**
+ * The bench's own world: a Temporal dev server on free ports, one in-process worker with
+ * gpuprov's workflows and activities, the local cloud (real sshd) and FakeProviders under
+ * several names (one per metric, each with its own capabilities).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { createActivities, type Activities, type AwaitRunningInput } from '../src/activities';
+import { loadOrCreateSshIdentity, type SshIdentity } from '../src/activities/ssh-identity';
+import { ssh2Prober, type SshProber } from '../src/activities/ssh-probe';
+import { FAILURE_TYPES } from '../src/errors';
+import { LocalProvider, liveSshdPids } from '../src/providers/local';
+import { ProviderRegistry } from '../src/providers/registry';
+import type { Capabilities } from '../src/providers/types';
+import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
+import { obtainTemporalCli } from '../src/server/temporal-cli';
+import { createWorker } from '../src/worker';
+import { FakeProvider } from '../test/harness/fake-provider';
+
+/**
+ * How a cloud's boot wait is scheduled. `current`: the retry policy of `bootPolling` (what ships).
+ * `fixed`: a look every poll interval. `boot-aware`: `bootPollDelayMs` as the NotReady failure's
+ * nextRetryDelay (the proposed change, wired here by wrapping the activity).
+ */
+export type BootSchedule = 'current' | 'fixed' | 'boot-aware';
+
+export interface Lab {
+  client: Client;
+  taskQueue: string;
+  ssh: SshIdentity;
+  local: LocalProvider;
+  localRoot: string;
+  fakes: Map<string, FakeProvider>;
+  cliVersion: string;
+  worker: Worker;
+  /** CPU seconds (user+sys) used so far by the dev server process. */
+  serverCpuS(): number;
+  /** A FakeProvider registered under `name` (must be declared at setup). */
+  fake(name: string): FakeProvider;
+  close(): Promise<void>;
+}
+
+export interface FakeDecl {
+  name: string;
+  caps?: Partial<Capabilities>;
+  schedule?: BootSchedule;
+}
+
+/** utime + stime of a process from /proc (Linux), in seconds; NaN elsewhere. */
+export function procCpuS(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** NotReady with an explicit next delay (overrides the retry policy's backoff). */
+function notReadyAfter(message: string, delayMs: number): ApplicationFailure {
+  return ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message, nonRetryable: false, nextRetryDelay: delayMs });
+}
+
+export async function startLab(o: { fakes: FakeDecl[]; scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined; log: (s: string) => void }): Promise<Lab> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
+  const cli = await obtainTemporalCli({ log: o.log });
+  const port = await freePort();
+  o.log(`starting dev server on 127.0.0.1:${port} (${cli.version})`);
+  const server: DevServer = await startDevServer({ cliPath: cli.path, port, headless: true, dbFile: join(dir, 'temporal.db'), namespace: 'default', logFile: join(dir, 'server.log') });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: 'default' });
+  const native = await NativeConnection.connect({ address: server.address });
+
+  const localRoot = join(dir, 'local-cloud');
+  const local = new LocalProvider({ root: localRoot });
+  const fakes = new Map<string, FakeProvider>();
+  const schedules = new Map<string, BootSchedule>();
+  for (const f of o.fakes) {
+    const fake = new FakeProvider({ name: f.name });
+    fake.caps = { ...fake.caps, ...f.caps };
+    fakes.set(f.name, fake);
+    if (f.schedule) schedules.set(f.name, f.schedule);
+  }
+  const ssh = await loadOrCreateSshIdentity(join(dir, 'keys'));
+  const fakeProbers = [...fakes.values()].map((f) => f.prober());
+  // Fake instances answer as user `fake` (no sshd behind them); everything else is a real sshd.
+  const prober: SshProber = async (target, identity, timeoutMs) => {
+    if (target.user !== 'fake') return ssh2Prober(target, identity, timeoutMs);
+    let last: unknown;
+    for (const p of fakeProbers) {
+      try {
+        return await p(target, identity, timeoutMs);
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
+  };
+  const base = createActivities({ registry: new ProviderRegistry([local, ...fakes.values()]), ssh, owner: 'default', prober });
+  const activities: Activities = {
+    ...base,
+    async awaitRunning(input: AwaitRunningInput) {
+      try {
+        return await base.awaitRunning(input);
+      } catch (err) {
+        const schedule = schedules.get(input.at.cloud);
+        const fake = fakes.get(input.at.cloud);
+        if (!schedule || !fake || !(err instanceof ApplicationFailure) || err.type !== FAILURE_TYPES.NotReady) throw err;
+        const delay = o.scheduleDelay(schedule, fake.caps, Date.now() - input.createdAtMs);
+        throw delay === undefined ? err : notReadyAfter(err.message, delay);
+      }
+    },
+  };
+  const taskQueue = `bench-${randomUUID()}`;
+  o.log('bundling workflows and starting the worker');
+  const worker = await createWorker({ connection: native, namespace: 'default', taskQueue, activities });
+  const running = worker.run();
+  running.catch((err: unknown) => o.log(`worker stopped: ${String(err)}`));
+  while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 10));
+
+  return {
+    client,
+    taskQueue,
+    ssh,
+    local,
+    localRoot,
+    fakes,
+    cliVersion: cli.version,
+    worker,
+    serverCpuS: () => procCpuS(server.pid),
+    fake: (name) => {
+      const f = fakes.get(name);
+      if (!f) throw new Error(`bench: no fake cloud ${name}`);
+      return f;
+    },
+    close: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await native.close();
+      await connection.close();
+      await server.stop();
+      // Every launch tears down; an sshd left behind means a run failed half-way: stop it (ours, by pid).
+      const left = liveSshdPids(localRoot);
+      if (left.length > 0) o.log(`stopping ${left.length} local-cloud sshd left behind`);
+      for (const pid of left) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * P1: the same launch on the local cloud (real sshd), by gpuprov's vmWorkflow and by a bare
+ * script calling the same provider primitives directly with the same polling schedules,
+ * interleaved (ABBA) so that machine noise hits both alike.
+ */
+import type { Client } from '@temporalio/client';
+import { createOrAdopt } from '../src/activities/create-or-adopt';
+import type { SshIdentity } from '../src/activities/ssh-identity';
+import { ssh2Prober } from '../src/activities/ssh-probe';
+import type { LocalProvider } from '../src/providers/local';
+import type { Capabilities, InstanceSpec, Location } from '../src/providers/types';
+import { vmWorkflowId } from '../src/workflows/api';
+import type { vmWorkflow } from '../src/workflows';
+import { bootPolling, gonePolling, sshPolling, type PollSchedule } from '../src/workflows/polling';
+import { eventsOf, readyIndex, timeOf, type HistoryEvent } from './history';
+import { retryDelay, sleep } from './stats';
+
+export interface LaunchTiming {
+  /** Start → Ready (SSH probe passed). */
+  launchMs: number;
+  /** Teardown asked → instance gone and side resources cleaned. */
+  teardownMs: number;
+  totalMs: number;
+}
+
+export interface WorkflowRun extends LaunchTiming {
+  events: HistoryEvent[];
+}
+
+/** Poll `fn` until it resolves, sleeping as a Temporal retry policy with schedule `p` would. */
+async function retrying<T>(p: PollSchedule, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + p.deadlineMs;
+  for (let n = 1; ; n++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(retryDelay(p.initialIntervalMs, p.backoffCoefficient, p.maximumIntervalMs, n));
+    }
+  }
+}
+
+const userOf = (caps: Capabilities): string => (caps.sshUser.kind === 'fixed' ? caps.sshUser.user : 'root');
+
+/** The bare script: plan → prepare → create → observe until Running → ssh probe → delete → observe until gone → cleanup. */
+export async function bareLaunch(p: LocalProvider, ssh: SshIdentity, name: string): Promise<LaunchTiming> {
+  const t0 = Date.now();
+  const caps = p.capabilities();
+  const offers = await p.plan({ vmName: name, k8s: false });
+  const offer = offers[0]!;
+  const at: Location = { cloud: offer.cloud, region: offer.region };
+  const spec: InstanceSpec = { vmName: name, owner: 'default', publicKeys: [ssh.publicKey], idempotencyKey: `bare-${name}/0`, openPorts: [22] };
+  const prepared = await p.prepare(offer, spec);
+  const { instanceId } = await createOrAdopt(p, offer, prepared, spec);
+  const endpoint = await retrying(bootPolling(caps), async () => {
+    const inst = (await p.observe(at, name)).find((o) => o.id === instanceId);
+    if (inst?.status !== 'Running' || !inst.endpoint) throw new Error('not running yet');
+    return inst.endpoint;
+  });
+  await retrying(sshPolling(caps), () => ssh2Prober({ host: endpoint.host, port: endpoint.port, user: endpoint.user ?? userOf(caps) }, ssh, 10_000));
+  const ready = Date.now();
+  await p.delete(at, name, [instanceId]);
+  await retrying(gonePolling(caps), async () => {
+    if ((await p.observe(at, name)).length > 0) throw new Error('still there');
+  });
+  await p.cleanup(at, name);
+  const end = Date.now();
+  return { launchMs: ready - t0, teardownMs: end - ready, totalMs: end - t0 };
+}
+
+/**
+ * vmWorkflow with `ttlMs: 1`, so that Ready is followed at once by the teardown (a 1 ms timer
+ * stands in for the user's `down`): start → ready upsert → timer fired → completed.
+ */
+export async function workflowLaunch(client: Client, taskQueue: string, name: string): Promise<WorkflowRun> {
+  const t0 = Date.now();
+  const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+    taskQueue,
+    workflowId: `${vmWorkflowId(name)}-${t0}`,
+    args: [{ spec: { name, clouds: ['local'], k8s: 'off', ttlMs: 1 } }],
+  });
+  const s = await h.result();
+  const end = Date.now();
+  if (s.stage !== 'terminated') throw new Error(`P1 workflow ${name} ended ${s.stage}`);
+  const events = await eventsOf(h);
+  const ri = readyIndex(events);
+  const fired = events.find((e) => e.timerFiredEventAttributes);
+  if (ri < 0 || !fired) throw new Error(`P1 workflow ${name}: no ready/timer event`);
+  const ready = timeOf(events[ri]!);
+  return { launchMs: ready - t0, teardownMs: end - timeOf(fired), totalMs: end - t0, events };
+}
