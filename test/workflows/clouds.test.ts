@@ -21,6 +21,8 @@ import { startLambdaDouble } from '../providers/lambda/double';
 import { startRunPodDouble } from '../providers/runpod/double';
 import { startPrimeIntellectDouble } from '../providers/primeintellect/double';
 import { startGcpDouble } from '../providers/gcp/double';
+import { startAwsDouble } from '../providers/aws/double';
+import { motoMissing } from '../harness/moto';
 
 const stubProbe: SshProber = async (t) => ({ fingerprint: `SHA256:stand-in-${t.host}-${t.port}`, hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStandInHostKeyForFixtures' });
 
@@ -78,5 +80,18 @@ describe.skipIf(!requireServer())('launch across real adapters on the dev server
       ['us-central1-b', 'ready', null],
     ]);
     expect(await gcp.countLive()).toBe(0);
+  });
+
+  it.skipIf(motoMissing())('AWS on moto: launch → teardown; a RunInstances whose response is lost is adopted, not duplicated', async () => {
+    const aws = await startAwsDouble();
+    closers.push(() => aws.close());
+    const w = await workerFor([aws.provider]);
+    closers.push(() => w.stop());
+    aws.armLostResponse('RunInstances');
+    const r = await launchThenTeardown(w, { name: 'aws1', gpu: { model: 'T4', count: 1 }, clouds: ['aws'], k8s: 'off' });
+    expect(r.location).toMatchObject({ cloud: 'aws', region: 'us-east-1' });
+    expect(r.attempts.map((a) => a.outcome)).toEqual(['ready']);
+    expect(aws.sent.filter((c) => c.command === 'RunInstances')).toHaveLength(1);
+    expect(await aws.countLive()).toBe(0);
   });
 });
