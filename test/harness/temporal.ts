@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createWorker } from '../../src/worker';
 
@@ -15,6 +15,14 @@ export interface TestEnv {
   uiUrl: string;
   client(): Promise<Client>;
   nativeConnection(): Promise<NativeConnection>;
+}
+
+// Worker logs at WARN: the SDK's INFO lines (state changes, Nexus notes) drown test output.
+// GPUPROV_TEST_LOG=INFO brings them back. Install once per test process, before any worker.
+try {
+  Runtime.install({ logger: new DefaultLogger((process.env.GPUPROV_TEST_LOG as 'INFO' | undefined) ?? 'WARN') });
+} catch {
+  // already installed in this process
 }
 
 let cached: TestEnv | undefined;
