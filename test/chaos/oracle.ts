@@ -1,0 +1,532 @@
+/**
+ * The oracle: black-box guarantees from DESIGN.md, checked on what a trace left behind — the
+ * workflow histories, the status/stage samples taken while it ran, and the cloud itself (the
+ * FakeProvider's call log and instances, or live sshd PIDs of the local cloud). Pure: evidence in,
+ * violations out.
+ */
+import type { AttemptRecord, VmStatus } from '../../src/workflows/api';
+import type { Offer } from '../../src/providers/types';
+import { offerKey } from '../../src/providers/types';
+import type { Fact, RunFacts } from './history';
+import type { Trace } from './trace';
+
+/** One instance as the cloud shows it. */
+export interface CloudInstance {
+  id: string;
+  vmName: string;
+  region: string;
+  instanceType: string;
+  port?: number;
+}
+
+/** One look at a VM while the trace ran: its status query (when it answered) and the cloud. */
+export interface Sample {
+  t: number;
+  vm: string;
+  runId?: string;
+  stage?: string;
+  instanceIds?: string[];
+  region?: string;
+  endpointPort?: number;
+  /** No signal, vanish or kill of this VM was in flight: the VM should be stable when ready. */
+  quiet: boolean;
+  /** The VM's live instances right after the query. */
+  live: CloudInstance[];
+  /** `GpuprovStage` from describe (only taken on quiet ready samples). */
+  describedStage?: string;
+}
+
+/** One FakeProvider call, in order (fake level only). */
+export interface CloudCall {
+  primitive: string;
+  vmName?: string;
+  region?: string;
+  instanceType?: string;
+  error?: string;
+}
+
+export interface Evidence {
+  trace: Trace;
+  mutateMaxAttempts: number;
+  runs: RunFacts[];
+  samples: Sample[];
+  /** Fake level: the cloud's call log for this trace's VMs. */
+  calls?: CloudCall[];
+  /** Every instance id ever seen per VM name. */
+  everSeen: Record<string, string[]>;
+  /** Instances of this trace's VMs left after convergence and the final teardown. */
+  finalLive: CloudInstance[];
+  /** Side resources (`vm@region`) left after convergence. */
+  finalSideResources: string[];
+  /** VMs or runs that did not reach Ready or a terminal state in time. */
+  unconverged: string[];
+  /** Runs whose workflow had closed while the cloud still held an instance of the VM. */
+  closedWhileHolding: string[];
+  /** Starts of an already-running name that the server accepted. */
+  duplicateStartsAccepted: string[];
+  /** VM names whose instance the harness made vanish. */
+  vanished: string[];
+  /** Worker SIGKILLs and server restarts during the trace (they can time activities out). */
+  disruptions: number;
+  replayErrors: Record<string, string>;
+  secrets: Record<string, string[]>;
+}
+
+export interface Violation {
+  invariant: string;
+  vm?: string;
+  detail: string;
+}
+
+export interface Invariant {
+  id: string;
+  /** The guarantee, as DESIGN.md states it. */
+  says: string;
+  check(ev: Evidence): Violation[];
+}
+
+// ---- reading runs -----------------------------------------------------------
+
+interface Attempt {
+  offer: Offer;
+  /** Index of the prepareOffer fact in the run's facts. */
+  at: number;
+  /** Index of the next attempt's prepareOffer, or of the close. */
+  until: number;
+  createScheduled: boolean;
+  record?: AttemptRecord;
+}
+
+const TEARDOWN = new Set(['deleteInstances', 'awaitGone', 'cleanup']);
+
+function closeOf(run: RunFacts): Extract<Fact, { e: 'closed' }> | undefined {
+  return run.facts.find((f): f is Extract<Fact, { e: 'closed' }> => f.e === 'closed');
+}
+
+/** The status a completed run returned, or the attempts a failed launch carried. */
+function finalAttempts(run: RunFacts): AttemptRecord[] | undefined {
+  const c = closeOf(run);
+  if (c?.status === 'completed') return (c.result as VmStatus | undefined)?.attempts;
+  if (c?.status === 'failed') return (c.details as { attempts?: AttemptRecord[] } | undefined)?.attempts;
+  return undefined;
+}
+
+function planOf(run: RunFacts): Offer[] | undefined {
+  const plan = run.facts.find((f): f is Extract<Fact, { e: 'activity' }> => f.e === 'activity' && f.type === 'planOffers');
+  if (!plan) return undefined;
+  const done = run.facts.find((f): f is Extract<Fact, { e: 'activityDone' }> => f.e === 'activityDone' && f.id === plan.id);
+  return (done?.result as { offers?: Offer[] } | undefined)?.offers;
+}
+
+function attemptsOf(run: RunFacts): Attempt[] {
+  const out: Attempt[] = [];
+  const records = finalAttempts(run);
+  run.facts.forEach((f, i) => {
+    if (f.e === 'activity' && f.type === 'prepareOffer') {
+      const prev = out[out.length - 1];
+      if (prev) prev.until = i;
+      const record = records?.[out.length];
+      out.push({ offer: f.input[0] as Offer, at: i, until: run.facts.length, createScheduled: false, ...(record ? { record } : {}) });
+    }
+    if (f.e === 'activity' && f.type === 'createInstance') {
+      const cur = out[out.length - 1];
+      if (cur) cur.createScheduled = true;
+    }
+    if (f.e === 'closed') {
+      const cur = out[out.length - 1];
+      if (cur && cur.until > i) cur.until = i;
+    }
+  });
+  return out;
+}
+
+const activitiesBetween = (run: RunFacts, from: number, to: number): Extract<Fact, { e: 'activity' }>[] =>
+  run.facts.slice(from, to).filter((f): f is Extract<Fact, { e: 'activity' }> => f.e === 'activity');
+
+function completed(run: RunFacts, id: number): boolean {
+  return run.facts.some((f) => f.e === 'activityDone' && f.id === id);
+}
+
+const regionOfAt = (a: Extract<Fact, { e: 'activity' }>): string | undefined => (a.input[0] as { region?: string } | undefined)?.region;
+const v = (invariant: string, vm: string | undefined, detail: string): Violation => (vm === undefined ? { invariant, detail } : { invariant, vm, detail });
+
+function perRun(fn: (run: RunFacts, ev: Evidence) => string[], id: string): (ev: Evidence) => Violation[] {
+  return (ev) => ev.runs.flatMap((run) => fn(run, ev).map((d) => v(id, run.vmName, `${run.runId.slice(-8)}: ${d}`)));
+}
+
+function injectedKinds(t: Trace): Set<string> {
+  return new Set(t.faults.map((f) => f.error));
+}
+
+function lastStageBefore(run: RunFacts, i: number): string | undefined {
+  for (let j = i - 1; j >= 0; j--) {
+    const f = run.facts[j]!;
+    if (f.e === 'stage') return f.stage;
+  }
+  return undefined;
+}
+
+function everReady(run: RunFacts, i: number): boolean {
+  return run.facts.slice(0, i).some((f) => f.e === 'stage' && f.stage === 'ready');
+}
+
+/** Index of the first fact that makes the run stop launching (cancel signal, cancel request, teardown before ready). */
+function cancelPoint(run: RunFacts): number | undefined {
+  const i = run.facts.findIndex(
+    (f, j) => f.e === 'cancelRequested' || (f.e === 'signal' && (f.name === 'cancel' || (f.name === 'teardown' && !everReady(run, j) && lastStageBefore(run, j) !== 'leaked'))),
+  );
+  return i < 0 ? undefined : i;
+}
+
+// ---- the invariants -----------------------------------------------------------
+
+export const INVARIANTS: Invariant[] = [
+  {
+    id: 'no-leak-after-convergence',
+    says: 'once faults stop and every VM is torn down, no instance of any VM is left (live sshd PIDs for local)',
+    check: (ev) => ev.finalLive.map((i) => v('no-leak-after-convergence', i.vmName, `instance ${i.id} in ${i.region} still live`)),
+  },
+  {
+    id: 'at-most-one-live-per-name',
+    says: 'at most one live instance per VM name at any time (compensation runs before the next offer)',
+    check: (ev) => ev.samples.filter((s) => s.live.length > 1).slice(0, 3).map((s) => v('at-most-one-live-per-name', s.vm, `${s.live.length} live: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`)),
+  },
+  {
+    id: 'one-create-per-attempt',
+    says: 'never two instances for one attempt: creates at the cloud never outnumber the create activities (ambiguous outcomes are adopted)',
+    check: (ev) => {
+      const out: Violation[] = [];
+      const scheduled = new Map<string, number>();
+      for (const run of ev.runs) {
+        for (const f of run.facts) {
+          if (f.e === 'activity' && f.type === 'createInstance') {
+            const o = f.input[0] as Offer;
+            const k = `${run.vmName}|${o.region}|${o.instanceType}`;
+            scheduled.set(k, (scheduled.get(k) ?? 0) + 1);
+          }
+        }
+      }
+      const perVm = new Map<string, number>();
+      for (const [k, n] of scheduled) perVm.set(k.split('|')[0]!, (perVm.get(k.split('|')[0]!) ?? 0) + n);
+      if (ev.calls) {
+        const made = new Map<string, number>();
+        for (const c of ev.calls) if (c.primitive === 'create' && !c.error) made.set(`${c.vmName}|${c.region}|${c.instanceType}`, (made.get(`${c.vmName}|${c.region}|${c.instanceType}`) ?? 0) + 1);
+        for (const [k, n] of made) if (n > (scheduled.get(k) ?? 0)) out.push(v('one-create-per-attempt', k.split('|')[0], `${n} instances created at ${k} for ${scheduled.get(k) ?? 0} create activities`));
+      }
+      for (const [vm, ids] of Object.entries(ev.everSeen)) {
+        if (ids.length > (perVm.get(vm) ?? 0)) out.push(v('one-create-per-attempt', vm, `${ids.length} distinct instances seen (${ids.join(', ')}) for ${perVm.get(vm) ?? 0} create activities`));
+      }
+      return out;
+    },
+  },
+  {
+    id: 'abandoned-attempts-deleted',
+    says: 'every attempt that may have created something is torn down (delete + await gone at its location) before the next offer or the end',
+    check: perRun((run) => {
+      const out: string[] = [];
+      for (const a of attemptsOf(run)) {
+        if (!a.createScheduled || !a.record || a.record.outcome === 'ready' || a.record.kind === 'Unavailable') continue;
+        const acts = activitiesBetween(run, a.at, a.until);
+        const del = acts.find((x) => x.type === 'deleteInstances' && regionOfAt(x) === a.offer.region && completed(run, x.id));
+        const gone = acts.find((x) => x.type === 'awaitGone' && regionOfAt(x) === a.offer.region && completed(run, x.id));
+        if (!del || !gone) out.push(`attempt ${offerKey(a.offer)} (${a.record.kind ?? '?'} at ${a.record.phase ?? '?'}) moved on without ${!del ? 'a completed delete' : 'a completed await-gone'}`);
+      }
+      return out;
+    }, 'abandoned-attempts-deleted'),
+  },
+  {
+    id: 'no-create-after-quota',
+    says: 'after a Quota error in a region, the launch creates nothing more in that region',
+    check: perRun((run) => {
+      const out: string[] = [];
+      const blocked = new Set<string>();
+      for (const a of attemptsOf(run)) {
+        const key = `${a.offer.cloud}/${a.offer.region}`;
+        if (blocked.has(key)) out.push(`attempt at ${offerKey(a.offer)} after Quota in ${key}`);
+        if (a.record?.kind === 'Quota') blocked.add(key);
+      }
+      return out;
+    }, 'no-create-after-quota'),
+  },
+  {
+    id: 'blocked-offer-not-retried',
+    says: 'an offer that failed is blocked: never attempted twice in one search',
+    check: perRun((run) => {
+      const seen = new Set<string>();
+      const out: string[] = [];
+      for (const a of attemptsOf(run)) {
+        const k = offerKey(a.offer);
+        if (seen.has(k)) out.push(`offer ${k} attempted twice`);
+        seen.add(k);
+      }
+      return out;
+    }, 'blocked-offer-not-retried'),
+  },
+  {
+    id: 'plan-order',
+    says: 'offers are tried in plan order (preference)',
+    check: perRun((run) => {
+      const plan = planOf(run);
+      if (!plan) return [];
+      const idx = attemptsOf(run).map((a) => plan.findIndex((o) => offerKey(o) === offerKey(a.offer)));
+      const out: string[] = [];
+      idx.forEach((x, i) => {
+        if (x < 0) out.push(`attempt ${i} is not a planned offer`);
+        else if (i > 0 && x <= idx[i - 1]!) out.push(`attempt ${i} goes back to plan index ${x} after ${idx[i - 1]!}`);
+      });
+      return out;
+    }, 'plan-order'),
+  },
+  {
+    id: 'no-skip-without-block',
+    says: 'the next attempt is the first unblocked offer; an exhausted search left no unblocked offer untried',
+    check: perRun((run) => {
+      const plan = planOf(run);
+      if (!plan) return [];
+      const out: string[] = [];
+      const quota = new Set<string>();
+      let cursor = 0;
+      const attempts = attemptsOf(run);
+      for (const a of attempts) {
+        const x = plan.findIndex((o) => offerKey(o) === offerKey(a.offer));
+        for (let i = cursor; i < x; i++) if (!quota.has(plan[i]!.region)) out.push(`skipped unblocked offer ${offerKey(plan[i]!)}`);
+        cursor = x + 1;
+        if (a.record?.kind === 'Quota') quota.add(a.offer.region);
+      }
+      const c = closeOf(run);
+      if (c?.status === 'failed' && (c.details as { reason?: string } | undefined)?.reason === 'exhausted') {
+        for (let i = cursor; i < plan.length; i++) if (!quota.has(plan[i]!.region)) out.push(`exhausted but never tried ${offerKey(plan[i]!)}`);
+      }
+      return out;
+    }, 'no-skip-without-block'),
+  },
+  {
+    id: 'no-create-after-cancel',
+    says: 'after a cancel (signal, Temporal cancel, or `down` while launching) nothing is prepared or created',
+    check: perRun((run) => {
+      const at = cancelPoint(run);
+      if (at === undefined) return [];
+      return activitiesBetween(run, at, run.facts.length)
+        .filter((a) => a.type === 'prepareOffer' || a.type === 'createInstance')
+        .map((a) => `${a.type} scheduled after the cancel`);
+    }, 'no-create-after-cancel'),
+  },
+  {
+    id: 'unavailable-never-compensates',
+    says: 'Unavailable promises nothing was created: no delete for that attempt',
+    check: perRun((run) => {
+      const out: string[] = [];
+      for (const a of attemptsOf(run)) {
+        if (a.record?.kind !== 'Unavailable') continue;
+        if (activitiesBetween(run, a.at, a.until).some((x) => x.type === 'deleteInstances')) out.push(`delete after Unavailable at ${offerKey(a.offer)}`);
+      }
+      return out;
+    }, 'unavailable-never-compensates'),
+  },
+  {
+    id: 'cleanup-after-gone',
+    says: 'side resources are cleaned up only after the instances are gone',
+    check: (ev) => {
+      const out = perRun((run) => {
+        const dirty = new Set<string>();
+        const msgs: string[] = [];
+        const scheduled = (id: number): Extract<Fact, { e: 'activity' }> | undefined => run.facts.find((x): x is Extract<Fact, { e: 'activity' }> => x.e === 'activity' && x.id === id);
+        for (const f of run.facts) {
+          // A region is dirty from a create (which may have made an instance, even on error) or a
+          // delete, until an await-gone there completes. Unavailable promises nothing was created.
+          if (f.e === 'activity' && (f.type === 'deleteInstances' || f.type === 'createInstance')) dirty.add(regionOfAt(f) ?? '?');
+          if (f.e === 'activityFailed' && f.failureType === 'Unavailable' && scheduled(f.id)?.type === 'createInstance') dirty.delete(regionOfAt(scheduled(f.id)!) ?? '?');
+          if (f.e === 'activityDone') {
+            const a = scheduled(f.id);
+            if (a?.type === 'awaitGone') dirty.delete(regionOfAt(a) ?? '?');
+          }
+          if (f.e === 'activity' && f.type === 'cleanup' && dirty.has(regionOfAt(f) ?? '?')) msgs.push(`cleanup in ${regionOfAt(f) ?? '?'} before await-gone completed`);
+        }
+        return msgs;
+      }, 'cleanup-after-gone')(ev);
+      if (ev.calls) {
+        // The cloud's view: a successful cleanup never comes while a created instance was not yet deleted.
+        const pending = new Map<string, number>();
+        for (const c of ev.calls) {
+          const k = `${c.vmName}|${c.region}`;
+          if (c.primitive === 'create' && !c.error) pending.set(k, (pending.get(k) ?? 0) + 1);
+          if (c.primitive === 'delete' && !c.error) pending.set(k, 0);
+          if (c.primitive === 'cleanup' && !c.error && (pending.get(k) ?? 0) > 0) out.push(v('cleanup-after-gone', c.vmName, `cloud: cleanup in ${c.region} while an instance created there was never deleted`));
+        }
+      }
+      return out;
+    },
+  },
+  {
+    id: 'status-agrees-with-cloud',
+    says: 'the status query agrees with the cloud: a ready VM has exactly its one instance, at its location and endpoint',
+    check: (ev) =>
+      ev.samples
+        .filter((s) => s.quiet && s.stage === 'ready' && !ev.vanished.includes(s.vm))
+        .filter((s) => s.live.length !== 1 || s.live[0]!.id !== s.instanceIds?.[0] || s.live[0]!.region !== s.region || (s.live[0]!.port !== undefined && s.endpointPort !== s.live[0]!.port))
+        .slice(0, 3)
+        .map((s) => v('status-agrees-with-cloud', s.vm, `status says ready on ${s.instanceIds?.join(',') ?? '?'}@${s.region ?? '?'}:${s.endpointPort ?? '?'}, cloud has ${s.live.map((i) => `${i.id}@${i.region}:${i.port ?? '?'}`).join(', ') || 'nothing'}`)),
+  },
+  {
+    id: 'stage-attribute-agrees',
+    says: 'GpuprovStage agrees with the status query (while ready, and at the end of every run)',
+    check: (ev) => [
+      ...ev.samples.filter((s) => s.describedStage !== undefined && s.describedStage !== s.stage).map((s) => v('stage-attribute-agrees', s.vm, `query says ${s.stage ?? '?'}, GpuprovStage says ${s.describedStage ?? '?'}`)),
+      ...perRun((run) => {
+        const c = closeOf(run);
+        const stages = run.facts.filter((f): f is Extract<Fact, { e: 'stage' }> => f.e === 'stage');
+        const last = stages[stages.length - 1]?.stage;
+        if (c?.status === 'completed') {
+          const want = (c.result as VmStatus | undefined)?.stage;
+          return last === want ? [] : [`closed with stage ${want ?? '?'} but GpuprovStage last said ${last ?? 'nothing'}`];
+        }
+        if (c?.status === 'failed') return last === 'failed' ? [] : [`failed but GpuprovStage last said ${last ?? 'nothing'}`];
+        return [];
+      }, 'stage-attribute-agrees')(ev),
+    ],
+  },
+  {
+    id: 'leak-visible',
+    says: 'a teardown that cannot finish shows stage leaked before anything else happens',
+    check: perRun((run) => {
+      const out: string[] = [];
+      run.facts.forEach((f, i) => {
+        if (f.e !== 'activityFailed') return;
+        const a = run.facts.find((x) => x.e === 'activity' && x.id === f.id) as Extract<Fact, { e: 'activity' }> | undefined;
+        if (!a || !TEARDOWN.has(a.type)) return;
+        // The stage in force when the next thing happens (a later pass may fail while already leaked).
+        const j = run.facts.findIndex((x, k) => k > i && (x.e === 'activity' || x.e === 'closed'));
+        const stage = lastStageBefore(run, j < 0 ? run.facts.length : j);
+        if (stage !== 'leaked') out.push(`${a.type} failed (${f.failureType}) without stage leaked (stage ${stage ?? '?'})`);
+      });
+      return out;
+    }, 'leak-visible'),
+  },
+  {
+    id: 'leak-resolves',
+    says: 'a leaked VM keeps retrying and, once faults stop, leaves stage leaked and ends',
+    check: perRun((run) => {
+      const stages = run.facts.filter((f): f is Extract<Fact, { e: 'stage' }> => f.e === 'stage').map((f) => f.stage);
+      const i = stages.lastIndexOf('leaked');
+      if (i < 0) return [];
+      if (i === stages.length - 1) return ['still leaked at the end'];
+      return closeOf(run) ? [] : ['left leaked but never ended'];
+    }, 'leak-resolves'),
+  },
+  {
+    id: 'histories-replay',
+    says: 'every history replays with the current workflow code',
+    check: (ev) => Object.entries(ev.replayErrors).map(([run, err]) => v('histories-replay', ev.runs.find((r) => r.runId === run)?.vmName, `${run.slice(-8)}: ${err}`)),
+  },
+  {
+    id: 'no-secret-in-history',
+    says: 'no private key, token or credential in any history',
+    check: (ev) => Object.entries(ev.secrets).filter(([, s]) => s.length > 0).map(([run, s]) => v('no-secret-in-history', ev.runs.find((r) => r.runId === run)?.vmName, `${run.slice(-8)}: ${s.join(', ')}`)),
+  },
+  {
+    id: 'converges',
+    says: 'once faults stop, every workflow reaches Ready or a terminal state, and ends after teardown',
+    check: (ev) => [
+      ...ev.unconverged.map((d) => v('converges', undefined, d)),
+      ...ev.runs.filter((r) => !closeOf(r)).map((r) => v('converges', r.vmName, `${r.runId.slice(-8)} never closed`)),
+    ],
+  },
+  {
+    id: 'terminal-holds-nothing',
+    says: 'a VM whose workflow ended holds nothing: no instance at the cloud, no instance ids, no leak in its status',
+    check: (ev) => [
+      ...ev.closedWhileHolding.map((d) => v('terminal-holds-nothing', undefined, d)),
+      ...perRun((run) => {
+        const c = closeOf(run);
+        const s = c?.status === 'completed' ? (c.result as VmStatus | undefined) : undefined;
+        return s && (s.instanceIds.length > 0 || s.leak) ? [`ended ${s.stage} with instanceIds ${s.instanceIds.join(',')}${s.leak ? ' and a leak' : ''}`] : [];
+      }, 'terminal-holds-nothing')(ev),
+    ],
+  },
+  {
+    id: 'failure-justified',
+    says: 'a launch fails, and an attempt records an error kind, only for faults that were injected',
+    check: perRun((run, ev) => {
+      const out: string[] = [];
+      const kinds = injectedKinds(ev.trace);
+      const c = closeOf(run);
+      for (const a of finalAttempts(run) ?? []) {
+        if (a.outcome === 'ready' || a.kind === 'Cancelled') continue;
+        const k = a.kind ?? '?';
+        const ok = kinds.has(k) || (k === 'BootFailed' && ev.vanished.includes(run.vmName)) || (k === 'Failed' && ev.disruptions > 0);
+        if (!ok) out.push(`attempt ${offerKey(a.offer)} failed with ${k} (${a.message ?? ''}) but no such fault was injected`);
+      }
+      if (c?.status === 'failed') {
+        const reason = (c.details as { reason?: string } | undefined)?.reason;
+        if (reason === 'fatal' && !kinds.has('Credentials') && !kinds.has('InvalidRequest')) out.push('failed as fatal without a fatal fault');
+        if (reason === 'no-offers' && !ev.trace.faults.some((f) => f.primitive === 'plan')) out.push('failed with no offers without a plan fault');
+        if (c.failureType !== 'LaunchFailed') out.push(`failed with ${c.failureType ?? '?'}, not LaunchFailed`);
+      }
+      return out;
+    }, 'failure-justified'),
+  },
+  {
+    id: 'action-outcome',
+    says: 'cancel ends cancelled, teardown ends terminated (cancelled while launching), a vanished VM ends lost; nothing ends by itself',
+    check: perRun((run, ev) => {
+      const c = closeOf(run);
+      if (c?.status !== 'completed') return c?.status === 'failed' && run.facts.some((f) => f.e === 'signal' && f.name === 'cancel') ? ['failed although cancelled'] : [];
+      const stage = (c.result as VmStatus | undefined)?.stage;
+      const signals = run.facts.filter((f) => f.e === 'signal');
+      const cancelled = cancelPoint(run) !== undefined;
+      const allowed = new Set<string>();
+      if (cancelled) allowed.add('cancelled');
+      else if (signals.some((f) => f.e === 'signal' && f.name === 'teardown')) allowed.add('terminated');
+      if (ev.vanished.includes(run.vmName)) allowed.add('lost');
+      return stage !== undefined && allowed.has(stage) ? [] : [`ended ${stage ?? '?'}; allowed: ${[...allowed].join(', ') || 'nothing (no signal, no vanish)'}`];
+    }, 'action-outcome'),
+  },
+  {
+    id: 'attempt-records-consistent',
+    says: 'the attempts table matches what ran: one record per attempt, every failed attempt compensated, the ready one last',
+    check: perRun((run) => {
+      const records = finalAttempts(run);
+      if (!records) return [];
+      const attempts = attemptsOf(run);
+      const out: string[] = [];
+      if (records.length !== attempts.length) out.push(`${records.length} records for ${attempts.length} attempts`);
+      records.forEach((r, i) => {
+        if (r.outcome !== 'ready' && !r.compensated) out.push(`attempt ${i} (${r.outcome}) not compensated`);
+        if (r.outcome === 'ready' && i !== records.length - 1) out.push(`ready attempt ${i} is not the last`);
+      });
+      return out;
+    }, 'attempt-records-consistent'),
+  },
+  {
+    id: 'ready-instance-stable',
+    says: 'a ready VM keeps its instance: no spurious replacement or teardown while nothing happens to it',
+    check: (ev) => {
+      const out: Violation[] = [];
+      const seen = new Map<string, string>();
+      for (const s of ev.samples) {
+        if (!s.quiet || s.stage !== 'ready' || !s.runId) continue;
+        const k = `${s.vm}|${s.runId}`;
+        const id = (s.instanceIds ?? []).join(',');
+        const before = seen.get(k);
+        if (before !== undefined && before !== id) out.push(v('ready-instance-stable', s.vm, `ready instance changed from ${before} to ${id}`));
+        seen.set(k, id);
+      }
+      return out;
+    },
+  },
+  {
+    id: 'side-resources-cleaned',
+    says: 'per-VM side resources are removed once the VM is gone',
+    check: (ev) => ev.finalSideResources.map((r) => v('side-resources-cleaned', r.split('@')[0], `side resource ${r} left`)),
+  },
+  {
+    id: 'duplicate-start-rejected',
+    says: 'one workflow per VM name: starting a running name again is rejected',
+    check: (ev) => ev.duplicateStartsAccepted.map((d) => v('duplicate-start-rejected', d, 'a second workflow started for a running name')),
+  },
+];
+
+/** Every violation of every invariant on this evidence. */
+export function judge(ev: Evidence): Violation[] {
+  return INVARIANTS.flatMap((inv) => inv.check(ev));
+}
