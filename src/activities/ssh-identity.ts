@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { utils } from 'ssh2';
+import { generateEd25519 } from '../ssh-keys';
 
 /**
  * The worker's own SSH identity, used to probe and configure VMs. The private key stays in
@@ -36,7 +36,7 @@ export async function loadOrCreateSshIdentity(dir: string): Promise<SshIdentity>
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const pair = utils.generateKeyPairSync('ed25519', { comment: 'gpuprov-worker' });
+  const pair = generateEd25519('gpuprov-worker');
   const publicKey = pair.public.trim();
   // 'wx': two workers racing on first use must not overwrite each other's key.
   try {

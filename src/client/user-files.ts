@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { utils } from 'ssh2';
+import { generateEd25519 } from '../ssh-keys';
 import type { SshEndpoint } from '../providers/types';
 import { configDir } from '../paths';
 
@@ -41,7 +41,7 @@ export async function userKey(env: NodeJS.ProcessEnv, explicit?: string): Promis
   const own = join(configDir(env), 'keys', 'id_ed25519');
   if (!existsSync(own)) {
     await mkdir(dirname(own), { recursive: true, mode: 0o700 });
-    const pair = utils.generateKeyPairSync('ed25519', { comment: 'gpuprov-user' });
+    const pair = generateEd25519('gpuprov-user');
     await writeFile(own, pair.private, { mode: 0o600 });
     await writeFile(`${own}.pub`, `${pair.public.trim()}\n`, { mode: 0o644 });
   }
