@@ -22,6 +22,8 @@ export interface CreateWorkerOptions {
   maxConcurrent?: number;
   /** Default: `src/workflows` (tests may pass their own workflows module). */
   workflowsPath?: string;
+  /** A prebuilt bundle (`bundleWorkflowCode` output written to a file): skips bundling at start. */
+  workflowBundlePath?: string;
 }
 
 /**
@@ -40,7 +42,7 @@ export async function createWorker(o: CreateWorkerOptions): Promise<Worker> {
     connection: o.connection,
     namespace: o.namespace,
     taskQueue: o.taskQueue ?? TASK_QUEUE,
-    workflowsPath: o.workflowsPath ?? defaultWorkflowsPath(),
+    ...(o.workflowBundlePath ? { workflowBundle: { codePath: o.workflowBundlePath } } : { workflowsPath: o.workflowsPath ?? defaultWorkflowsPath() }),
     activities: o.activities,
     ...(o.maxConcurrent !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrent } : {}),
   });

@@ -25,7 +25,8 @@ const fakeProber: SshProber = async () => ({ fingerprint: 'SHA256:fake-host-key'
 
 async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const providers: CloudProvider[] = [];
-  if (env.GPUPROV_FAKE_STATE) providers.push(new FakeProvider({ stateFile: env.GPUPROV_FAKE_STATE }));
+  const fake = env.GPUPROV_FAKE_STATE ? new FakeProvider({ stateFile: env.GPUPROV_FAKE_STATE }) : undefined;
+  if (fake) providers.push(fake);
   if (env.GPUPROV_LOCAL_ROOT) providers.push(new LocalProvider({ root: env.GPUPROV_LOCAL_ROOT, faultsFile: env.GPUPROV_LOCAL_FAULTS }));
   const registry = new ProviderRegistry(providers);
   const conn = await connectWorker(env);
@@ -36,7 +37,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     registry,
     ssh,
     owner: conn.namespace,
-    ...(env.GPUPROV_FAKE_PROBE === '1' ? { prober: fakeProber } : {}),
+    // The FakeProvider's prober answers only for its Running instances (and takes scripted 'probe' faults).
+    ...(env.GPUPROV_FAKE_PROBE === '1' ? { prober: fake ? fake.prober() : fakeProber } : {}),
   });
   const worker = await createWorker({
     connection: conn.connection,
@@ -44,6 +46,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     taskQueue,
     activities,
     workflowsPath: env.GPUPROV_WORKFLOWS_PATH || undefined,
+    workflowBundlePath: env.GPUPROV_WORKFLOW_BUNDLE || undefined,
   });
   await runUntilSignal(worker, conn, taskQueue, registry.names());
 }
