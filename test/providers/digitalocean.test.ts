@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/errors';
 import { DigitalOceanProvider, fromEnv } from '../../src/providers/digitalocean';
-import { classify, DoHttpError } from '../../src/providers/digitalocean/errors';
+import { classify } from '../../src/providers/digitalocean/errors';
 import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type DoErrorKind } from '../fixtures/digitalocean/server';
+import { RateLimitHttpError as DoHttpError } from './double';
 import { startDigitalOceanDouble, type DigitalOceanDouble } from './digitalocean/double';
 
 runConformance({

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/errors';
 import { fromEnv, HyperstackProvider } from '../../src/providers/hyperstack';
-import { classify, HyperstackHttpError } from '../../src/providers/hyperstack/errors';
+import { HttpError as HyperstackHttpError } from '../../src/providers/http';
+import { classify } from '../../src/providers/hyperstack/errors';
 import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type HsErrorKind } from '../fixtures/hyperstack/server';
 import { startHyperstackDouble, type HyperstackDouble } from './hyperstack/double';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError, type ErrorKind } from '../../src/errors';
 import { LambdaProvider, fromEnv } from '../../src/providers/lambda';
-import { LambdaHttpError } from '../../src/providers/lambda/api';
 import { classify } from '../../src/providers/lambda/errors';
 import { parseGpuDescription, STATUS } from '../../src/providers/lambda/map';
 import { API_KEY, BODIES } from '../fixtures/lambda/server';
 import { runConformance, specFor, type ConformanceEnv } from './conformance';
+import { StatusBodyHttpError as LambdaHttpError } from './double';
 import { startLambdaDouble, type LambdaDouble } from './lambda/double';
 
 const request = { vmName: 'x', gpu: { model: 'A10', count: 1 }, k8s: false };

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/errors';
 import { fromEnv, MassedComputeProvider } from '../../src/providers/massedcompute';
-import { classify, MassedHttpError } from '../../src/providers/massedcompute/errors';
+import { HttpError as MassedHttpError } from '../../src/providers/http';
+import { classify } from '../../src/providers/massedcompute/errors';
 import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type MassedErrorKind } from '../fixtures/massedcompute/server';
 import { startMassedComputeDouble, type MassedComputeDouble } from './massedcompute/double';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/errors';
 import { PrimeIntellectProvider, fromEnv } from '../../src/providers/primeintellect';
-import { PrimeHttpError } from '../../src/providers/primeintellect/api';
 import { classify } from '../../src/providers/primeintellect/errors';
 import { STATUS, parseSshConnection, toObserved } from '../../src/providers/primeintellect/map';
 import { API_KEY, BODIES } from '../fixtures/primeintellect/server';
 import { runConformance, specFor, type ConformanceEnv } from './conformance';
+import { StatusFirstHttpError as PrimeHttpError } from './double';
 import { startPrimeIntellectDouble, type PrimeIntellectDouble } from './primeintellect/double';
 
 const request = { vmName: 'x', gpu: { model: 'H100', count: 1 }, k8s: false };

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/errors';
 import { RunPodProvider, fromEnv } from '../../src/providers/runpod';
-import { RunPodHttpError } from '../../src/providers/runpod/api';
 import { classify } from '../../src/providers/runpod/errors';
-import { STATUS, mergeKeys, modelMatches, sshEndpoint } from '../../src/providers/runpod/map';
+import { modelMatches } from '../../src/providers/gpu-names';
+import { STATUS, mergeKeys, sshEndpoint } from '../../src/providers/runpod/map';
 import { API_KEY, BODIES } from '../fixtures/runpod/server';
 import { runConformance, specFor, type ConformanceEnv } from './conformance';
+import { StatusFirstHttpError as RunPodHttpError } from './double';
 import { startRunPodDouble, type RunPodDouble } from './runpod/double';
 
 const request = { vmName: 'x', gpu: { model: 'RTX4090', count: 1 }, k8s: false };

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError, type ErrorKind } from '../../src/errors';
 import { VastProvider, fromEnv } from '../../src/providers/vastai';
-import { VastHttpError } from '../../src/providers/vastai/api';
 import { classify } from '../../src/providers/vastai/errors';
 import { STATUS, regionOf, sshEndpoint, toObserved } from '../../src/providers/vastai/map';
 import { API_KEY, BODIES } from '../fixtures/vastai/server';
 import { locationOf, runConformance, specFor, type ConformanceEnv } from './conformance';
+import { StatusFirstHttpError as VastHttpError } from './double';
 import { startVastaiDouble, type VastDouble } from './vastai/double';
 
 const request = { vmName: 'x', gpu: { model: 'RTX4090', count: 1 }, k8s: false };

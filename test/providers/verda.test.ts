@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/errors';
 import { fromEnv, VerdaProvider } from '../../src/providers/verda';
-import { classify, VerdaHttpError } from '../../src/providers/verda/errors';
+import { HttpError as VerdaHttpError } from '../../src/providers/http';
+import { classify } from '../../src/providers/verda/errors';
 import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type VerdaErrorKind } from '../fixtures/verda/server';
 import { startVerdaDouble, type VerdaDouble } from './verda/double';

@@ -1,6 +1,5 @@
-import { request } from 'undici';
 import { z } from 'zod';
-import { DoHttpError } from './errors';
+import { HttpError, JsonHttp, bearer } from '../http';
 
 export const DEFAULT_BASE_URL = 'https://api.digitalocean.com';
 
@@ -47,35 +46,14 @@ export interface CreateDropletBody {
 
 /** The only code that talks HTTP to DigitalOcean. Every response is zod-parsed; the token travels only in the Authorization header. */
 export class DoApi {
-  constructor(
-    private readonly token: string,
-    private readonly baseUrl: string = DEFAULT_BASE_URL,
-    private readonly perPage = 200,
-  ) {}
+  readonly #http: JsonHttp;
 
-  private async call(op: string, method: 'GET' | 'POST' | 'DELETE', pathAndQuery: string, body?: unknown): Promise<unknown> {
-    const res = await request(`${this.baseUrl.replace(/\/$/, '')}${pathAndQuery}`, {
-      method,
-      headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.body.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* keep text */
-    }
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const h = (n: string): string | undefined => {
-        const v = res.headers[n];
-        return Array.isArray(v) ? v[0] : v;
-      };
-      const retryAfter = h('retry-after');
-      const ratelimitReset = h('ratelimit-reset');
-      throw new DoHttpError(op, res.statusCode, parsed, { ...(retryAfter ? { retryAfter } : {}), ...(ratelimitReset ? { ratelimitReset } : {}) });
-    }
-    return parsed;
+  constructor(
+    token: string,
+    baseUrl: string = DEFAULT_BASE_URL,
+    private readonly perPage = 200,
+  ) {
+    this.#http = new JsonHttp({ baseUrl, auth: bearer(token) });
   }
 
   /**
@@ -87,7 +65,7 @@ export class DoApi {
     const out: T[] = [];
     let next: string | undefined = `${path}?${new URLSearchParams({ ...query, per_page: String(this.perPage) }).toString()}`;
     while (next !== undefined) {
-      const r = page.parse(await this.call(op, 'GET', next)) as Record<string, unknown> & { links?: { pages?: { next?: string } } };
+      const r = page.parse(await this.#http.call(op, 'GET', next)) as Record<string, unknown> & { links?: { pages?: { next?: string } } };
       out.push(...(r[key] as T[]));
       const n = r.links?.pages?.next;
       next = n === undefined ? undefined : ((u) => `${u.pathname}${u.search}`)(new URL(n, 'https://placeholder.invalid'));
@@ -104,11 +82,11 @@ export class DoApi {
   }
 
   async addKey(name: string, publicKey: string): Promise<DoKey> {
-    return z.object({ ssh_key: Key }).loose().parse(await this.call('add ssh key', 'POST', '/v2/account/keys', { name, public_key: publicKey })).ssh_key;
+    return z.object({ ssh_key: Key }).loose().parse(await this.#http.call('add ssh key', 'POST', '/v2/account/keys', { name, public_key: publicKey })).ssh_key;
   }
 
   async createDroplet(body: CreateDropletBody): Promise<number> {
-    return z.object({ droplet: z.object({ id: z.number() }).loose() }).loose().parse(await this.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id;
+    return z.object({ droplet: z.object({ id: z.number() }).loose() }).loose().parse(await this.#http.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id;
   }
 
   /** Droplets carrying `tag` (tag_name cannot be combined with type). */
@@ -124,10 +102,10 @@ export class DoApi {
   /** False when the droplet is already gone (404). */
   async deleteDroplet(id: string): Promise<boolean> {
     try {
-      await this.call('delete droplet', 'DELETE', `/v2/droplets/${encodeURIComponent(id)}`);
+      await this.#http.call('delete droplet', 'DELETE', `/v2/droplets/${encodeURIComponent(id)}`);
       return true;
     } catch (err) {
-      if (err instanceof DoHttpError && err.status === 404) return false;
+      if (err instanceof HttpError && err.status === 404) return false;
       throw err;
     }
   }

@@ -2,8 +2,10 @@ import { ProviderError } from '../../errors';
 import { renderCloudInit } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
 import { DEFAULT_BASE_URL, DoApi } from './api';
-import { classify, DoHttpError } from './errors';
-import { CLOUD, SSH_USER, anyFits, fingerprint, identityTag, keyName, ownerTag, sameKey, toObserved, toOffers } from './map';
+import { HttpError } from '../http';
+import { keyName, sameKey } from '../ssh-keys';
+import { classify } from './errors';
+import { CLOUD, SSH_USER, anyFits, fingerprint, identityTag, ownerTag, toObserved, toOffers } from './map';
 
 export interface DigitalOceanOptions {
   /** DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN). */
@@ -67,7 +69,7 @@ export class DigitalOceanProvider implements CloudProvider {
           await this.api.addKey(keyName(key), key);
         } catch (e) {
           // "SSH Key is already in use on your account": the same key is there, which is success.
-          if (!(e instanceof DoHttpError && e.status === 422)) throw e;
+          if (!(e instanceof HttpError && e.status === 422)) throw e;
         }
       }
     } catch (e) {
@@ -118,7 +120,7 @@ export class DigitalOceanProvider implements CloudProvider {
           await this.api.deleteDroplet(id);
         } catch (e) {
           // "a destroy is already in progress" is success for an idempotent delete.
-          if (!(e instanceof DoHttpError && e.status === 422 && /destroy is already in progress/i.test(JSON.stringify(e.body)))) throw e;
+          if (!(e instanceof HttpError && e.status === 422 && /destroy is already in progress/i.test(JSON.stringify(e.body)))) throw e;
         }
       }
     } catch (e) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { gpuMatches } from '../gpu-names';
 import type { DoDroplet, DoSize } from './api';
 
 export const CLOUD = 'digitalocean';
@@ -24,34 +25,10 @@ export function ownerTag(owner: string): string {
   return `${OWNER_TAG}:${tagSafe(owner)}`;
 }
 
-/** `gpuprov-` + a short hash of the key: registering twice is harmless. */
-export function keyName(publicKey: string): string {
-  return `gpuprov-${createHash('sha256').update(keyBlob(publicKey)).digest('hex').slice(0, 12)}`;
-}
-function keyBlob(publicKey: string): string {
-  return publicKey.trim().split(/\s+/).slice(0, 2).join(' ');
-}
 /** DO's key fingerprint (MD5 of the key blob, colon-separated): accepted by create in place of the id. */
 export function fingerprint(publicKey: string): string {
   const blob = publicKey.trim().split(/\s+/)[1] ?? '';
   return createHash('md5').update(Buffer.from(blob, 'base64')).digest('hex').match(/../g)!.join(':');
-}
-export function sameKey(a: string, b: string): boolean {
-  return keyBlob(a) === keyBlob(b);
-}
-
-function tokens(s: string): string[] {
-  return s.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
-}
-/** `H100` matches `nvidia_h100`; `A100-80GB` also needs an `80…` token. */
-export function gpuMatches(wanted: string, vendor: string): boolean {
-  const [base, ...rest] = tokens(wanted);
-  const have = tokens(vendor);
-  if (base === undefined || !have.includes(base)) return false;
-  return rest.every((r) => {
-    const digits = /^\d+/.exec(r)?.[0];
-    return digits === undefined ? have.includes(r) : have.some((h) => h.startsWith(digits));
-  });
 }
 
 /** Base image per size: GPU droplets need the vendor's GPU images. */

@@ -1,6 +1,5 @@
-import { request } from 'undici';
 import { z } from 'zod';
-import { HyperstackHttpError } from './errors';
+import { HttpError, JsonHttp } from '../http';
 
 export const DEFAULT_BASE_URL = 'https://infrahub-api.nexgencloud.com/v1';
 
@@ -65,60 +64,42 @@ export interface CreateVmBody {
 
 /** The only code that talks HTTP to Hyperstack. Every response is zod-parsed; the key travels only in the `api_key` header. */
 export class HyperstackApi {
-  constructor(
-    private readonly apiKey: string,
-    private readonly baseUrl: string = DEFAULT_BASE_URL,
-  ) {}
+  readonly #http: JsonHttp;
 
-  private async call(op: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
-    const res = await request(`${this.baseUrl.replace(/\/$/, '')}${path}`, {
-      method,
-      headers: { api_key: this.apiKey, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.body.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* keep text */
-    }
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const ra = res.headers['retry-after'];
-      throw new HyperstackHttpError(op, res.statusCode, parsed, Array.isArray(ra) ? ra[0] : ra);
-    }
-    return parsed;
+  constructor(apiKey: string, baseUrl: string = DEFAULT_BASE_URL) {
+    const auth = { api_key: apiKey };
+    this.#http = new JsonHttp({ baseUrl, auth: () => auth });
   }
 
   async flavors(): Promise<HsFlavor[]> {
-    const r = FlavorsResp.parse(await this.call('list flavors', 'GET', '/core/flavors'));
+    const r = FlavorsResp.parse(await this.#http.call('list flavors', 'GET', '/core/flavors'));
     return r.data.flatMap((g) => g.flavors);
   }
 
   /** The pricebook is a bare array (no envelope). */
   async pricebook(): Promise<HsPrice[]> {
-    return z.array(PriceEntry).parse(await this.call('get pricebook', 'GET', '/pricebook'));
+    return z.array(PriceEntry).parse(await this.#http.call('get pricebook', 'GET', '/pricebook'));
   }
 
   async environments(): Promise<{ name: string; region?: string }[]> {
-    return EnvironmentsResp.parse(await this.call('list environments', 'GET', '/core/environments')).environments;
+    return EnvironmentsResp.parse(await this.#http.call('list environments', 'GET', '/core/environments')).environments;
   }
 
   async createEnvironment(name: string, region: string): Promise<void> {
-    await this.call('create environment', 'POST', '/core/environments', { name, region });
+    await this.#http.call('create environment', 'POST', '/core/environments', { name, region });
   }
 
   async keypairs(): Promise<{ name: string; environment: string | undefined; publicKey: string | undefined }[]> {
-    const r = KeypairsResp.parse(await this.call('list keypairs', 'GET', '/core/keypairs'));
+    const r = KeypairsResp.parse(await this.#http.call('list keypairs', 'GET', '/core/keypairs'));
     return r.keypairs.map((k) => ({ name: k.name, environment: envName(k.environment), publicKey: k.public_key }));
   }
 
   async createKeypair(name: string, environmentName: string, publicKey: string): Promise<void> {
-    await this.call('create keypair', 'POST', '/core/keypairs', { name, environment_name: environmentName, public_key: publicKey });
+    await this.#http.call('create keypair', 'POST', '/core/keypairs', { name, environment_name: environmentName, public_key: publicKey });
   }
 
   async createVm(body: CreateVmBody): Promise<number> {
-    return CreateResp.parse(await this.call('create virtual machine', 'POST', '/core/virtual-machines', body)).instances[0]!.id;
+    return CreateResp.parse(await this.#http.call('create virtual machine', 'POST', '/core/virtual-machines', body)).instances[0]!.id;
   }
 
   /** Every VM in `environment` whose name or id matches `search`, all pages. */
@@ -126,7 +107,7 @@ export class HyperstackApi {
     const out: HsInstance[] = [];
     for (let page = 1; ; page++) {
       const q = new URLSearchParams({ page: String(page), pageSize: String(pageSize), search, environment, exact_environment_match: 'true' });
-      const r = ListResp.parse(await this.call('list virtual machines', 'GET', `/core/virtual-machines?${q.toString()}`));
+      const r = ListResp.parse(await this.#http.call('list virtual machines', 'GET', `/core/virtual-machines?${q.toString()}`));
       out.push(...r.instances);
       if (r.instances.length < pageSize || (r.count !== undefined && out.length >= r.count)) return out;
     }
@@ -135,10 +116,10 @@ export class HyperstackApi {
   /** False when the VM is already gone (404 not_found). */
   async deleteVm(id: string): Promise<boolean> {
     try {
-      await this.call('delete virtual machine', 'DELETE', `/core/virtual-machines/${encodeURIComponent(id)}`);
+      await this.#http.call('delete virtual machine', 'DELETE', `/core/virtual-machines/${encodeURIComponent(id)}`);
       return true;
     } catch (err) {
-      if (err instanceof HyperstackHttpError && err.status === 404) return false;
+      if (err instanceof HttpError && err.status === 404) return false;
       throw err;
     }
   }

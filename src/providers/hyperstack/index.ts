@@ -1,9 +1,10 @@
 import { ProviderError } from '../../errors';
 import { renderCloudInit } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { keyName } from '../ssh-keys';
 import { DEFAULT_BASE_URL, HyperstackApi } from './api';
 import { classify } from './errors';
-import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, keyName, matchingFlavors, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, matchingFlavors, toObserved, toOffers } from './map';
 
 export interface HyperstackOptions {
   /** HYPERSTACK_API_KEY. */

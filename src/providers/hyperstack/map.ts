@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { gpuMatches } from '../gpu-names';
 import { envName, type HsFlavor, type HsInstance, type HsPrice } from './api';
 
 export const CLOUD = 'hyperstack';
@@ -28,29 +28,8 @@ export function environmentFor(region: string): string {
   return `gpuprov-${region}`;
 }
 
-/** Key names are a hash of the key, so registering twice is harmless. */
-export function keyName(publicKey: string): string {
-  const [type = '', blob = ''] = publicKey.trim().split(/\s+/);
-  return `gpuprov-${createHash('sha256').update(`${type} ${blob}`).digest('hex').slice(0, 12)}`;
-}
-
 export function identityLabels(vmName: string, owner: string): string[] {
   return [`${IDENTITY_TAG}=${vmName}`, `${OWNER_TAG}=${owner}`];
-}
-
-function tokens(s: string): string[] {
-  return s.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
-}
-
-/** `H100` matches `H100-80G-PCIe`; `A100-80GB` also needs an `80…` token. */
-export function gpuMatches(wanted: string, vendor: string): boolean {
-  const [base, ...rest] = tokens(wanted);
-  const have = tokens(vendor);
-  if (base === undefined || !have.includes(base)) return false;
-  return rest.every((r) => {
-    const digits = /^\d+/.exec(r)?.[0];
-    return digits === undefined ? have.includes(r) : have.some((h) => h.startsWith(digits));
-  });
 }
 
 function priceOf(f: HsFlavor, prices: HsPrice[]): number | undefined {

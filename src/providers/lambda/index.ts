@@ -4,10 +4,12 @@
  */
 import { ProviderError } from '../../errors';
 import { renderCloudInit } from '../cloud-init';
+import { guardWith } from '../classify-http';
+import { keyMaterial, keyName } from '../ssh-keys';
 import { IDENTITY_TAG, OWNER_TAG, identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
 import { DEFAULT_LAMBDA_URL, LambdaApi } from './api';
 import { classify, isDuplicate, isNotFound } from './errors';
-import { CLOUD, SSH_USER, hasIdentity, keyMaterial, keyName, knowsModel, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, hasIdentity, knowsModel, toObserved, toOffers } from './map';
 
 export interface LambdaOptions {
   /** API key; `LAMBDA_API_KEY` in {@link fromEnv}. */
@@ -20,6 +22,7 @@ export interface LambdaOptions {
 export class LambdaProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: LambdaApi;
+  private readonly guard = guardWith(classify);
 
   constructor(opts: LambdaOptions = {}) {
     if (!opts.apiKey) throw new ProviderError('Credentials', 'Lambda Cloud: no API key; set LAMBDA_API_KEY');
@@ -112,14 +115,6 @@ export class LambdaProvider implements CloudProvider {
 
   /** Nothing per VM: the SSH key is account-wide and shared by every VM of this worker. */
   async cleanup(_at: Location, _vmName: string): Promise<void> {}
-
-  private async guard<T>(f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (err) {
-      throw classify(err);
-    }
-  }
 }
 
 /** The Lambda provider from `LAMBDA_API_KEY` (and optional `LAMBDA_API_URL`), or undefined without a key. */

@@ -1,6 +1,6 @@
 /** Pure Lambda → gpuprov mapping: offers, status table, identity, SSH endpoint. */
-import { createHash } from 'node:crypto';
 import { IDENTITY_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { parseModel } from '../gpu-names';
 import type { LambdaInstance, LambdaInstanceTypeEntry } from './api';
 
 export const CLOUD = 'lambda';
@@ -16,12 +16,6 @@ export const STATUS: Record<string, InstanceStatus | null> = {
   terminated: null,
   preempted: null,
 };
-
-/** Split a requested model such as `A100-80GB` into its name and memory. */
-export function parseModel(model: string): { name: string; memoryGiB?: number } {
-  const m = /^(.*?)[-_ ]?(\d+)GB$/i.exec(model);
-  return m ? { name: m[1]!.toUpperCase(), memoryGiB: Number(m[2]) } : { name: model.toUpperCase() };
-}
 
 /** `"H100 (80 GB SXM5)"` → model and memory. */
 export function parseGpuDescription(desc: string): { model: string; memoryGiB?: number } {
@@ -86,14 +80,4 @@ export function toObserved(inst: LambdaInstance, at: Location): Observed | undef
     location: { cloud: CLOUD, region: inst.region?.name ?? at.region },
     ...(inst.instance_type?.name ? { instanceType: inst.instance_type.name } : {}),
   };
-}
-
-/** Type and base64 fields of an OpenSSH public key (the comment does not identify it). */
-export function keyMaterial(pub: string): string {
-  return pub.trim().split(/\s+/).slice(0, 2).join(' ');
-}
-
-/** Vendor key name: `gpuprov-` + a short hash of the key, so registering twice is harmless. */
-export function keyName(pub: string): string {
-  return `gpuprov-${createHash('sha256').update(keyMaterial(pub)).digest('hex').slice(0, 12)}`;
 }

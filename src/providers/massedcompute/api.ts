@@ -1,6 +1,5 @@
-import { request } from 'undici';
 import { z } from 'zod';
-import { MassedHttpError } from './errors';
+import { HttpError, JsonHttp, bearer } from '../http';
 
 export const DEFAULT_BASE_URL = 'https://vm.massedcompute.com/api/v1';
 
@@ -51,57 +50,38 @@ export interface LaunchBody {
 
 /** The only code that talks HTTP to Massed Compute. Every response is zod-parsed; the token travels only in the Authorization header. */
 export class MassedApi {
-  constructor(
-    private readonly token: string,
-    private readonly baseUrl: string = DEFAULT_BASE_URL,
-  ) {}
+  readonly #http: JsonHttp;
 
-  private async call(op: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
-    const res = await request(`${this.baseUrl.replace(/\/$/, '')}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.body.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* keep text */
-    }
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const ra = res.headers['retry-after'];
-      throw new MassedHttpError(op, res.statusCode, parsed, Array.isArray(ra) ? ra[0] : ra);
-    }
-    return parsed;
+  constructor(token: string, baseUrl: string = DEFAULT_BASE_URL) {
+    this.#http = new JsonHttp({ baseUrl, auth: bearer(token) });
   }
 
   async inventory(): Promise<Record<string, MassedProduct>> {
-    return Inventory.parse(await this.call('get gpu inventory', 'GET', '/gpu-inventory')).gpu_inventory;
+    return Inventory.parse(await this.#http.call('get gpu inventory', 'GET', '/gpu-inventory')).gpu_inventory;
   }
   async images(): Promise<{ vm_image_id: number; vm_image_name: string }[]> {
-    return z.object({ images: z.array(Image) }).loose().parse(await this.call('list images', 'GET', '/images')).images;
+    return z.object({ images: z.array(Image) }).loose().parse(await this.#http.call('list images', 'GET', '/images')).images;
   }
   async sshKeys(): Promise<z.infer<typeof Key>[]> {
-    return z.object({ sshKeys: z.array(Key) }).loose().parse(await this.call('list ssh keys', 'GET', '/ssh-keys')).sshKeys;
+    return z.object({ sshKeys: z.array(Key) }).loose().parse(await this.#http.call('list ssh keys', 'GET', '/ssh-keys')).sshKeys;
   }
   async addSshKey(name: string, publicKey: string): Promise<void> {
-    z.object({ sshKey: z.object({ name: z.string() }).loose() }).loose().parse(await this.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
+    z.object({ sshKey: z.object({ name: z.string() }).loose() }).loose().parse(await this.#http.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
   }
   /** 202 `{response: "<uuid>"}`. */
   async launch(body: LaunchBody): Promise<string> {
-    return z.object({ response: z.string().min(1) }).loose().parse(await this.call('launch instance', 'POST', '/instance/launch', body)).response;
+    return z.object({ response: z.string().min(1) }).loose().parse(await this.#http.call('launch instance', 'POST', '/instance/launch', body)).response;
   }
   async instances(): Promise<MassedInstance[]> {
-    return z.object({ runningInstances: z.array(Instance).default([]) }).loose().parse(await this.call('list instances', 'GET', '/instance')).runningInstances;
+    return z.object({ runningInstances: z.array(Instance).default([]) }).loose().parse(await this.#http.call('list instances', 'GET', '/instance')).runningInstances;
   }
   /** False when the instance is already gone (404). */
   async terminate(uuid: string): Promise<boolean> {
     try {
-      await this.call('terminate instance', 'POST', '/instance/terminate', { instanceUuids: [uuid] });
+      await this.#http.call('terminate instance', 'POST', '/instance/terminate', { instanceUuids: [uuid] });
       return true;
     } catch (err) {
-      if (err instanceof MassedHttpError && err.status === 404) return false;
+      if (err instanceof HttpError && err.status === 404) return false;
       throw err;
     }
   }

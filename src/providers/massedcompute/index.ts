@@ -1,9 +1,10 @@
 import { ProviderError } from '../../errors';
 import { renderShellScript } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';
 import { classify } from './errors';
-import { ANY_REGION, CLOUD, fits, hasIdentity, keyName, sameKey, toObserved, toOffers } from './map';
+import { ANY_REGION, CLOUD, fits, hasIdentity, keyName, toObserved, toOffers } from './map';
 
 export interface MassedComputeOptions {
   /** MASSED_COMPUTE_API_KEY. */

@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
 import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { gpuMatches } from '../gpu-names';
+import { keyName as hashedKeyName } from '../ssh-keys';
 import type { MassedInstance, MassedProduct } from './api';
 
 export const CLOUD = 'massedcompute';
@@ -29,25 +30,7 @@ export const STATUS: Record<string, InstanceStatus | undefined> = {
 
 /** Key names may not hold punctuation (brev): `gpuprov` + a short hash of the key, no separator. */
 export function keyName(publicKey: string): string {
-  const blob = publicKey.trim().split(/\s+/).slice(0, 2).join(' ');
-  return `gpuprov${createHash('sha256').update(blob).digest('hex').slice(0, 12)}`;
-}
-export function sameKey(a: string, b: string): boolean {
-  const blob = (k: string): string => k.trim().split(/\s+/).slice(0, 2).join(' ');
-  return blob(a) === blob(b);
-}
-
-function tokens(s: string): string[] {
-  return s.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
-}
-export function gpuMatches(wanted: string, vendor: string): boolean {
-  const [base, ...rest] = tokens(wanted);
-  const have = tokens(vendor);
-  if (base === undefined || !have.includes(base)) return false;
-  return rest.every((r) => {
-    const digits = /^\d+/.exec(r)?.[0];
-    return digits === undefined ? have.includes(r) : have.some((h) => h.startsWith(digits));
-  });
+  return hashedKeyName(publicKey, 'gpuprov');
 }
 
 /** `gpu_8x_h100_sxm` → 8 × `h100_sxm`; products without `<n>x` are CPU-only. */

@@ -2,24 +2,11 @@
  * Prime Intellect REST API v1: the only file that talks HTTP for this cloud. Lists are paginated
  * (availability by page, pods and SSH keys by offset); each call follows its own pages only.
  */
-import { request } from 'undici';
 import { z } from 'zod';
+import { JsonHttp, bearer } from '../http';
 
 export const DEFAULT_PRIME_URL = 'https://api.primeintellect.ai/api/v1';
 const MAX_PAGES = 50;
-
-/** A non-2xx answer with its parsed body; never the request headers. */
-export class PrimeHttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-    readonly op: string,
-    readonly retryAfter?: string,
-  ) {
-    super(`Prime Intellect API answered HTTP ${status} to ${op}`);
-    this.name = 'PrimeHttpError';
-  }
-}
 
 const Resource = z.object({ minCount: z.number().nullish(), defaultCount: z.number().nullish(), maxCount: z.number().nullish(), pricePerUnit: z.number().nullish() }).nullish();
 const Availability = z.object({
@@ -72,36 +59,10 @@ export interface CreatePodBody {
 }
 
 export class PrimeApi {
-  readonly #key: string;
-  readonly #base: string;
+  readonly #http: JsonHttp;
 
   constructor(opts: { apiKey: string; baseUrl: string }) {
-    this.#key = opts.apiKey;
-    this.#base = opts.baseUrl.replace(/\/+$/, '');
-  }
-
-  private async call(op: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
-    const res = await request(this.#base + path, {
-      method,
-      headers: { authorization: `Bearer ${this.#key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headersTimeout: 30_000,
-      bodyTimeout: 30_000,
-    });
-    const text = await res.body.text();
-    let json: unknown = undefined;
-    if (text) {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = text;
-      }
-    }
-    if (res.statusCode >= 400) {
-      const ra = res.headers['retry-after'];
-      throw new PrimeHttpError(res.statusCode, json, op, typeof ra === 'string' ? ra : undefined);
-    }
-    return json;
+    this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) });
   }
 
   /** All availability items for `gpu_count` (page by page). */
@@ -110,7 +71,7 @@ export class PrimeApi {
     const out: PrimeAvailability[] = [];
     for (let page = 1; page <= MAX_PAGES; page++) {
       const q = new URLSearchParams({ gpu_count: String(gpuCount), page: String(page), page_size: '100' });
-      const r = Page.parse(await this.call('availability', 'GET', `/availability/gpus?${q.toString()}`));
+      const r = Page.parse(await this.#http.call('availability', 'GET', `/availability/gpus?${q.toString()}`));
       out.push(...r.items);
       if (r.items.length === 0 || out.length >= (r.totalCount ?? out.length)) break;
     }
@@ -121,7 +82,7 @@ export class PrimeApi {
     const Page = z.object({ data: z.array(SshKey), totalCount: z.number().nullish() });
     const out: PrimeSshKey[] = [];
     for (let i = 0; i < MAX_PAGES; i++) {
-      const r = Page.parse(await this.call('ssh-keys', 'GET', `/ssh_keys?offset=${out.length}&limit=100`));
+      const r = Page.parse(await this.#http.call('ssh-keys', 'GET', `/ssh_keys?offset=${out.length}&limit=100`));
       out.push(...r.data);
       if (r.data.length === 0 || out.length >= (r.totalCount ?? out.length)) break;
     }
@@ -129,11 +90,11 @@ export class PrimeApi {
   }
 
   async addSshKey(name: string, publicKey: string): Promise<PrimeSshKey> {
-    return SshKey.parse(await this.call('add-ssh-key', 'POST', '/ssh_keys', { name, publicKey }));
+    return SshKey.parse(await this.#http.call('add-ssh-key', 'POST', '/ssh_keys', { name, publicKey }));
   }
 
   async createPod(body: CreatePodBody): Promise<PrimePod> {
-    return Pod.parse(await this.call('create', 'POST', '/pods/', body));
+    return Pod.parse(await this.#http.call('create', 'POST', '/pods/', body));
   }
 
   /** Every pod of the account: there is no name filter. */
@@ -141,7 +102,7 @@ export class PrimeApi {
     const Page = z.object({ data: z.array(Pod), total_count: z.number().nullish(), totalCount: z.number().nullish() });
     const out: PrimePod[] = [];
     for (let i = 0; i < MAX_PAGES; i++) {
-      const r = Page.parse(await this.call('list', 'GET', `/pods/?offset=${out.length}&limit=100`));
+      const r = Page.parse(await this.#http.call('list', 'GET', `/pods/?offset=${out.length}&limit=100`));
       out.push(...r.data);
       if (r.data.length === 0 || out.length >= (r.total_count ?? r.totalCount ?? out.length)) break;
     }
@@ -150,10 +111,10 @@ export class PrimeApi {
 
   async podStatus(ids: string[]): Promise<PrimePodStatus[]> {
     const q = new URLSearchParams(ids.map((id): [string, string] => ['pod_ids', id]));
-    return z.object({ data: z.array(PodStatus) }).parse(await this.call('status', 'GET', `/pods/status?${q.toString()}`)).data;
+    return z.object({ data: z.array(PodStatus) }).parse(await this.#http.call('status', 'GET', `/pods/status?${q.toString()}`)).data;
   }
 
   async deletePod(id: string): Promise<void> {
-    await this.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
+    await this.#http.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
   }
 }

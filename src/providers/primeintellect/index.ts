@@ -5,9 +5,12 @@
  */
 import { ProviderError } from '../../errors';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { guardWith } from '../classify-http';
+import { modelMatches, parseModel } from '../gpu-names';
+import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
 import { classify, isConflict, isNotFound } from './errors';
-import { CLOUD, hasIdentity, keyMaterial, keyName, modelMatches, parseModel, toObserved, toOffers } from './map';
+import { CLOUD, hasIdentity, toObserved, toOffers } from './map';
 
 export interface PrimeIntellectOptions {
   /** `PRIME_API_KEY` in {@link fromEnv}. */
@@ -37,6 +40,7 @@ interface OfferExtra {
 export class PrimeIntellectProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: PrimeApi;
+  private readonly guard = guardWith(classify);
   private readonly image: string;
 
   constructor(opts: PrimeIntellectOptions = {}) {
@@ -146,14 +150,6 @@ export class PrimeIntellectProvider implements CloudProvider {
 
   /** Nothing per VM: the registered key is shared by every pod of this worker. */
   async cleanup(_at: Location, _vmName: string): Promise<void> {}
-
-  private async guard<T>(f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (err) {
-      throw classify(err);
-    }
-  }
 }
 
 /** The Prime Intellect provider from `PRIME_API_KEY` (and optional `PRIME_API_URL`), or undefined. */

@@ -1,6 +1,6 @@
 /** Pure Prime Intellect → gpuprov mapping: one offer per data centre, status table, sshConnection parsing. */
-import { createHash } from 'node:crypto';
 import { identityName, type InstanceStatus, type Json, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
+import { modelMatches, parseModel } from '../gpu-names';
 import type { PrimeAvailability, PrimePod } from './api';
 
 export const CLOUD = 'primeintellect';
@@ -18,25 +18,6 @@ export const STATUS: Record<string, InstanceStatus | null> = {
 
 const OUT_OF_STOCK = new Set(['unavailable', 'out_of_stock', 'none']);
 const FAILED_INSTALL = new Set(['ERROR', 'FAILED']);
-
-export function parseModel(model: string): { name: string; memoryGiB?: number } {
-  const m = /^(.*?)[-_ ]?(\d+)GB$/i.exec(model);
-  return m ? { name: m[1]!.toUpperCase(), memoryGiB: Number(m[2]) } : { name: model.toUpperCase() };
-}
-
-/** `H100` matches `H100_80GB`, `RTX4090` matches `RTX4090_24GB`; `A10` does not match `A100_80GB`. */
-export function modelMatches(vendor: string, model: string): boolean {
-  const want = model.replace(/[^A-Z0-9]/gi, '').toUpperCase();
-  const tokens = vendor.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
-  for (let i = 0; i < tokens.length; i++) {
-    let acc = '';
-    for (let j = i; j < tokens.length && acc.length < want.length; j++) {
-      acc += tokens[j];
-      if (acc === want) return true;
-    }
-  }
-  return false;
-}
 
 export function regionOf(a: Pick<PrimeAvailability, 'dataCenter' | 'country'>): string {
   return a.dataCenter ?? a.country ?? 'unknown';
@@ -138,12 +119,4 @@ export function toObserved(pod: PrimePod, at: Location): Observed | undefined {
     location: { cloud: CLOUD, region: pod.dataCenterId ?? at.region },
     ...(pod.gpuName ? { instanceType: pod.gpuName } : {}),
   };
-}
-
-export function keyMaterial(pub: string): string {
-  return pub.trim().split(/\s+/).slice(0, 2).join(' ');
-}
-
-export function keyName(pub: string): string {
-  return `gpuprov-${createHash('sha256').update(keyMaterial(pub)).digest('hex').slice(0, 12)}`;
 }

@@ -1,24 +1,11 @@
 /**
  * RunPod REST v2 (`https://api.runpod.io/v2`): the only file that talks HTTP for this cloud.
- * Every response is zod-parsed; the API key lives in a private field and is never logged.
+ * Every response is zod-parsed; the API key goes only into the Authorization header, never a log.
  */
-import { request } from 'undici';
 import { z } from 'zod';
+import { JsonHttp, bearer } from '../http';
 
 export const DEFAULT_RUNPOD_URL = 'https://api.runpod.io/v2';
-
-/** A non-2xx answer (RFC 9457 problem JSON when the API gives one). */
-export class RunPodHttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-    readonly op: string,
-    readonly retryAfter?: string,
-  ) {
-    super(`RunPod API answered HTTP ${status} to ${op}`);
-    this.name = 'RunPodHttpError';
-  }
-}
 
 const Gpu = z.object({
   id: z.string(),
@@ -65,63 +52,37 @@ export interface CreatePodBody {
 }
 
 export class RunPodApi {
-  readonly #key: string;
-  readonly #base: string;
+  readonly #http: JsonHttp;
 
   constructor(opts: { apiKey: string; baseUrl: string }) {
-    this.#key = opts.apiKey;
-    this.#base = opts.baseUrl.replace(/\/+$/, '');
-  }
-
-  private async call(op: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
-    const res = await request(this.#base + path, {
-      method,
-      headers: { authorization: `Bearer ${this.#key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headersTimeout: 30_000,
-      bodyTimeout: 30_000,
-    });
-    const text = await res.body.text();
-    let json: unknown = undefined;
-    if (text) {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = text;
-      }
-    }
-    if (res.statusCode >= 400) {
-      const ra = res.headers['retry-after'];
-      throw new RunPodHttpError(res.statusCode, json, op, typeof ra === 'string' ? ra : undefined);
-    }
-    return json;
+    this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) });
   }
 
   async gpus(count: number): Promise<RunPodGpu[]> {
     const q = new URLSearchParams({ include: 'AVAILABILITY', product: 'POD', count: String(count), cloud: 'SECURE' });
-    return z.object({ gpus: z.array(Gpu) }).parse(await this.call('catalog', 'GET', `/catalog/gpus?${q.toString()}`)).gpus;
+    return z.object({ gpus: z.array(Gpu) }).parse(await this.#http.call('catalog', 'GET', `/catalog/gpus?${q.toString()}`)).gpus;
   }
 
   async accountKeys(): Promise<string[]> {
-    return z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? [];
+    return z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.#http.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? [];
   }
 
   /** Replaces the WHOLE account key set: callers pass the merged list. */
   async putAccountKeys(keys: string[]): Promise<void> {
-    await this.call('ssh-keys', 'PUT', '/account/ssh-keys', { keys });
+    await this.#http.call('ssh-keys', 'PUT', '/account/ssh-keys', { keys });
   }
 
   async createPod(body: CreatePodBody): Promise<RunPodPod> {
-    return Pod.parse(await this.call('create', 'POST', '/pods', body));
+    return Pod.parse(await this.#http.call('create', 'POST', '/pods', body));
   }
 
   /** All pods: no name filter, no pagination. */
   async pods(): Promise<RunPodPod[]> {
-    const raw = await this.call('list', 'GET', '/pods');
+    const raw = await this.#http.call('list', 'GET', '/pods');
     return z.union([z.array(Pod), z.object({ pods: z.array(Pod) }).transform((r) => r.pods)]).parse(raw);
   }
 
   async deletePod(id: string): Promise<void> {
-    await this.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
+    await this.#http.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
   }
 }

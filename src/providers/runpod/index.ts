@@ -4,9 +4,11 @@
  */
 import { ProviderError } from '../../errors';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { guardWith } from '../classify-http';
+import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
 import { classify, isNotFound } from './errors';
-import { CLOUD, hasIdentity, keyName, matchingGpus, mergeKeys, statusOf, toObserved, toOffers } from './map';
+import { CLOUD, hasIdentity, matchingGpus, mergeKeys, statusOf, toObserved, toOffers } from './map';
 
 export interface RunPodOptions {
   /** `RUNPOD_API_KEY` in {@link fromEnv}. */
@@ -25,6 +27,7 @@ const DEFAULT_IMAGE = 'runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04'
 export class RunPodProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: RunPodApi;
+  private readonly guard = guardWith(classify);
   private readonly image: string;
   private readonly diskGb: number;
 
@@ -113,14 +116,6 @@ export class RunPodProvider implements CloudProvider {
 
   /** Nothing per VM: the account key is shared by every pod of this worker. */
   async cleanup(_at: Location, _vmName: string): Promise<void> {}
-
-  private async guard<T>(f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (err) {
-      throw classify(err);
-    }
-  }
 }
 
 /** The RunPod provider from `RUNPOD_API_KEY` (and optional `RUNPOD_API_URL`), or undefined. */

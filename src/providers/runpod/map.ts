@@ -1,6 +1,7 @@
 /** Pure RunPod → gpuprov mapping: offers per data centre, status table, NAT'd SSH endpoint. */
-import { createHash } from 'node:crypto';
 import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
+import { modelMatches, parseModel } from '../gpu-names';
+import { keyMaterial } from '../ssh-keys';
 import type { RunPodGpu, RunPodPod } from './api';
 
 export const CLOUD = 'runpod';
@@ -18,26 +19,6 @@ export const STATUS: Record<string, InstanceStatus | null> = {
 };
 
 const AVAILABILITY_RANK: Record<string, number> = { HIGH: 0, MEDIUM: 1, LOW: 2 };
-
-/** Split a requested model (`A100-80GB`) into upper-case name and memory. */
-export function parseModel(model: string): { name: string; memoryGiB?: number } {
-  const m = /^(.*?)[-_ ]?(\d+)GB$/i.exec(model);
-  return m ? { name: m[1]!.toUpperCase(), memoryGiB: Number(m[2]) } : { name: model.toUpperCase() };
-}
-
-/** `RTX4090` matches `NVIDIA GeForce RTX 4090` (consecutive tokens), `A10` does not match `A100`. */
-export function modelMatches(vendorName: string, model: string): boolean {
-  const want = model.replace(/[^A-Z0-9]/gi, '').toUpperCase();
-  const tokens = vendorName.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
-  for (let i = 0; i < tokens.length; i++) {
-    let acc = '';
-    for (let j = i; j < tokens.length && acc.length < want.length; j++) {
-      acc += tokens[j];
-      if (acc === want) return true;
-    }
-  }
-  return false;
-}
 
 export function matchingGpus(gpus: RunPodGpu[], req: ResourceRequest): RunPodGpu[] {
   if (!req.gpu) return [];
@@ -106,15 +87,6 @@ export function toObserved(pod: RunPodPod, at: Location): Observed | undefined {
     location: { cloud: CLOUD, region: pod.dataCenterId ?? at.region },
     ...(pod.gpu?.id ? { instanceType: pod.gpu.id } : {}),
   };
-}
-
-/** Type and base64 fields of an OpenSSH public key. */
-export function keyMaterial(pub: string): string {
-  return pub.trim().split(/\s+/).slice(0, 2).join(' ');
-}
-
-export function keyName(pub: string): string {
-  return `gpuprov-${createHash('sha256').update(keyMaterial(pub)).digest('hex').slice(0, 12)}`;
 }
 
 /** The account key set with `add` appended when missing; existing keys are kept verbatim. */

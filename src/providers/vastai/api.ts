@@ -3,24 +3,11 @@
  * for this cloud. Every response is zod-parsed; the key is sent as a Bearer header only (never in
  * the query string, where it would end up in URLs and messages).
  */
-import { request } from 'undici';
 import { z } from 'zod';
+import { JsonHttp, bearer } from '../http';
 
 export const DEFAULT_VAST_URL = 'https://console.vast.ai';
 const MAX_PAGES = 40;
-
-/** A non-2xx answer, or a 2xx with `success:false`; the body is kept for classification. */
-export class VastHttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-    readonly op: string,
-    readonly retryAfter?: string,
-  ) {
-    super(`Vast.ai API answered HTTP ${status} to ${op}`);
-    this.name = 'VastHttpError';
-  }
-}
 
 const num = z.union([z.number(), z.string().transform((s) => Number(s))]);
 const Bundle = z.object({
@@ -77,55 +64,30 @@ export interface CreateBody {
 }
 
 export class VastApi {
-  readonly #key: string;
-  readonly #base: string;
+  readonly #http: JsonHttp;
 
   constructor(opts: { apiKey: string; baseUrl: string }) {
-    this.#key = opts.apiKey;
-    this.#base = opts.baseUrl.replace(/\/+$/, '');
-  }
-
-  private async call(op: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
-    const res = await request(this.#base + path, {
-      method,
-      headers: { authorization: `Bearer ${this.#key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headersTimeout: 30_000,
-      bodyTimeout: 30_000,
-    });
-    const text = await res.body.text();
-    let json: unknown = undefined;
-    if (text) {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = text;
-      }
-    }
-    const failed = typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false;
-    if (res.statusCode >= 400 || failed) {
-      const ra = res.headers['retry-after'];
-      throw new VastHttpError(res.statusCode, json, op, typeof ra === 'string' ? ra : undefined);
-    }
-    return json;
+    // A 2xx answer with `{success: false}` is a failure too.
+    const failed = (b: unknown): boolean => typeof b === 'object' && b !== null && (b as { success?: unknown }).success === false;
+    this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey), failed });
   }
 
   async searchOffers(query: Record<string, unknown>): Promise<VastBundle[]> {
-    return z.object({ offers: z.array(Bundle) }).parse(await this.call('search', 'POST', '/api/v0/bundles', query)).offers;
+    return z.object({ offers: z.array(Bundle) }).parse(await this.#http.call('search', 'POST', '/api/v0/bundles', query)).offers;
   }
 
   async sshKeys(): Promise<VastSshKey[]> {
-    const raw = await this.call('ssh-keys', 'GET', '/api/v0/ssh');
+    const raw = await this.#http.call('ssh-keys', 'GET', '/api/v0/ssh');
     return z.union([z.array(SshKey), z.object({ ssh_keys: z.array(SshKey) }).transform((r) => r.ssh_keys)]).parse(raw);
   }
 
   async addSshKey(publicKey: string): Promise<VastSshKey> {
-    return z.object({ key: SshKey }).parse(await this.call('add-ssh-key', 'POST', '/api/v0/ssh', { ssh_key: publicKey })).key;
+    return z.object({ key: SshKey }).parse(await this.#http.call('add-ssh-key', 'POST', '/api/v0/ssh', { ssh_key: publicKey })).key;
   }
 
   /** Accept an ask. Returns the new instance (contract) id. */
   async create(askId: number, body: CreateBody): Promise<number> {
-    return z.object({ new_contract: num }).parse(await this.call('create', 'PUT', `/api/v0/asks/${askId}/`, body)).new_contract;
+    return z.object({ new_contract: num }).parse(await this.#http.call('create', 'PUT', `/api/v0/asks/${askId}/`, body)).new_contract;
   }
 
   /** Instances whose label is exactly `label` (server-side filter, keyset pages of 25). */
@@ -135,7 +97,7 @@ export class VastApi {
     let token: string | undefined;
     for (let i = 0; i < MAX_PAGES; i++) {
       const q = new URLSearchParams({ select_filters: JSON.stringify({ label: { eq: label } }), limit: '25', ...(token ? { after_token: token } : {}) });
-      const r = Page.parse(await this.call('list', 'GET', `/api/v1/instances?${q.toString()}`));
+      const r = Page.parse(await this.#http.call('list', 'GET', `/api/v1/instances?${q.toString()}`));
       out.push(...r.instances);
       token = r.next_token ?? undefined;
       if (!token || r.instances.length === 0) break;
@@ -144,6 +106,6 @@ export class VastApi {
   }
 
   async destroy(id: string): Promise<void> {
-    await this.call('delete', 'DELETE', `/api/v0/instances/${encodeURIComponent(id)}/`);
+    await this.#http.call('delete', 'DELETE', `/api/v0/instances/${encodeURIComponent(id)}/`);
   }
 }

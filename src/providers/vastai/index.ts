@@ -6,9 +6,11 @@
 import { ProviderError } from '../../errors';
 import { renderShellScript } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { guardWith } from '../classify-http';
+import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
 import { classify, isGone } from './errors';
-import { CLOUD, dockerEnv, keyMaterial, keyName, onstartScript, regionOf, searchQuery, toObserved, toOffers } from './map';
+import { CLOUD, dockerEnv, onstartScript, regionOf, searchQuery, toObserved, toOffers } from './map';
 
 export interface VastOptions {
   /** `VAST_API_KEY` in {@link fromEnv}. */
@@ -24,6 +26,7 @@ export interface VastOptions {
 export class VastProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: VastApi;
+  private readonly guard = guardWith(classify);
   private readonly image: string;
   private readonly diskGb: number;
 
@@ -121,14 +124,6 @@ export class VastProvider implements CloudProvider {
   private async mine(at: Location, vmName: string): Promise<VastInstance[]> {
     const label = identityName(vmName);
     return (await this.api.instancesByLabel(label)).filter((i) => i.label === label && (!i.geolocation || regionOf(i.geolocation) === at.region));
-  }
-
-  private async guard<T>(f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (err) {
-      throw classify(err);
-    }
   }
 }
 

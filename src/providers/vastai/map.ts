@@ -1,7 +1,7 @@
 /** Pure Vast.ai → gpuprov mapping: asks → offers, status table, direct or proxy SSH endpoint. */
-import { createHash } from 'node:crypto';
 import { shQuote } from '../cloud-init';
 import type { InstanceStatus, Location, Observed, Offer, ResourceRequest, SshEndpoint } from '../types';
+import { modelMatches, parseModel } from '../gpu-names';
 import type { VastBundle, VastInstance } from './api';
 
 export const CLOUD = 'vastai';
@@ -22,25 +22,6 @@ export const STATUS: Record<string, InstanceStatus | null> = {
   offline: 'Failed',
   destroyed: null,
 };
-
-export function parseModel(model: string): { name: string; memoryGiB?: number } {
-  const m = /^(.*?)[-_ ]?(\d+)GB$/i.exec(model);
-  return m ? { name: m[1]!.toUpperCase(), memoryGiB: Number(m[2]) } : { name: model.toUpperCase() };
-}
-
-/** `RTX4090` matches `RTX 4090`; `A10` does not match `A100 PCIE`. */
-export function modelMatches(vendor: string, model: string): boolean {
-  const want = model.replace(/[^A-Z0-9]/gi, '').toUpperCase();
-  const tokens = vendor.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
-  for (let i = 0; i < tokens.length; i++) {
-    let acc = '';
-    for (let j = i; j < tokens.length && acc.length < want.length; j++) {
-      acc += tokens[j];
-      if (acc === want) return true;
-    }
-  }
-  return false;
-}
 
 /** `"Texas, US"` → `"US"`: offers and instances are placed by country. */
 export function regionOf(geolocation: string | null | undefined): string {
@@ -132,12 +113,4 @@ export function dockerEnv(openPorts: number[], vmName: string, owner: string): s
   const safe = (s: string): string => s.replace(/[^A-Za-z0-9_.@-]/g, '_');
   const ports = [...new Set([22, ...openPorts])].map((p) => `-p ${p}:${p}`);
   return [...ports, `-e GPUPROV_VM_NAME=${safe(vmName)}`, `-e GPUPROV_OWNER=${safe(owner)}`].join(' ');
-}
-
-export function keyMaterial(pub: string): string {
-  return pub.trim().split(/\s+/).slice(0, 2).join(' ');
-}
-
-export function keyName(pub: string): string {
-  return `gpuprov-${createHash('sha256').update(keyMaterial(pub)).digest('hex').slice(0, 12)}`;
 }

@@ -1,6 +1,5 @@
-import { request } from 'undici';
 import { z } from 'zod';
-import { VerdaHttpError } from './errors';
+import { JsonHttp, type HttpMethod } from '../http';
 
 export const DEFAULT_BASE_URL = 'https://api.verda.com/v1';
 
@@ -66,6 +65,7 @@ interface CachedToken {
  * retry loop: a second 401 is a credentials error). Secrets never leave the request bodies/headers.
  */
 export class VerdaApi {
+  readonly #http: JsonHttp;
   private token: CachedToken | undefined;
   /** One token request at a time: concurrent calls share it. */
   private pending: Promise<CachedToken> | undefined;
@@ -73,24 +73,13 @@ export class VerdaApi {
   constructor(
     private readonly clientId: string,
     private readonly clientSecret: string,
-    private readonly baseUrl: string = DEFAULT_BASE_URL,
-  ) {}
+    baseUrl: string = DEFAULT_BASE_URL,
+  ) {
+    this.#http = new JsonHttp({ baseUrl, auth: async () => ({ authorization: `Bearer ${(await this.valid()).access}` }) });
+  }
 
-  private async send(op: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, bearer?: string): Promise<{ status: number; parsed: unknown; retryAfter?: string }> {
-    const res = await request(`${this.baseUrl.replace(/\/$/, '')}${path}`, {
-      method,
-      headers: { accept: 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.body.text();
-    let parsed: unknown = text.trim();
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* plain text */
-    }
-    const ra = res.headers['retry-after'];
-    return { status: res.statusCode, parsed, ...(ra === undefined ? {} : { retryAfter: Array.isArray(ra) ? ra[0] : ra }) };
+  private valid(): Promise<CachedToken> {
+    return this.token && this.token.expiresAt > Date.now() ? Promise.resolve(this.token) : this.fetchToken();
   }
 
   private fetchToken(): Promise<CachedToken> {
@@ -103,12 +92,11 @@ export class VerdaApi {
   private async grant(): Promise<CachedToken> {
     const refresh = this.token?.refresh;
     if (refresh) {
-      const r = await this.send('refresh token', 'POST', '/oauth2/token', { grant_type: 'refresh_token', refresh_token: refresh });
-      if (r.status >= 200 && r.status < 300) return this.keep(r.parsed);
+      const r = await this.#http.send('refresh token', 'POST', '/oauth2/token', { grant_type: 'refresh_token', refresh_token: refresh }, true);
+      if (r.status >= 200 && r.status < 300) return this.keep(r.body);
     }
-    const r = await this.send('get token', 'POST', '/oauth2/token', { grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret });
-    if (r.status < 200 || r.status >= 300) throw new VerdaHttpError('get token', r.status, r.parsed, r.retryAfter);
-    return this.keep(r.parsed);
+    const r = await this.#http.send('get token', 'POST', '/oauth2/token', { grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret }, true);
+    return this.keep(this.#http.check(r));
   }
 
   private keep(parsed: unknown): CachedToken {
@@ -117,16 +105,15 @@ export class VerdaApi {
     return this.token;
   }
 
-  private async call(op: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
-    let token = this.token && this.token.expiresAt > Date.now() ? this.token : await this.fetchToken();
-    let r = await this.send(op, method, path, body, token.access);
+  private async call(op: string, method: HttpMethod, path: string, body?: unknown): Promise<unknown> {
+    const used = await this.valid();
+    let r = await this.#http.send(op, method, path, body);
     if (r.status === 401) {
-      if (this.token === token) this.token = { ...token, expiresAt: 0 };
-      token = this.token && this.token !== token && this.token.expiresAt > Date.now() ? this.token : await this.fetchToken();
-      r = await this.send(op, method, path, body, token.access);
+      // Expire the refused token (unless a concurrent call already replaced it); `auth` then fetches a fresh one.
+      if (this.token === used) this.token = { ...used, expiresAt: 0 };
+      r = await this.#http.send(op, method, path, body);
     }
-    if (r.status < 200 || r.status >= 300) throw new VerdaHttpError(op, r.status, r.parsed, r.retryAfter);
-    return r.parsed;
+    return this.#http.check(r);
   }
 
   async instanceTypes(): Promise<VerdaType[]> {

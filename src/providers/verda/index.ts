@@ -1,9 +1,11 @@
 import { ProviderError } from '../../errors';
 import { renderShellScript } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { HttpError } from '../http';
+import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi } from './api';
-import { ALREADY_GONE, classify, vendorError, VerdaHttpError } from './errors';
-import { CLOUD, SSH_USER, description, fits, hasIdentity, isScriptOf, keyName, sameKey, scriptName, toObserved, toOffers } from './map';
+import { ALREADY_GONE, classify, vendorError } from './errors';
+import { CLOUD, SSH_USER, description, fits, hasIdentity, isScriptOf, scriptName, toObserved, toOffers } from './map';
 
 export interface VerdaOptions {
   /** VERDA_CLIENT_ID. */
@@ -125,7 +127,7 @@ export class VerdaProvider implements CloudProvider {
         try {
           await this.api.deleteInstance(id);
         } catch (e) {
-          if (e instanceof VerdaHttpError && (e.status === 404 || (e.status === 400 && ALREADY_GONE.test(vendorError(e.body).message)))) continue;
+          if (e instanceof HttpError && (e.status === 404 || (e.status === 400 && ALREADY_GONE.test(vendorError(e.body).message)))) continue;
           throw e;
         }
       }
@@ -140,7 +142,7 @@ export class VerdaProvider implements CloudProvider {
       const mine = (await this.api.scripts()).filter((s) => isScriptOf(s.name, vmName)).map((s) => s.id);
       if (mine.length > 0) await this.api.deleteScripts(mine);
     } catch (e) {
-      if (e instanceof VerdaHttpError && e.status === 404) return;
+      if (e instanceof HttpError && e.status === 404) return;
       throw classify(e);
     }
   }

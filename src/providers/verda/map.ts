@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { gpuMatches } from '../gpu-names';
 import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
 import type { VerdaAvailability, VerdaInstance, VerdaType } from './api';
 
@@ -24,15 +25,6 @@ export const STATUS: Record<string, InstanceStatus | undefined> = {
   notfound: undefined,
 };
 
-export function keyName(publicKey: string): string {
-  const blob = publicKey.trim().split(/\s+/).slice(0, 2).join(' ');
-  return `gpuprov-${createHash('sha256').update(blob).digest('hex').slice(0, 12)}`;
-}
-export function sameKey(a: string, b: string): boolean {
-  const blob = (k: string): string => k.trim().split(/\s+/).slice(0, 2).join(' ');
-  return blob(a) === blob(b);
-}
-
 /** Startup scripts are per VM and content-addressed: `gpuprov-<vm>.<hash>`. */
 export function scriptName(vmName: string, script: string): string {
   return `${identityName(vmName)}.${createHash('sha256').update(script).digest('hex').slice(0, 8)}`;
@@ -48,19 +40,6 @@ export function description(vmName: string, owner: string): string {
 }
 export function hasIdentity(i: VerdaInstance, vmName: string): boolean {
   return i.hostname === identityName(vmName) || (i.description ?? '').split(/\s+/).includes(`${IDENTITY_TAG}=${vmName}`);
-}
-
-function tokens(s: string): string[] {
-  return s.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
-}
-export function gpuMatches(wanted: string, vendor: string): boolean {
-  const [base, ...rest] = tokens(wanted);
-  const have = tokens(vendor);
-  if (base === undefined || !have.includes(base)) return false;
-  return rest.every((r) => {
-    const digits = /^\d+/.exec(r)?.[0];
-    return digits === undefined ? have.includes(r) : have.some((h) => h.startsWith(digits));
-  });
 }
 
 function gpuCount(t: VerdaType): number {
