@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { freePort, startDevServer, type DevServer } from '../../src/server/dev-server';
 import { obtainTemporalCli } from '../../src/server/temporal-cli';
+import { scanServerHistories, type ScanResult } from './history-scan';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -49,7 +50,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalDbFile', server ? dbFile : '');
   project.provide('temporalCliPath', cliPath);
   return async () => {
+    // DESIGN §3: no secret in any history. Every history this run's tests produced is scanned.
+    let scan: ScanResult | undefined;
+    if (server) scan = await scanServerHistories(server.address, server.namespace);
     await server?.stop();
+    if (scan) {
+      process.stderr.write(`\ngpuprov test harness: scanned ${scan.workflows} workflow histories for secrets: ${scan.hits.length} with findings\n`);
+      if (scan.hits.length > 0) {
+        fs.rmSync(dir, { recursive: true, force: true });
+        // vitest reports a teardown error but keeps its exit code: make the run fail.
+        process.exitCode = 1;
+        throw new Error(`secret material in workflow history: ${scan.hits.map((h) => `${h.workflowId} (${h.found.join(', ')})`).join('; ')}`);
+      }
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   };
 }
