@@ -14,6 +14,7 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
 import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/activities/ssh-identity';
+import { GpuprovClient } from '../../src/client/client';
 import { kubeconfigCommand } from '../../src/client/commands/kubeconfig';
 import type { Io } from '../../src/client/command';
 import type { K3sStatus } from '../../src/k3s/access';
@@ -167,6 +168,23 @@ describe.skipIf(!requireServer() || !requireTool('sshd, openssl, flock', haveToo
     await new Promise((r) => setTimeout(r, 1_000));
     expect((await h.describe()).status.name).toBe('RUNNING');
   }, 120_000);
+
+  it('start again on a k8s-failed VM re-enters the k3s step at the boot probe, the VM staying up', async () => {
+    const { name, h } = await launch(bootDirect, { boot: 'normal', gpu: false }, { gpu: { model: 'SIM', count: 1 }, k3s: { k3sValidateDeadlineMs: 3_000 } });
+    const failed = await settled(h);
+    expect(failed.stage).toBe('k8s-failed');
+    const pushesBefore = k8s(failed).pushes ?? 0;
+    const client = new GpuprovClient(await testEnv().client(), worker.taskQueue);
+    const again = await client.start({ name, clouds: [bootDirect.name], gpu: { model: 'SIM', count: 1 } });
+    expect(again.started).toBe(false);
+    await waitFor(h, (s) => s.stage === 'k8s', 're-entered k3s', 30_000);
+    const end = await settled(h);
+    expect(end.stage).toBe('k8s-failed'); // the host still has no GPU
+    // The probe finds the boot install done, so no push: validation runs again and fails again.
+    expect(k8s(end).pushes).toBe(pushesBefore);
+    expect(k8s(end).note).toMatch(/nvidia\.com\/gpu/);
+    expect(end.instanceIds).toEqual(failed.instanceIds);
+  }, 150_000);
 
   it('GPU offer on a GPU host → nvidia.com/gpu allocatable, ready', async () => {
     const { h } = await launch(bootDirect, { boot: 'normal', gpu: true }, { gpu: { model: 'SIM', count: 1 } });
