@@ -115,7 +115,7 @@ describe.skipIf(!requireServer() || !requireTool('sshd, openssl, flock', haveToo
     const cli = io();
     expect(await kubeconfigCommand.run([name, '--identity', ssh.privateKeyPath], cli), cli.stderr.join('\n')).toBe(0);
     const line = cli.stdout.find((l) => l.includes('KUBECONFIG='))!;
-    const path = line.split('KUBECONFIG=')[1]!;
+    const path = line.split('KUBECONFIG=')[1]!.trim();
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const kc = parse(readFileSync(path, 'utf8'));
     expect(kc['current-context']).toBe(name);
@@ -224,7 +224,7 @@ describe.skipIf(!requireServer() || !requireTool('sshd, openssl, flock', haveToo
         await new Promise((r) => setTimeout(r, 200));
       }
       expect(await kubeconfigCommand.run([name, '--port', String(localPort), '--identity', ssh.privateKeyPath], cli), cli.stderr.join('\n')).toBe(0);
-      const path = cli.stdout.find((l) => l.includes('KUBECONFIG='))!.split('KUBECONFIG=')[1]!;
+      const path = cli.stdout.find((l) => l.includes('KUBECONFIG='))!.split('KUBECONFIG=')[1]!.trim();
       expect(parse(readFileSync(path, 'utf8')).clusters[0].cluster.server).toBe(`https://127.0.0.1:${localPort}`);
       const nodes = await apiGet(path, '/api/v1/nodes');
       expect(nodes.status).toBe(200);

@@ -7,7 +7,8 @@ import { K3S_API_PORT } from '../../k3s/access';
 import { apiServerUrl, rewriteKubeconfig, serverOf } from '../../k3s/kubeconfig';
 import { CAT_KUBECONFIG_SCRIPT } from '../../k3s/remote';
 import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../../k3s/user-ssh';
-import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, type Command, type Io } from '../command';
+import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
+import { k3sCommand } from './k3s-command';
 
 const USAGE = `Usage: provision kubeconfig <name> [--port <local port>] [--identity <key file>] [--out <file>] [--json]
 
@@ -58,27 +59,12 @@ async function run(args: string[], io: Io): Promise<number> {
   await rename(tmp, out);
 
   if (opts.get('json') === true) {
-    io.out(JSON.stringify({ path: out, server, context: name, access: mode }, null, 2));
+    outLine(io, JSON.stringify({ path: out, server, context: name, access: mode }, null, 2));
     return EXIT_OK;
   }
-  io.out(`export KUBECONFIG=${out}`);
-  if (mode === 'SshTunnel') io.err(`${name}'s cloud opens no API port: run \`provision tunnel ${name}${localPort === K3S_API_PORT ? '' : ` --port ${localPort}`}\` in another terminal first.`);
+  outLine(io, `export KUBECONFIG=${out}`);
+  if (mode === 'SshTunnel') errLine(io, `${name}'s cloud opens no API port: run \`provision tunnel ${name}${localPort === K3S_API_PORT ? '' : ` --port ${localPort}`}\` in another terminal first.`);
   return EXIT_OK;
 }
 
-export const kubeconfigCommand: Command = {
-  name: 'kubeconfig',
-  summary: "write the VM's k3s kubeconfig (0600) and print the KUBECONFIG= line",
-  usage: USAGE,
-  async run(args, io) {
-    try {
-      return await run(args, io);
-    } catch (err) {
-      if (err instanceof K3sAccessError) {
-        io.err(err.message);
-        return err.exitCode;
-      }
-      throw err;
-    }
-  },
-};
+export const kubeconfigCommand: Command = k3sCommand('kubeconfig', "write the VM's k3s kubeconfig (0600) and print the KUBECONFIG= line", USAGE, run);

@@ -2,7 +2,8 @@
 import { spawn } from 'node:child_process';
 import { K3S_API_PORT } from '../../k3s/access';
 import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../../k3s/user-ssh';
-import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, type Command, type Io } from '../command';
+import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
+import { k3sCommand } from './k3s-command';
 
 const USAGE = `Usage: provision tunnel <name> [--port <local port>] [--identity <key file>]
 
@@ -35,30 +36,15 @@ async function run(args: string[], io: Io): Promise<number> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  io.err(`Forwarding 127.0.0.1:${localPort} → ${name}'s k3s API (127.0.0.1:${remotePort} on ${access.endpoint.host}) over SSH. Ctrl-C stops it.`);
-  io.out(`server: https://127.0.0.1:${localPort}`);
+  errLine(io, `Forwarding 127.0.0.1:${localPort} → ${name}'s k3s API (127.0.0.1:${remotePort} on ${access.endpoint.host}) over SSH. Ctrl-C stops it.`);
+  outLine(io, `server: https://127.0.0.1:${localPort}`);
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   process.removeListener('SIGINT', stop);
   process.removeListener('SIGTERM', stop);
   ssh.cleanup();
   if (stopped) return EXIT_OK;
-  io.err(`the SSH tunnel ended (exit ${code ?? 'signal'}): ${stderr.trim()}`);
+  errLine(io, `the SSH tunnel ended (exit ${code ?? 'signal'}): ${stderr.trim()}`);
   return EXIT_FAILED;
 }
 
-export const tunnelCommand: Command = {
-  name: 'tunnel',
-  summary: "forward 127.0.0.1:6443 to the VM's k3s API over SSH",
-  usage: USAGE,
-  async run(args, io) {
-    try {
-      return await run(args, io);
-    } catch (err) {
-      if (err instanceof K3sAccessError) {
-        io.err(err.message);
-        return err.exitCode;
-      }
-      throw err;
-    }
-  },
-};
+export const tunnelCommand: Command = k3sCommand('tunnel', "forward 127.0.0.1:6443 to the VM's k3s API over SSH", USAGE, run);
