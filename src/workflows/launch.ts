@@ -41,7 +41,9 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
   const info = workflowInfo();
   const spec = ctx.status.spec;
   const at = offer.zone === undefined ? { cloud: offer.cloud, region: offer.region } : { cloud: offer.cloud, region: offer.region, zone: offer.zone };
-  const instSpec: InstanceSpec = { vmName: spec.name, owner: info.namespace, publicKeys: spec.publicKeys ?? [], idempotencyKey: `${info.workflowId}/${index}`, openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)) };
+  // The run id keeps a later VM of the same name (same workflow id) from reusing an old AWS
+  // ClientToken / GCP requestId, which would hand back the old, terminated instance.
+  const instSpec: InstanceSpec = { vmName: spec.name, owner: info.namespace, publicKeys: spec.publicKeys ?? [], idempotencyKey: `${info.workflowId}/${info.runId}/${index}`, openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)) };
   const key = offerKey(offer);
   let phase: Phase = 'prepare';
   let instanceIds: string[] = [];
