@@ -16,7 +16,7 @@ import { ssh2Prober, type SshProber } from '../src/activities/ssh-probe';
 import { FAILURE_TYPES } from '../src/errors';
 import { LocalProvider, liveSshdPids } from '../src/providers/local';
 import { ProviderRegistry } from '../src/providers/registry';
-import type { Capabilities } from '../src/providers/types';
+import type { Capabilities, CloudProvider } from '../src/providers/types';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { createWorker } from '../src/worker';
@@ -67,7 +67,7 @@ function notReadyAfter(message: string, delayMs: number): ApplicationFailure {
   return ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message, nonRetryable: false, nextRetryDelay: delayMs });
 }
 
-export async function startLab(o: { fakes: FakeDecl[]; scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined; log: (s: string) => void }): Promise<Lab> {
+export async function startLab(o: { fakes: FakeDecl[]; extraProviders?: CloudProvider[]; scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined; log: (s: string) => void }): Promise<Lab> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
   const cli = await obtainTemporalCli({ log: o.log });
@@ -103,7 +103,7 @@ export async function startLab(o: { fakes: FakeDecl[]; scheduleDelay: (s: BootSc
     }
     throw last;
   };
-  const base = createActivities({ registry: new ProviderRegistry([local, ...fakes.values()]), ssh, owner: 'default', prober });
+  const base = createActivities({ registry: new ProviderRegistry([local, ...fakes.values(), ...(o.extraProviders ?? [])]), ssh, owner: 'default', prober });
   const activities: Activities = {
     ...base,
     async awaitRunning(input: AwaitRunningInput) {

@@ -5,8 +5,8 @@
  * baseline in the same run, interleaved.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Capabilities } from '../src/providers/types';
 import { bootPolling, bootPollDelayMs } from '../src/workflows/polling';
@@ -16,6 +16,8 @@ import { bareLaunch, workflowLaunch, type LaunchTiming, type WorkflowRun } from 
 import { bootDurations, measureDetection, type DetectionSample } from './p3-detection';
 import { measureConcurrency } from './p4-concurrency';
 import { failoverOffers, failoverRun, FAILOVER_OFFERS } from './p5-failover';
+import { k3sRun, P6_TUNING, type K3sRun } from './p6-k3s';
+import { SimulatedK3sCloud } from '../test/k3s/sim/simulated-cloud';
 import { dist, round, sleep, type Dist } from './stats';
 import { teardownSignal, vmWorkflowId } from '../src/workflows/api';
 import type { vmWorkflow } from '../src/workflows';
@@ -43,7 +45,12 @@ type Row = [metric: string, value: string, target: string, verdict: string];
 async function main(): Promise<void> {
   const started = Date.now();
   const rssAtStartMb = Math.round(process.memoryUsage.rss() / 2 ** 20);
+  // P6's simulated k3s hosts: one cloud that runs boot scripts, one that does not (SSH push).
+  const simRoot = mkdtempSync(join(tmpdir(), 'gpuprov-bench-k3s-'));
+  const simBoot = new SimulatedK3sCloud('p6-boot', join(simRoot, 'boot'), { bootScript: true, openPorts: true });
+  const simPush = new SimulatedK3sCloud('p6-push', join(simRoot, 'push'), { bootScript: false, openPorts: true });
   const lab = await startLab({
+    extraProviders: [simBoot, simPush],
     log,
     scheduleDelay,
     fakes: [
@@ -174,10 +181,22 @@ async function main(): Promise<void> {
     rows.splice(rows.findIndex((r) => r[0].startsWith('P3')), 0, ['P5 start → 10th create (9 Capacity first)', `${ms(foD)}; ${ms(perAttemptD)} per failed attempt`, '≤ 1 s', verdict(foD.median <= 1_000)]);
 
     // ---- P6 ---------------------------------------------------------------------------------
-    results.P6 = { status: 'pending k3s', reason: 'k3s installation has not landed (vmWorkflow reports "k3s is supported on this cloud but not installed by this build")' };
-    rows.push(['P6 k3s VM ready → cluster ready', 'pending k3s', '', 'k3s not installed by this build yet']);
+    const n6 = quick ? 1 : 3;
+    log(`P6: ${n6} boot-installed and ${n6} SSH-pushed k3s installs on the simulated k3s host`);
+    const p6: Record<'boot' | 'push', K3sRun[]> = { boot: [], push: [] };
+    for (let i = 0; i < n6; i++) {
+      p6.boot.push(await k3sRun(lab.client, lab.taskQueue, simBoot, 'boot', i));
+      p6.push.push(await k3sRun(lab.client, lab.taskQueue, simPush, 'push', i));
+    }
+    results.P6 = { host: 'simulated k3s host (test/k3s/sim)', tuning: P6_TUNING, runs: p6 };
+    for (const route of ['boot', 'push'] as const) {
+      rows.push([`P6 k3s VM ready → cluster ready, ${route === 'boot' ? 'boot-installed' : 'SSH push'}`, `${ms(dist(p6[route].map((r) => r.clusterMs)))} (simulated host)`, '', '']);
+    }
   } finally {
     await lab.close().catch((err: unknown) => log(`close: ${String(err)}`));
+    await simBoot.close().catch(() => undefined);
+    await simPush.close().catch(() => undefined);
+    rmSync(simRoot, { recursive: true, force: true });
   }
 
   const meta = {
