@@ -24,11 +24,18 @@ const FACTORIES: ((env: NodeJS.ProcessEnv) => CloudProvider | undefined)[] = [
   hyperstack.fromEnv, digitalocean.fromEnv, verda.fromEnv, massedcompute.fromEnv, nebius.fromEnv, docker.fromEnv,
 ];
 
-/** Clouds planned when the user names none: all configured ones, `local` only when it is alone. */
+/** Clouds that need no credentials: used only when named (`--cloud docker`), or `local` as the fallback. */
+const IMPLICIT = ['local', 'docker'];
+
+/**
+ * Clouds planned when the user names none: every cloud with credentials; without any, `local`
+ * (DESIGN §1). Docker is never picked implicitly: a daemon on the machine is not a request to use it.
+ */
 export function defaultClouds(registry: ProviderRegistry): string[] {
   const names = registry.names();
-  const real = names.filter((n) => n !== 'local');
-  return real.length > 0 ? real : names;
+  const real = names.filter((n) => !IMPLICIT.includes(n));
+  if (real.length > 0) return real;
+  return names.includes('local') ? ['local'] : names;
 }
 
 export function registryFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderRegistry {
