@@ -13,6 +13,8 @@ export interface StartResult {
   handle: WorkflowHandle;
   /** False when a workflow for this name was already launching or up, and we attached to it. */
   started: boolean;
+  /** True when the attached VM was in `k8s-failed` and its k3s step was asked to run again. */
+  retriedK8s?: boolean;
 }
 
 export interface VmListing {
@@ -45,7 +47,10 @@ export class GpuprovClient {
       if (d.status.name === 'RUNNING') {
         const handle = this.temporal.workflow.getHandle(id);
         // Starting a VM whose k3s step failed re-runs that step (the VM itself stays).
-        if ((await handle.query(statusQuery)).stage === 'k8s-failed') await handle.signal(retryK8sSignal);
+        if ((await handle.query(statusQuery)).stage === 'k8s-failed') {
+          await handle.signal(retryK8sSignal);
+          return { handle, started: false, retriedK8s: true };
+        }
         return { handle, started: false };
       }
     } catch (err) {

@@ -23,9 +23,13 @@ export const startCommand: Command = {
       const spec = { ...opts.spec, publicKeys: [key.publicKey] };
       const conn = await connectClient(io, { autoStart: true });
       const client = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
-      const { handle, started } = await client.start(spec);
+      const { handle, started, retriedK8s } = await client.start(spec);
+      if (retriedK8s) {
+        // Let the workflow take the retry signal before following, or the old k8s-failed ends the watch.
+        for (let i = 0; i < 50 && (await client.status(spec.name)).stage === 'k8s-failed'; i++) await new Promise((r) => setTimeout(r, 200));
+      }
       const ui = conn.uiUrl ? `${conn.uiUrl}/namespaces/${conn.namespace}/workflows/${handle.workflowId}` : undefined;
-      if (!json) io.err(`${started ? 'Launching' : 'Already launching or up; attaching to'} ${spec.name} (workflow ${handle.workflowId})${ui ? ` — Web UI: ${ui}` : ''}\n`);
+      if (!json) io.err(`${started ? 'Launching' : retriedK8s ? 'Re-running the k3s step of' : 'Already launching or up; attaching to'} ${spec.name} (workflow ${handle.workflowId})${ui ? ` — Web UI: ${ui}` : ''}\n`);
       if (opts.detach) {
         if (json) io.out(JSON.stringify({ ok: true, name: spec.name, workflowId: handle.workflowId, started, ui }) + '\n');
         else io.err(`next: npx provision status ${spec.name}   (or: npx provision start --name ${spec.name} to follow)\n`);
