@@ -42,7 +42,10 @@ export function nodeEnv(b: BootstrapSpec, id: NodeIdentity): Record<string, stri
 }
 
 /** Numbers each line per stream and flushes it at once (so `logs --follow` sees it live). */
-const ANNOTATE_AWK = '{ n++; printf "%s %d %s %s\\n", s, n, strftime("%Y-%m-%dT%H:%M:%S"), $0; fflush() }';
+// One write per line: stdout and stderr annotators append to the same log (O_APPEND), and mawk's
+// `-W interactive` makes output unbuffered, so a printf with several conversions would be split
+// into several writes and two streams' lines could interleave mid-line.
+const ANNOTATE_AWK = '{ n++; l = sprintf("%s %d %s %s\\n", s, n, strftime("%Y-%m-%dT%H:%M:%S"), $0); printf "%s", l; fflush() }';
 
 const cdNode = (dir: string): string => `D=${shq(dir)}; mkdir -p "$D" && cd "$D" || exit 97`;
 
