@@ -44,7 +44,7 @@ export default tseslint.config(
         patterns: [
           { group: ['**/providers/*/**', '**/providers/registry*', '**/providers/local*'], message: 'workflows may import only provider types (providers/types)' },
           { group: ['**/activities/**', '**/activities'], allowTypeImports: true, message: 'workflows import activities as types only' },
-          { group: ['**/providers/**', '!**/providers/types'], allowTypeImports: true, message: 'workflows import providers as types only (providers/types holds pure helpers too)' },
+          { group: ['**/providers/**'], allowTypeImports: true, message: 'workflows import providers as types only' },
         ],
       }],
     },

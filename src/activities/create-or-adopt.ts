@@ -1,13 +1,10 @@
-import type { CloudProvider, InstanceSpec, Json, Location, Offer } from '../providers/types';
+import { locationOf } from '../offers';
+import type { CloudProvider, InstanceSpec, Json, Offer } from '../providers/types';
 
 export interface CreateResult {
   instanceId: string;
   /** True when an instance with this VM's identity already existed at the location and was adopted. */
   adopted: boolean;
-}
-
-export function locationOf(o: Offer): Location {
-  return o.zone === undefined ? { cloud: o.cloud, region: o.region } : { cloud: o.cloud, region: o.region, zone: o.zone };
 }
 
 /**

@@ -140,11 +140,6 @@ export const IDENTITY_TAG = 'gpuprov-vm-name';
 /** The label/tag key naming the owning deployment (Temporal namespace). */
 export const OWNER_TAG = 'gpuprov-owner';
 
-/** Stable key of an offer, used for blocking and for attempt records. */
-export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType'>): string {
-  return `${o.cloud}/${o.region}/${o.zone ?? '-'}/${o.instanceType}`;
-}
-
 /** Name used where a cloud has no tags/labels. */
 export function identityName(vmName: string): string {
   return `gpuprov-${vmName}`;

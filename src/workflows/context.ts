@@ -4,7 +4,8 @@
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { CancellationScope, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { offerKey, type Offer } from '../providers/types';
+import { locationOf, offerKey } from '../offers';
+import type { Offer } from '../providers/types';
 import { API_VERSION, type Stage, type VmSpec, type VmStatus } from './api';
 import { SA } from './search-attributes';
 import { withTuning, type Tuning } from './tuning';
@@ -40,7 +41,7 @@ export class VmContext {
   setOffer(offer: Offer | undefined): void {
     if (offer) {
       this.status.offer = offer;
-      this.status.location = offer.zone === undefined ? { cloud: offer.cloud, region: offer.region } : { cloud: offer.cloud, region: offer.region, zone: offer.zone };
+      this.status.location = locationOf(offer);
     }
   }
 

@@ -7,7 +7,8 @@ import { ApplicationFailure, patched, setHandler, sleep, workflowInfo, Cancellat
 import type { PlanOutput } from '../activities';
 import { isFatal, type BlockScope, type ErrorKind } from '../errors';
 import { K3S_PATCH, k3sWanted, openPortsFor } from '../k3s/access';
-import { offerKey, type Capabilities, type InstanceSpec, type Offer } from '../providers/types';
+import { locationOf, offerKey } from '../offers';
+import type { Capabilities, InstanceSpec, Offer } from '../providers/types';
 import { cancelSignal, statusQuery, type AttemptRecord, type LaunchFailureDetails, type LaunchResult, type VmSpec } from './api';
 import { mutating, polling, reading } from './proxies';
 import { VmContext } from './context';
@@ -40,7 +41,7 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
   const t = ctx.tuning;
   const info = workflowInfo();
   const spec = ctx.status.spec;
-  const at = offer.zone === undefined ? { cloud: offer.cloud, region: offer.region } : { cloud: offer.cloud, region: offer.region, zone: offer.zone };
+  const at = locationOf(offer);
   // The run id keeps a later VM of the same name (same workflow id) from reusing an old AWS
   // ClientToken / GCP requestId, which would hand back the old, terminated instance.
   const instSpec: InstanceSpec = { vmName: spec.name, owner: info.namespace, publicKeys: spec.publicKeys ?? [], idempotencyKey: `${info.workflowId}/${info.runId}/${index}`, openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)) };
@@ -154,7 +155,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
 
     ctx.setStage('compensating');
     // TEST-ONLY switch (see Tuning.unsafeSkipCompensationForTests): a deliberately broken build.
-    if (!t.unsafeSkipCompensationForTests) await runTeardown(ctx, { at: { cloud: next.offer.cloud, region: next.offer.region, ...(next.offer.zone ? { zone: next.offer.zone } : {}) }, vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
+    if (!t.unsafeSkipCompensationForTests) await runTeardown(ctx, { at: locationOf(next.offer), vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
     record.compensated = true;
     record.endedAt = new Date().toISOString();
     ctx.status.instanceIds = [];

@@ -3,7 +3,8 @@
  * error means for the search, and what gets blocked. `launch.ts` is the glue that runs it.
  */
 import { isErrorKind, type BlockScope, type ErrorKind } from '../errors';
-import { offerKey, type Offer } from '../providers/types';
+import { offerKey } from '../offers';
+import type { Offer } from '../providers/types';
 import type { AttemptRecord } from './api';
 
 /** One blocked slice of the offer space. */

@@ -6,7 +6,7 @@
  */
 import type { AttemptRecord, VmStatus } from '../../src/workflows/api';
 import type { Offer } from '../../src/providers/types';
-import { offerKey } from '../../src/providers/types';
+import { offerKey } from '../../src/offers';
 import type { Fact, RunFacts } from './history';
 import type { Trace } from './trace';
 

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError, type ErrorKind } from '../../src/errors';
 import { createOrAdopt } from '../../src/activities/create-or-adopt';
+import { locationOf } from '../../src/offers';
 import type { CloudProvider, InstanceSpec, Location, Observed, Offer, ResourceRequest } from '../../src/providers/types';
 
 export type Primitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup';
@@ -52,9 +53,7 @@ export function specFor(vmName: string, extra: Partial<InstanceSpec> = {}): Inst
   };
 }
 
-export function locationOf(o: Offer): Location {
-  return o.zone === undefined ? { cloud: o.cloud, region: o.region } : { cloud: o.cloud, region: o.region, zone: o.zone };
-}
+export { locationOf };
 
 async function pollObserve(env: ConformanceEnv, at: Location, vm: string, done: (obs: Observed[]) => boolean): Promise<Observed[]> {
   const max = env.maxPolls ?? 20;
