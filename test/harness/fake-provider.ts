@@ -158,15 +158,15 @@ export class FakeProvider implements CloudProvider {
 
   async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
     await this.latency('create');
-    const rule = this.match('create', { region: offer.region, instanceType: offer.instanceType });
-    if (rule && !rule.ambiguous) this.fail(rule, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName });
+    const hit = this.match('create', { region: offer.region, instanceType: offer.instanceType });
+    if (hit && !hit.rule.ambiguous) this.fail(hit, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName });
     let id = '';
     this.mutate((s) => {
       id = `fake-${s.nextId++}`;
       s.instances.push({ id, vmName: spec.vmName, region: offer.region, ...(offer.zone ? { zone: offer.zone } : {}), instanceType: offer.instanceType, idempotencyKey: spec.idempotencyKey, createdAt: Date.now(), bootMs: s.bootMs, status: 'Pending', port: 20000 + s.nextId });
       s.calls.push({ primitive: 'create', vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType, at: Date.now() });
     });
-    if (rule) this.fail(rule, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName }, false);
+    if (hit) this.fail(hit, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName }, false);
     return id;
   }
 
@@ -222,7 +222,7 @@ export class FakeProvider implements CloudProvider {
     this.save(s);
   }
 
-  private match(p: FakePrimitive, where: { region?: string; instanceType?: string }): FakeRule | undefined {
+  private match(p: FakePrimitive, where: { region?: string; instanceType?: string }): { rule: FakeRule; index: number } | undefined {
     const s = this.load();
     const i = s.rules.findIndex((r) => r.primitive === p && (r.times === undefined || r.times !== 0) && (!r.region || r.region === where.region) && (!r.instanceType || r.instanceType === where.instanceType));
     const rule = s.rules[i];
@@ -230,19 +230,20 @@ export class FakeProvider implements CloudProvider {
       this.mutate((st) => (st.rules[i]!.skip = rule.skip! - 1));
       return undefined;
     }
-    return rule;
+    return rule ? { rule, index: i } : undefined;
   }
 
   /** Throw the scripted error for this call, if any; record the call. */
   private check(p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }): void {
-    const rule = this.match(p, where);
-    if (rule) this.fail(rule, p, where);
+    const hit = this.match(p, where);
+    if (hit) this.fail(hit, p, where);
     this.mutate((s) => s.calls.push({ primitive: p, ...where, at: Date.now() }));
   }
 
-  private fail(rule: FakeRule, p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }, record = true): never {
+  private fail(hit: { rule: FakeRule; index: number }, p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }, record = true): never {
+    const { rule } = hit;
     this.mutate((s) => {
-      const r = s.rules.find((x) => JSON.stringify(x) === JSON.stringify(rule));
+      const r = s.rules[hit.index];
       if (r && r.times !== undefined && r.times > 0) r.times -= 1;
       if (r && r.times === undefined) r.times = 0;
       if (record) s.calls.push({ primitive: p, ...where, at: Date.now(), error: rule.error });
