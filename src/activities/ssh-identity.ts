@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateEd25519 } from '../ssh-keys';
+import { generateEd25519 } from '../keygen';
 
 /**
  * The worker's own SSH identity, used to probe and configure VMs. The private key stays in

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { utils } from 'ssh2';
 import { describe, expect, it } from 'vitest';
-import { generateEd25519, opensshPrivateKey } from '../../src/ssh-keys';
+import { generateEd25519, opensshPrivateKey } from '../../src/keygen';
 
 const haveKeygen = existsSync('/usr/bin/ssh-keygen');
 
