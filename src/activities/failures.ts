@@ -6,6 +6,8 @@ export interface FailureDetails {
   kind: string;
   block?: string;
   code?: string;
+  /** The step of a multi-step activity that failed (`prepare`: nothing can have been created). */
+  phase?: 'prepare';
 }
 
 /**
@@ -13,10 +15,10 @@ export interface FailureDetails {
  * Only Transient is retryable; an unknown error is treated as Transient so that a bug or a
  * network blip is retried within the activity's budget, then surfaces as a failed attempt.
  */
-export function toFailure(err: unknown): ApplicationFailure {
+export function toFailure(err: unknown, phase?: 'prepare'): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   if (isProviderError(err)) {
-    const details: FailureDetails = { kind: err.kind };
+    const details: FailureDetails = { kind: err.kind, ...(phase ? { phase } : {}) };
     if (err.block) details.block = err.block;
     if (err.code) details.code = err.code;
     return ApplicationFailure.create({
@@ -28,7 +30,7 @@ export function toFailure(err: unknown): ApplicationFailure {
     });
   }
   const message = err instanceof Error ? err.message : String(err);
-  return ApplicationFailure.create({ type: 'Transient', message, nonRetryable: false, details: [{ kind: 'Transient' } satisfies FailureDetails] });
+  return ApplicationFailure.create({ type: 'Transient', message, nonRetryable: false, details: [{ kind: 'Transient', ...(phase ? { phase } : {}) } satisfies FailureDetails] });
 }
 
 /** The cloud has not reached the wanted state yet: retried by the activity's retry policy (this is the polling). */

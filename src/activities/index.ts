@@ -1,14 +1,17 @@
 /**
- * Activities: thin, idempotent wrappers over one provider primitive or one SSH action.
- * All waiting is Temporal's: a not-ready observation throws a retryable `NotReady` failure and
- * the activity's retry policy does the polling. Nothing returned here holds a secret.
+ * Activities: thin, idempotent wrappers over provider primitives or one SSH action. Waiting is
+ * Temporal's: a not-ready observation throws a retryable `NotReady` failure and the activity's
+ * retry policy does the polling (looks due within a second or two are taken in the same attempt:
+ * `look-again.ts`). Nothing returned here holds a secret.
  */
 import { FAILURE_TYPES, ProviderError } from '../errors';
 import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../providers/types';
 import { bootPollDelayMs } from '../workflows/polling';
+import { createAttemptActivities, providerOf, withWorkerKey } from './attempt';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
+import { lookAgain } from './look-again';
 import { bootFailed, notReady, toFailure, translated } from './failures';
 import type { SshIdentity } from './ssh-identity';
 import { ssh2Prober, SshProbeError, type ProbeResult, type SshProber } from './ssh-probe';
@@ -66,10 +69,6 @@ export interface ProbeInput {
 /** Instance not seen for this long after create = vanished (covers list-after-create lag). */
 export const VANISH_GRACE_MS = 30_000;
 
-function withWorkerKey(spec: InstanceSpec, key: string): InstanceSpec {
-  return spec.publicKeys.includes(key) ? spec : { ...spec, publicKeys: [key, ...spec.publicKeys] };
-}
-
 /** Offers across clouds: user's cloud order when given, else all offers by price (unknown price last). */
 function orderOffers(perCloud: Offer[][], userOrdered: boolean): Offer[] {
   const all = perCloud.flat();
@@ -83,17 +82,43 @@ function orderOffers(perCloud: Offer[][], userOrdered: boolean): Offer[] {
 export function createActivities(deps: ActivityDeps) {
   const prober = deps.prober ?? ssh2Prober;
   const now = deps.now ?? Date.now;
-  const provider = (cloud: string) => {
+  const provider = (cloud: string) => providerOf(deps.registry, cloud);
+
+  /** One boot look: the running instance, or NotReady (boot-aware `nextRetryDelay`) / BootFailed. */
+  const lookRunning = async (input: AwaitRunningInput): Promise<RunningInstance> => {
+    const p = provider(input.at.cloud);
+    const seen = await translated(() => p.observe(input.at, input.vmName));
+    // Boot-aware polling: sparse before the cloud's typical boot time, dense around it (P3 in BENCHMARKS.md).
+    const next = bootPollDelayMs(p.capabilities(), now() - input.createdAtMs);
+    const inst = seen.find((o) => o.id === input.instanceId) ?? seen.find((o) => o.status === 'Running' || o.status === 'Pending');
+    if (!inst) {
+      if (now() - input.createdAtMs > VANISH_GRACE_MS) throw bootFailed(`instance ${input.instanceId} vanished while booting`);
+      throw notReady(`instance ${input.instanceId} not listed yet`, next);
+    }
+    if (inst.status === 'Failed') throw bootFailed(`instance ${inst.id} failed while booting${inst.reason ? `: ${inst.reason}` : ''}`);
+    if (inst.status === 'Terminating' || inst.status === 'Stopped' || inst.status === 'Stopping') {
+      throw bootFailed(`instance ${inst.id} is ${inst.status} while booting${inst.reason ? `: ${inst.reason}` : ''}`);
+    }
+    if (inst.status !== 'Running' || !inst.endpoint) throw notReady(`instance ${inst.id} is ${inst.status}${inst.endpoint ? '' : ', no SSH endpoint yet'}`, next);
+    return { instanceId: inst.id, endpoint: inst.endpoint };
+  };
+
+  /** One SSH probe: SshNotReady (retryable) until it works; a failing command is final. */
+  const probeOnce = async (input: ProbeInput): Promise<ProbeResult> => {
+    const target = { host: input.endpoint.host, port: input.endpoint.port, user: input.endpoint.user ?? input.defaultUser };
     try {
-      return deps.registry.get(cloud);
+      return await prober(target, deps.ssh, 10_000);
     } catch (err) {
-      throw toFailure(err);
+      const message = err instanceof Error ? err.message : String(err);
+      const nonRetryable = err instanceof SshProbeError && err.reason === 'command';
+      throw ApplicationFailure.create({ type: FAILURE_TYPES.SshNotReady, message, nonRetryable, details: [{ kind: 'Failed' }] });
     }
   };
 
   return {
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
+    ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, now }),
     /** Every configured (or chosen) cloud's offers, ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
       const clouds = input.clouds?.length ? input.clouds : defaultClouds(deps.registry);
@@ -125,6 +150,9 @@ export function createActivities(deps: ActivityDeps) {
       return { offers, capabilities, skipped };
     },
 
+    // prepareOffer, createInstance, deleteInstances, awaitGone, cleanup: the single-step activities
+    // that workflows started before CLOUD_CALLS_PATCH (src/workflows/patches.ts) still schedule.
+    // New runs use prepareAndCreate and releaseAt. Remove them with the patch's deprecation.
     async prepareOffer(offer: Offer, spec: InstanceSpec): Promise<Json> {
       return translated(() => provider(offer.cloud).prepare(offer, withWorkerKey(spec, deps.ssh.publicKey)));
     },
@@ -136,33 +164,12 @@ export function createActivities(deps: ActivityDeps) {
 
     /** NotReady (retryable) until the instance is Running with an SSH endpoint. */
     async awaitRunning(input: AwaitRunningInput): Promise<RunningInstance> {
-      const p = provider(input.at.cloud);
-      const seen = await translated(() => p.observe(input.at, input.vmName));
-      // Boot-aware polling: sparse before the cloud's typical boot time, dense around it (P3 in BENCHMARKS.md).
-      const next = bootPollDelayMs(p.capabilities(), now() - input.createdAtMs);
-      const inst = seen.find((o) => o.id === input.instanceId) ?? seen.find((o) => o.status === 'Running' || o.status === 'Pending');
-      if (!inst) {
-        if (now() - input.createdAtMs > VANISH_GRACE_MS) throw bootFailed(`instance ${input.instanceId} vanished while booting`);
-        throw notReady(`instance ${input.instanceId} not listed yet`, next);
-      }
-      if (inst.status === 'Failed') throw bootFailed(`instance ${inst.id} failed while booting${inst.reason ? `: ${inst.reason}` : ''}`);
-      if (inst.status === 'Terminating' || inst.status === 'Stopped' || inst.status === 'Stopping') {
-        throw bootFailed(`instance ${inst.id} is ${inst.status} while booting${inst.reason ? `: ${inst.reason}` : ''}`);
-      }
-      if (inst.status !== 'Running' || !inst.endpoint) throw notReady(`instance ${inst.id} is ${inst.status}${inst.endpoint ? '' : ', no SSH endpoint yet'}`, next);
-      return { instanceId: inst.id, endpoint: inst.endpoint };
+      return lookAgain(() => lookRunning(input));
     },
 
     /** Connect with the worker's key and run `true`; SshNotReady (retryable) until it works. */
     async probeSsh(input: ProbeInput): Promise<ProbeResult> {
-      const target = { host: input.endpoint.host, port: input.endpoint.port, user: input.endpoint.user ?? input.defaultUser };
-      try {
-        return await prober(target, deps.ssh, 10_000);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        const nonRetryable = err instanceof SshProbeError && err.reason === 'command';
-        throw ApplicationFailure.create({ type: FAILURE_TYPES.SshNotReady, message, nonRetryable, details: [{ kind: 'Failed' }] });
-      }
+      return lookAgain(() => probeOnce(input), { defaultDelayMs: 300 });
     },
 
     async observeVm(at: Location, vmName: string): Promise<Observed[]> {

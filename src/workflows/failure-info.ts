@@ -9,15 +9,17 @@ export interface FailureInfo {
   message: string;
   block?: BlockScope;
   cancelled: boolean;
+  /** Set by a multi-step activity whose first step failed (`prepare`: nothing was created). */
+  phase?: 'prepare';
 }
 
 export function failureInfo(err: unknown): FailureInfo {
   if (isCancellation(err)) return { type: 'Cancelled', message: 'cancelled', cancelled: true };
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
-    const d = cause.details?.[0] as { block?: unknown } | undefined;
+    const d = cause.details?.[0] as { block?: unknown; phase?: unknown } | undefined;
     const block = BLOCK_SCOPES.find((s) => s === d?.block);
-    return { type: cause.type ?? 'Error', message: cause.message, cancelled: false, ...(block ? { block } : {}) };
+    return { type: cause.type ?? 'Error', message: cause.message, cancelled: false, ...(block ? { block } : {}), ...(d?.phase === 'prepare' ? { phase: 'prepare' as const } : {}) };
   }
   if (cause instanceof TimeoutFailure) {
     // A poll that timed out carries the last not-ready failure as its cause.

@@ -5,6 +5,7 @@
  */
 import { ApplicationFailure, patched, setHandler, sleep, workflowInfo, CancellationScope } from '@temporalio/workflow';
 import type { PlanOutput } from '../activities';
+import type { CreateResult } from '../activities/create-or-adopt';
 import { isFatal, type BlockScope, type ErrorKind } from '../errors';
 import { K3S_PATCH, k3sWanted, openPortsFor } from '../k3s/access';
 import { locationOf, offerKey } from '../offers';
@@ -15,6 +16,7 @@ import { VmContext } from './context';
 import { failureInfo } from './failure-info';
 import { bootPolling, sshPolling } from './polling';
 import { afterFailure, attemptsTable, decide, kindOfFailureType, newSearch, nextOffer, replan, type Phase, type SearchState } from './search';
+import { CLOUD_CALLS_PATCH } from './patches';
 import { runTeardown } from './teardown';
 import type { Tuning } from './tuning';
 
@@ -48,18 +50,28 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
   const key = offerKey(offer);
   let phase: Phase = 'prepare';
   let instanceIds: string[] = [];
+  const merged = patched(CLOUD_CALLS_PATCH);
   try {
     ctx.setOffer(offer);
-    ctx.setStage('preparing', { instanceIds: [] });
+    ctx.setStage(merged ? 'creating' : 'preparing', { instanceIds: [] });
     // k3s: the installer goes in as the boot script where the cloud runs one (read by an activity: workflows cannot read files).
     if (caps.bootScript && k3sWanted(spec.k8s, caps) && patched(K3S_PATCH)) instSpec.bootScript = await reading(t, 'k3s installer as boot script').k3sBootScript({});
-    const prepared = await mutating(t, `prepare ${key}`).prepareOffer(offer, instSpec);
-    if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
-
-    phase = 'create';
-    ctx.setStage('creating');
-    const createdAtMs = Date.now();
-    const created = await mutating(t, `create ${offer.instanceType} in ${offer.region}${offer.zone ? `/${offer.zone}` : ''}`).createInstance(offer, prepared, instSpec);
+    const where = `${offer.instanceType} in ${offer.region}${offer.zone ? `/${offer.zone}` : ''}`;
+    let created: CreateResult;
+    let createdAtMs: number;
+    if (merged) {
+      if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
+      phase = 'create'; // a failed prepare step says so in its failure details
+      createdAtMs = Date.now();
+      created = await mutating(t, `prepare and create ${where}`).prepareAndCreate(offer, instSpec);
+    } else {
+      const prepared = await mutating(t, `prepare ${key}`).prepareOffer(offer, instSpec);
+      if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
+      phase = 'create';
+      ctx.setStage('creating');
+      createdAtMs = Date.now();
+      created = await mutating(t, `create ${where}`).createInstance(offer, prepared, instSpec);
+    }
     instanceIds = [created.instanceId];
     if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
 
@@ -77,6 +89,7 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
     return { ok: true, result: { offer, location: at, instanceId: running.instanceId, endpoint, hostKeyFingerprint: probe.fingerprint, hostKey: probe.hostKey } };
   } catch (err) {
     const f = failureInfo(err);
+    if (f.phase === 'prepare') phase = 'prepare';
     return { ok: false, phase, type: f.type, message: f.message, cancelled: f.cancelled, instanceIds, ...(f.block ? { block: f.block } : {}) };
   }
 }

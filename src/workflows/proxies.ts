@@ -8,9 +8,10 @@ import type { Tuning } from './tuning';
 function pollOptions(p: PollSchedule, summary: string): ActivityOptions {
   return {
     summary,
-    // One observe or one SSH probe per attempt: short, so a worker that dies mid-attempt costs
-    // seconds (the server retries after this timeout), not the whole boot deadline.
-    startToCloseTimeout: '15s',
+    // One attempt = a few looks within INLINE_WINDOW_MS (src/activities/look-again.ts) plus one
+    // SSH probe try of up to 10 s: short, so a worker that dies mid-attempt costs seconds (the
+    // server retries after this timeout), not the whole boot deadline.
+    startToCloseTimeout: '20s',
     scheduleToCloseTimeout: p.deadlineMs,
     retry: {
       initialInterval: p.initialIntervalMs,
@@ -26,6 +27,26 @@ export function mutating(t: Tuning, summary: string): Activities {
   return proxyActivities<Activities>({
     summary,
     startToCloseTimeout: '2 minutes',
+    retry: {
+      initialInterval: t.mutateInitialIntervalMs,
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: t.mutateMaxAttempts,
+      nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
+    },
+  });
+}
+
+/**
+ * releaseAt: delete, wait until gone, clean up, in one attempt that heartbeats while it waits (a
+ * dead worker is noticed within the heartbeat timeout). Transient errors get the mutating retries;
+ * the gone wait's own deadline travels in the input.
+ */
+export function releasing(t: Tuning, summary: string): Activities {
+  return proxyActivities<Activities>({
+    summary,
+    startToCloseTimeout: t.goneDeadlineMs + 2 * 60_000,
+    heartbeatTimeout: '30s',
     retry: {
       initialInterval: t.mutateInitialIntervalMs,
       backoffCoefficient: 2,

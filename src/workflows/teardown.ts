@@ -1,12 +1,13 @@
 /**
- * Teardown: delete → await gone → cleanup. A teardown that runs out of budget does not end
+ * Teardown: delete → await gone → cleanup (one `releaseAt` activity). A teardown that runs out of budget does not end
  * quietly: the VM shows stage `leaked`, and it retries on a capped backoff, or at once on the
  * `teardown` signal, until nothing is billed.
  */
-import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, patched, setHandler } from '@temporalio/workflow';
 import type { Location } from '../providers/types';
 import { statusQuery, teardownSignal, type Stage, type VmStatus } from './api';
-import { mutating, polling } from './proxies';
+import { mutating, polling, releasing } from './proxies';
+import { CLOUD_CALLS_PATCH } from './patches';
 import { VmContext } from './context';
 import { gonePolling } from './polling';
 import { leakDelayMs, type Tuning } from './tuning';
@@ -24,6 +25,11 @@ export interface TeardownTarget {
 
 async function onePass(t: Tuning, target: TeardownTarget): Promise<void> {
   const where = `${target.at.cloud}/${target.at.region}${target.at.zone ? `/${target.at.zone}` : ''}`;
+  if (patched(CLOUD_CALLS_PATCH)) {
+    const what = target.mode === 'full' ? `delete ${target.vmName}, wait until gone, clean up` : `clean up ${target.vmName} side resources`;
+    await releasing(t, `${what} in ${where}`).releaseAt({ ...target, deadlineAtMs: Date.now() + t.goneDeadlineMs });
+    return;
+  }
   if (target.mode === 'full') {
     await mutating(t, `delete ${target.vmName} instances in ${where}`).deleteInstances(target.at, target.vmName, target.instanceIds);
     await polling({ ...gonePolling({ pollIntervalMs: target.pollIntervalMs }), deadlineMs: t.goneDeadlineMs }, `wait until ${target.vmName} is gone in ${where}`).awaitGone(target.at, target.vmName);

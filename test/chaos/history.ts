@@ -7,7 +7,8 @@
 export type Fact =
   | { e: 'activity'; id: number; type: string; input: unknown[] }
   | { e: 'activityDone'; id: number; result: unknown }
-  | { e: 'activityFailed'; id: number; failureType: string }
+  /** `prepareStep`: a prepareAndCreate whose prepare step failed (nothing was created). */
+  | { e: 'activityFailed'; id: number; failureType: string; prepareStep?: boolean }
   | { e: 'stage'; stage: string }
   | { e: 'signal'; name: string }
   | { e: 'cancelRequested' }
@@ -76,7 +77,9 @@ export function readHistory(json: string, workflowId: string, runId: string, vmN
       case 'EVENT_TYPE_ACTIVITY_TASK_FAILED': {
         const at = a('activityTaskFailedEventAttributes');
         const f = at.failure as JsonFailure | undefined;
-        facts.push({ e: 'activityFailed', id: Number(at.scheduledEventId), failureType: failureTypeOf(f?.applicationFailureInfo ? f : (f?.cause ?? f)) });
+        const app = f?.applicationFailureInfo ? f : (f?.cause ?? f);
+        const prepareStep = (decodeAll(app?.applicationFailureInfo?.details)[0] as { phase?: string } | undefined)?.phase === 'prepare';
+        facts.push({ e: 'activityFailed', id: Number(at.scheduledEventId), failureType: failureTypeOf(app), ...(prepareStep ? { prepareStep } : {}) });
         break;
       }
       case 'EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT':

@@ -89,15 +89,26 @@ export interface Invariant {
 
 interface Attempt {
   offer: Offer;
-  /** Index of the prepareOffer fact in the run's facts. */
+  /** Index of the attempt's first fact (prepareOffer, or prepareAndCreate) in the run's facts. */
   at: number;
-  /** Index of the next attempt's prepareOffer, or of the close. */
+  /** Index of the next attempt's first fact, or of the close. */
   until: number;
   createScheduled: boolean;
   record?: AttemptRecord;
 }
 
-const TEARDOWN = new Set(['deleteInstances', 'awaitGone', 'cleanup']);
+const TEARDOWN = new Set(['deleteInstances', 'awaitGone', 'cleanup', 'releaseAt']);
+/** Activities that start an attempt (the single-step kind before CLOUD_CALLS_PATCH, the merged one after). */
+const ATTEMPT_START = new Set(['prepareOffer', 'prepareAndCreate']);
+/** Activities that may create an instance. */
+const CREATES = new Set(['createInstance', 'prepareAndCreate']);
+
+interface ReleaseArg {
+  at?: { region?: string };
+  mode?: 'full' | 'cleanup';
+}
+/** A releaseAt that deletes and waits until gone (not only a side-resource cleanup). */
+const isFullRelease = (a: Extract<Fact, { e: 'activity' }>): boolean => a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.mode === 'full';
 
 function closeOf(run: RunFacts): Extract<Fact, { e: 'closed' }> | undefined {
   return run.facts.find((f): f is Extract<Fact, { e: 'closed' }> => f.e === 'closed');
@@ -122,13 +133,13 @@ function attemptsOf(run: RunFacts): Attempt[] {
   const out: Attempt[] = [];
   const records = finalAttempts(run);
   run.facts.forEach((f, i) => {
-    if (f.e === 'activity' && f.type === 'prepareOffer') {
+    if (f.e === 'activity' && ATTEMPT_START.has(f.type)) {
       const prev = out[out.length - 1];
       if (prev) prev.until = i;
       const record = records?.[out.length];
       out.push({ offer: f.input[0] as Offer, at: i, until: run.facts.length, createScheduled: false, ...(record ? { record } : {}) });
     }
-    if (f.e === 'activity' && f.type === 'createInstance') {
+    if (f.e === 'activity' && CREATES.has(f.type)) {
       const cur = out[out.length - 1];
       if (cur) cur.createScheduled = true;
     }
@@ -147,7 +158,11 @@ function completed(run: RunFacts, id: number): boolean {
   return run.facts.some((f) => f.e === 'activityDone' && f.id === id);
 }
 
-const regionOfAt = (a: Extract<Fact, { e: 'activity' }>): string | undefined => (a.input[0] as { region?: string } | undefined)?.region;
+/** The region an activity acts in: its first argument is an offer, a location, or a release target. */
+const regionOfAt = (a: Extract<Fact, { e: 'activity' }>): string | undefined => {
+  const first = a.input[0] as { region?: string; at?: { region?: string } } | undefined;
+  return first?.region ?? first?.at?.region;
+};
 const v = (invariant: string, vm: string | undefined, detail: string): Violation => (vm === undefined ? { invariant, detail } : { invariant, vm, detail });
 
 function perRun(fn: (run: RunFacts, ev: Evidence) => string[], id: string): (ev: Evidence) => Violation[] {
@@ -199,7 +214,7 @@ export const INVARIANTS: Invariant[] = [
       const scheduled = new Map<string, number>();
       for (const run of ev.runs) {
         for (const f of run.facts) {
-          if (f.e === 'activity' && f.type === 'createInstance') {
+          if (f.e === 'activity' && CREATES.has(f.type)) {
             const o = f.input[0] as Offer;
             const k = `${run.vmName}|${o.region}|${o.instanceType}`;
             scheduled.set(k, (scheduled.get(k) ?? 0) + 1);
@@ -227,8 +242,9 @@ export const INVARIANTS: Invariant[] = [
       for (const a of attemptsOf(run)) {
         if (!a.createScheduled || !a.record || a.record.outcome === 'ready' || a.record.kind === 'Unavailable') continue;
         const acts = activitiesBetween(run, a.at, a.until);
-        const del = acts.find((x) => x.type === 'deleteInstances' && regionOfAt(x) === a.offer.region && completed(run, x.id));
-        const gone = acts.find((x) => x.type === 'awaitGone' && regionOfAt(x) === a.offer.region && completed(run, x.id));
+        const here = (x: Extract<Fact, { e: 'activity' }>): boolean => regionOfAt(x) === a.offer.region && completed(run, x.id);
+        const del = acts.find((x) => (x.type === 'deleteInstances' || isFullRelease(x)) && here(x));
+        const gone = acts.find((x) => (x.type === 'awaitGone' || isFullRelease(x)) && here(x));
         if (!del || !gone) out.push(`attempt ${offerKey(a.offer)} (${a.record.kind ?? '?'} at ${a.record.phase ?? '?'}) moved on without ${!del ? 'a completed delete' : 'a completed await-gone'}`);
       }
       return out;
@@ -307,7 +323,7 @@ export const INVARIANTS: Invariant[] = [
       const at = cancelPoint(run);
       if (at === undefined) return [];
       return activitiesBetween(run, at, run.facts.length)
-        .filter((a) => a.type === 'prepareOffer' || a.type === 'createInstance')
+        .filter((a) => ATTEMPT_START.has(a.type) || CREATES.has(a.type))
         .map((a) => `${a.type} scheduled after the cancel`);
     }, 'no-create-after-cancel'),
   },
@@ -318,7 +334,7 @@ export const INVARIANTS: Invariant[] = [
       const out: string[] = [];
       for (const a of attemptsOf(run)) {
         if (a.record?.kind !== 'Unavailable') continue;
-        if (activitiesBetween(run, a.at, a.until).some((x) => x.type === 'deleteInstances')) out.push(`delete after Unavailable at ${offerKey(a.offer)}`);
+        if (activitiesBetween(run, a.at, a.until).some((x) => x.type === 'deleteInstances' || isFullRelease(x))) out.push(`delete after Unavailable at ${offerKey(a.offer)}`);
       }
       return out;
     }, 'unavailable-never-compensates'),
@@ -334,13 +350,15 @@ export const INVARIANTS: Invariant[] = [
         for (const f of run.facts) {
           // A region is dirty from a create (which may have made an instance, even on error) or a
           // delete, until an await-gone there completes. Unavailable promises nothing was created.
-          if (f.e === 'activity' && (f.type === 'deleteInstances' || f.type === 'createInstance')) dirty.add(regionOfAt(f) ?? '?');
-          if (f.e === 'activityFailed' && f.failureType === 'Unavailable' && scheduled(f.id)?.type === 'createInstance') dirty.delete(regionOfAt(scheduled(f.id)!) ?? '?');
+          // A merged release waits until gone itself, so only its cleanup-only form can come too early.
+          if (f.e === 'activity' && (f.type === 'deleteInstances' || CREATES.has(f.type))) dirty.add(regionOfAt(f) ?? '?');
+          if (f.e === 'activityFailed' && CREATES.has(scheduled(f.id)?.type ?? '') && (f.failureType === 'Unavailable' || f.prepareStep)) dirty.delete(regionOfAt(scheduled(f.id)!) ?? '?');
           if (f.e === 'activityDone') {
             const a = scheduled(f.id);
-            if (a?.type === 'awaitGone') dirty.delete(regionOfAt(a) ?? '?');
+            if (a && (a.type === 'awaitGone' || isFullRelease(a))) dirty.delete(regionOfAt(a) ?? '?');
           }
-          if (f.e === 'activity' && f.type === 'cleanup' && dirty.has(regionOfAt(f) ?? '?')) msgs.push(`cleanup in ${regionOfAt(f) ?? '?'} before await-gone completed`);
+          const cleanupOnly = f.e === 'activity' && (f.type === 'cleanup' || (f.type === 'releaseAt' && !isFullRelease(f)));
+          if (cleanupOnly && dirty.has(regionOfAt(f) ?? '?')) msgs.push(`cleanup in ${regionOfAt(f) ?? '?'} before await-gone completed`);
         }
         return msgs;
       }, 'cleanup-after-gone')(ev);

@@ -1,7 +1,8 @@
 /**
  * Replays saved histories with the current workflow code: a change that would replay an existing
  * history differently (non-determinism) fails here. Histories are recorded by
- * `GPUPROV_RECORD_HISTORIES=1 npx vitest run test/replay` (scenarios in record.ts).
+ * `GPUPROV_RECORD_HISTORIES=1 npx vitest run test/replay` (scenarios in record.test.ts); the
+ * `*.pre-patch.json` ones were recorded before CLOUD_CALLS_PATCH and replay its old branch.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,9 +14,27 @@ import { decodedHistoryText, findSecrets } from '../harness/secrets';
 const dir = join(__dirname, '..', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
 
+const SCENARIOS = ['single-attempt', 'failover-compensated', 'teardown'];
+const activityTypes = (file: string): string[] =>
+  (JSON.parse(readFileSync(join(dir, file), 'utf8')) as { events: { activityTaskScheduledEventAttributes?: { activityType: { name: string } } }[] }).events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+
 describe('saved histories', () => {
-  it('include the single-attempt launch, the failover with compensation and the teardown', () => {
-    expect(files).toEqual(expect.arrayContaining(['single-attempt.json', 'failover-compensated.json', 'teardown.json']));
+  it('include the single-attempt launch, the failover with compensation and the teardown, recorded before and after CLOUD_CALLS_PATCH', () => {
+    expect(files).toEqual(expect.arrayContaining(SCENARIOS.flatMap((s) => [`${s}.json`, `${s}.pre-patch.json`])));
+  });
+
+  it.each(SCENARIOS)('%s: the pre-patch history runs the single-step cloud calls, the current one the merged calls', (s) => {
+    const before = activityTypes(`${s}.pre-patch.json`);
+    const after = activityTypes(`${s}.json`);
+    expect(before).toContain('deleteInstances');
+    expect(before).not.toContain('releaseAt');
+    expect(after).toContain('releaseAt');
+    expect(after).not.toContain('deleteInstances');
+    if (s !== 'teardown') {
+      expect(before).toEqual(expect.arrayContaining(['prepareOffer', 'createInstance']));
+      expect(after).toContain('prepareAndCreate');
+      expect(after).not.toContain('prepareOffer');
+    }
   });
 
   it('every history replays without a determinism error (one bundle for all)', async () => {

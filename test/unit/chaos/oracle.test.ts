@@ -1,8 +1,10 @@
 /**
  * The oracle can fail: a clean piece of evidence (a failover with compensation, then teardown)
- * passes every invariant, and for every invariant one targeted corruption of it is caught.
+ * passes every invariant, and for every invariant one targeted corruption of it is caught. Both
+ * history shapes are covered: single-step activities (runs started before CLOUD_CALLS_PATCH) and
+ * the merged prepareAndCreate / releaseAt.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Fact, RunFacts } from '../../chaos/history';
 import { INVARIANTS, judge, type Evidence } from '../../chaos/oracle';
 import type { Trace } from '../../chaos/trace';
@@ -14,6 +16,8 @@ const B1 = offer('fake-b', 'gpu-1');
 const B2 = offer('fake-b', 'gpu-2');
 const atA = { cloud: 'fake', region: 'fake-a' };
 const VM = 'c1-0';
+/** Which activities the built history uses (set per describe block). */
+let shape: 'single' | 'merged' = 'single';
 
 function build(o: { plan?: object[]; first?: object; firstKind?: string; second?: object; compensate?: boolean; cancelBeforeSecond?: boolean; cleanupFirst?: boolean; teardownFails?: boolean } = {}): Fact[] {
   let id = 0;
@@ -27,24 +31,36 @@ function build(o: { plan?: object[]; first?: object; firstKind?: string; second?
   const stage = (s: string): void => void f.push({ e: 'stage', stage: s });
   const first = o.first ?? A1;
   const second = o.second ?? A2;
+  const attempt = (of: object, outcome: string, result: unknown = null): void => {
+    if (shape === 'merged') {
+      stage('creating');
+      act('prepareAndCreate', [of, {}], outcome, result);
+      return;
+    }
+    stage('preparing');
+    act('prepareOffer', [of, {}]);
+    stage('creating');
+    act('createInstance', [of, {}, {}], outcome, result);
+  };
+  const target = (ids: string[], mode: 'full' | 'cleanup') => ({ at: atA, vmName: VM, instanceIds: ids, mode, pollIntervalMs: 200, deadlineAtMs: 0 });
+  const release = (ids: string[], outcome = 'ok'): void => {
+    if (shape === 'merged') return act('releaseAt', [target(ids, 'full')], outcome);
+    act('deleteInstances', [atA, VM, ids], outcome);
+    if (outcome !== 'ok') return;
+    act('awaitGone', [atA, VM]);
+    act('cleanup', [atA, VM]);
+  };
+  const cleanupOnly = (): void => (shape === 'merged' ? act('releaseAt', [target([], 'cleanup')]) : act('cleanup', [atA, VM]));
   stage('planning');
   act('planOffers', [{}], 'ok', { offers: o.plan ?? [A1, A2, B1, B2] });
-  stage('preparing');
-  act('prepareOffer', [first, {}]);
-  stage('creating');
-  act('createInstance', [first, {}, {}], o.firstKind ?? 'Capacity');
+  attempt(first, o.firstKind ?? 'Capacity');
   stage('compensating');
   if (o.compensate ?? true) {
-    if (o.cleanupFirst) act('cleanup', [atA, VM]);
-    act('deleteInstances', [atA, VM, []]);
-    act('awaitGone', [atA, VM]);
-  }
-  act('cleanup', [atA, VM]);
+    if (o.cleanupFirst) cleanupOnly();
+    release([]);
+  } else cleanupOnly();
   if (o.cancelBeforeSecond) f.push({ e: 'signal', name: 'cancel' });
-  stage('preparing');
-  act('prepareOffer', [second, {}]);
-  stage('creating');
-  act('createInstance', [second, {}, {}], 'ok', { instanceId: 'fake-2', adopted: false });
+  attempt(second, 'ok', { instanceId: 'fake-2', adopted: false });
   stage('booting');
   act('awaitRunning', [{}]);
   stage('connecting');
@@ -53,12 +69,10 @@ function build(o: { plan?: object[]; first?: object; firstKind?: string; second?
   f.push({ e: 'signal', name: 'teardown' });
   stage('tearing-down');
   if (o.teardownFails) {
-    act('deleteInstances', [atA, VM, ['fake-2']], 'Transient');
+    release(['fake-2'], 'Transient');
     stage('leaked');
   }
-  act('deleteInstances', [atA, VM, ['fake-2']]);
-  act('awaitGone', [atA, VM]);
-  act('cleanup', [atA, VM]);
+  release(['fake-2']);
   stage('terminated');
   const attempts = [
     { index: 0, offer: first, outcome: o.firstKind === 'Unavailable' ? 'unavailable' : 'failed', phase: 'create', kind: o.firstKind ?? 'Capacity', instanceIds: [], compensated: true },
@@ -146,7 +160,11 @@ const corruptions: [string, (e: Evidence) => void][] = [
   ['duplicate-start-rejected', (e) => e.duplicateStartsAccepted.push(VM)],
 ];
 
-describe('chaos oracle', () => {
+describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)', (s) => {
+  beforeEach(() => {
+    shape = s;
+  });
+
   it('has at least 20 invariants, each with a distinct id and a statement', () => {
     expect(INVARIANTS.length).toBeGreaterThanOrEqual(20);
     expect(new Set(INVARIANTS.map((i) => i.id)).size).toBe(INVARIANTS.length);
@@ -167,7 +185,8 @@ describe('chaos oracle', () => {
     const e = clean();
     const facts = build({ teardownFails: true });
     const leaked = facts.findIndex((f) => f.e === 'stage' && f.stage === 'leaked');
-    facts.splice(leaked + 1, 0, { e: 'activity', id: 900, type: 'deleteInstances', input: [atA, VM, ['fake-2']] }, { e: 'activityFailed', id: 900, failureType: 'Transient' });
+    const input = s === 'merged' ? [{ at: atA, vmName: VM, instanceIds: ['fake-2'], mode: 'full' }] : [atA, VM, ['fake-2']];
+    facts.splice(leaked + 1, 0, { e: 'activity', id: 900, type: s === 'merged' ? 'releaseAt' : 'deleteInstances', input }, { e: 'activityFailed', id: 900, failureType: 'Transient' });
     e.runs = [run(facts)];
     expect(judge(e)).toEqual([]);
   });

@@ -1,0 +1,127 @@
+/**
+ * The two cloud calls of a launch attempt that change something, each one activity (one round
+ * trip, six history events): prepare + create, and release (delete, wait until gone, clean up).
+ * Both are idempotent, so Temporal may retry them after a crash at any point.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPES } from '../errors';
+import type { ProviderRegistry } from '../providers/registry';
+import type { CloudProvider, InstanceSpec, Location, Observed, Offer } from '../providers/types';
+import { createOrAdopt, type CreateResult } from './create-or-adopt';
+import { toFailure, translated } from './failures';
+import { activitySleep } from './look-again';
+
+export interface AttemptDeps {
+  registry: ProviderRegistry;
+  /** The worker's OpenSSH public key, added to every instance. */
+  publicKey: string;
+  now?: () => number;
+  /** Injected for tests; default: the activity context's cancellable sleep. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Injected for tests; default: the activity context's heartbeat. */
+  heartbeat?: () => void;
+}
+
+export interface ReleaseInput {
+  at: Location;
+  vmName: string;
+  /** Known ids; the delete also finds instances by identity. */
+  instanceIds: string[];
+  /** `cleanup`: only side resources (nothing can have been created). */
+  mode: 'full' | 'cleanup';
+  /** The cloud's poll interval: drives how often the gone wait looks. */
+  pollIntervalMs: number;
+  /** Epoch ms after which instances still present fail the release (non-retryable: the VM shows `leaked`). */
+  deadlineAtMs: number;
+}
+
+/** How often the gone wait looks: half the poll interval at first, backing off to twice it. */
+export function goneDelays(pollIntervalMs: number): (look: number) => number {
+  const first = Math.max(100, Math.round(pollIntervalMs / 2));
+  const max = Math.max(1_000, pollIntervalMs * 2);
+  return (look) => Math.min(max, Math.round(first * 1.5 ** look));
+}
+
+const isLive = (o: Observed): boolean => o.status !== 'Terminating';
+
+function heartbeatOrNothing(): void {
+  try {
+    Context.current().heartbeat();
+  } catch {
+    /* outside an activity (unit tests) */
+  }
+}
+
+export function providerOf(registry: ProviderRegistry, cloud: string): CloudProvider {
+  try {
+    return registry.get(cloud);
+  } catch (err) {
+    throw toFailure(err);
+  }
+}
+
+export function withWorkerKey(spec: InstanceSpec, key: string): InstanceSpec {
+  return spec.publicKeys.includes(key) ? spec : { ...spec, publicKeys: [key, ...spec.publicKeys] };
+}
+
+export function createAttemptActivities(deps: AttemptDeps) {
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? activitySleep;
+  const heartbeat = deps.heartbeat ?? heartbeatOrNothing;
+
+  return {
+    /**
+     * Prepare the offer's side resources, then create the instance, or adopt one that already
+     * carries this VM's identity (a retry after a lost response or a crash). A failure of the
+     * prepare step carries `phase: 'prepare'` in its details: nothing can have been created.
+     */
+    async prepareAndCreate(offer: Offer, spec: InstanceSpec): Promise<CreateResult> {
+      const p = providerOf(deps.registry, offer.cloud);
+      const s = withWorkerKey(spec, deps.publicKey);
+      let prepared;
+      try {
+        prepared = await p.prepare(offer, s);
+      } catch (err) {
+        throw toFailure(err, 'prepare');
+      }
+      return translated(() => createOrAdopt(p, offer, prepared, s));
+    },
+
+    /**
+     * Delete every instance of the VM at `at`, wait (heartbeating) until the cloud lists none,
+     * then clean up side resources; an instance still listed live is deleted again every third
+     * look. Transient cloud errors fail the attempt (retried by the policy); past the deadline
+     * it fails for good.
+     */
+    async releaseAt(input: ReleaseInput): Promise<void> {
+      const p = providerOf(deps.registry, input.at.cloud);
+      // Liveness for the heartbeat timeout, also while a slow delete or cleanup call runs.
+      const beat = setInterval(heartbeat, 5_000);
+      try {
+        await release(p, input);
+      } finally {
+        clearInterval(beat);
+      }
+    },
+  };
+
+  async function release(p: CloudProvider, input: ReleaseInput): Promise<void> {
+    if (input.mode === 'full') {
+      await translated(() => p.delete(input.at, input.vmName, input.instanceIds));
+      const delay = goneDelays(input.pollIntervalMs);
+      for (let look = 0; ; look++) {
+        const seen = await translated(() => p.observe(input.at, input.vmName));
+        if (seen.length === 0) break;
+        const what = seen.map((o) => `${o.id}=${o.status}`).join(', ');
+        if (now() >= input.deadlineAtMs) {
+          throw ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, nonRetryable: true, message: `${seen.length} instance(s) still present at the deadline: ${what}` });
+        }
+        const live = seen.filter(isLive).map((o) => o.id);
+        if (live.length > 0 && look % 3 === 2) await translated(() => p.delete(input.at, input.vmName, live));
+        await sleep(Math.min(delay(look), Math.max(0, input.deadlineAtMs - now())));
+      }
+    }
+    await translated(() => p.cleanup(input.at, input.vmName));
+  }
+}

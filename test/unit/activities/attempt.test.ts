@@ -1,0 +1,110 @@
+/**
+ * The merged cloud calls against the FakeProvider: prepareAndCreate (prepare failures say so;
+ * a retry adopts) and releaseAt (delete, wait until gone, clean up; deadline; cleanup-only).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createAttemptActivities, goneDelays, type ReleaseInput } from '../../../src/activities/attempt';
+import { ProviderRegistry } from '../../../src/providers/registry';
+import type { InstanceSpec, Location, Observed } from '../../../src/providers/types';
+import { defaultFakeOffers, FakeProvider } from '../../harness/fake-provider';
+
+const offer = defaultFakeOffers()[0]!;
+const at: Location = { cloud: 'fake', region: offer.region };
+const spec: InstanceSpec = { vmName: 'm1', owner: 'default', publicKeys: [], idempotencyKey: 'wf/run/0', openPorts: [] };
+
+function setup(fake: FakeProvider) {
+  let t = 0;
+  const slept: number[] = [];
+  const acts = createAttemptActivities({ registry: new ProviderRegistry([fake]), publicKey: 'ssh-ed25519 AAAAworker', now: () => t, sleep: async (ms) => void (slept.push(ms), (t += ms)), heartbeat: () => undefined });
+  const release = (o: Partial<ReleaseInput> = {}): Promise<void> => acts.releaseAt({ at, vmName: 'm1', instanceIds: [], mode: 'full', pollIntervalMs: 1_000, deadlineAtMs: 60_000, ...o });
+  return { acts, release, slept };
+}
+
+describe('prepareAndCreate', () => {
+  let fake: FakeProvider;
+  beforeEach(() => (fake = new FakeProvider()));
+
+  it('prepares, then creates once; a second call (a retry) adopts the same instance', async () => {
+    const { acts } = setup(fake);
+    const a = await acts.prepareAndCreate(offer, spec);
+    const b = await acts.prepareAndCreate(offer, spec);
+    expect(a).toEqual({ instanceId: 'fake-1', adopted: false });
+    expect(b).toEqual({ instanceId: 'fake-1', adopted: true });
+    expect(fake.callsOf('create')).toHaveLength(1);
+    expect(fake.sideResources()).toEqual(['m1@fake-a']);
+  });
+
+  it('a failed prepare step says phase prepare (nothing created); a failed create does not', async () => {
+    const { acts } = setup(fake);
+    fake.script({ primitive: 'prepare', error: 'Unavailable', times: 1 }, { primitive: 'create', error: 'Capacity', times: 1 });
+    const p = await acts.prepareAndCreate(offer, spec).catch((e: unknown) => e);
+    expect(p).toBeInstanceOf(ApplicationFailure);
+    expect(p).toMatchObject({ type: 'Unavailable', nonRetryable: true, details: [{ kind: 'Unavailable', phase: 'prepare' }] });
+    const c = await acts.prepareAndCreate(offer, spec).catch((e: unknown) => e);
+    expect(c).toMatchObject({ type: 'Capacity', details: [{ kind: 'Capacity' }] });
+    expect((c as ApplicationFailure).details?.[0]).not.toHaveProperty('phase');
+    expect(fake.liveCount()).toBe(0);
+  });
+});
+
+describe('releaseAt', () => {
+  it('deletes, sees nothing left, cleans up: no wait', async () => {
+    const fake = new FakeProvider();
+    const { acts, release, slept } = setup(fake);
+    await acts.prepareAndCreate(offer, spec);
+    await release({ instanceIds: ['fake-1'] });
+    expect(fake.liveCount()).toBe(0);
+    expect(fake.sideResources()).toEqual([]);
+    expect(slept).toEqual([]);
+    expect(fake.calls.map((c) => c.primitive)).toEqual(['prepare', 'observe', 'create', 'delete', 'observe', 'cleanup']);
+  });
+
+  it('waits while instances are still listed, re-deletes a live one every third look, cleans up only once none is left', async () => {
+    const fake = new FakeProvider();
+    const listed: Observed[][] = [
+      [{ id: 'i-1', status: 'Running', location: at, instanceType: 'gpu-1' }],
+      [{ id: 'i-1', status: 'Running', location: at, instanceType: 'gpu-1' }],
+      [{ id: 'i-1', status: 'Running', location: at, instanceType: 'gpu-1' }],
+      [{ id: 'i-1', status: 'Terminating', location: at, instanceType: 'gpu-1' }],
+      [],
+    ];
+    const calls: string[] = [];
+    fake.observe = async () => (calls.push('observe'), listed.shift() ?? []);
+    const del = fake.delete.bind(fake);
+    fake.delete = async (...a) => (calls.push('delete'), del(...a));
+    const clean = fake.cleanup.bind(fake);
+    fake.cleanup = async (...a) => (calls.push('cleanup'), clean(...a));
+    const { release, slept } = setup(fake);
+    await release();
+    expect(calls).toEqual(['delete', 'observe', 'observe', 'observe', 'delete', 'observe', 'observe', 'cleanup']);
+    expect(slept).toEqual([0, 1, 2, 3].map(goneDelays(1_000)));
+  });
+
+  it('past the deadline it fails for good and never cleans up; cleanup-only mode touches no instance', async () => {
+    const fake = new FakeProvider();
+    fake.observe = async () => [{ id: 'i-1', status: 'Terminating', location: at, instanceType: 'gpu-1' }];
+    const { release } = setup(fake);
+    const err = await release({ deadlineAtMs: 2_000 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ type: 'NotReady', nonRetryable: true });
+    expect((err as Error).message).toMatch(/still present at the deadline: i-1=Terminating/);
+    expect(fake.callsOf('cleanup')).toHaveLength(0);
+
+    const other = new FakeProvider();
+    await setup(other).release({ mode: 'cleanup' });
+    expect(other.calls.map((c) => c.primitive)).toEqual(['cleanup']);
+  });
+
+  it('a transient delete error fails the attempt (retryable) before anything is cleaned', async () => {
+    const fake = new FakeProvider();
+    fake.script({ primitive: 'delete', error: 'Transient', times: 1 });
+    const err = await setup(fake).release().catch((e: unknown) => e);
+    expect(err).toMatchObject({ type: 'Transient', nonRetryable: false });
+    expect(fake.callsOf('cleanup')).toHaveLength(0);
+  });
+
+  it('gone delays start at half the poll interval and back off to twice it', () => {
+    const d = goneDelays(1_000);
+    expect([0, 1, 2, 3, 4, 5].map(d)).toEqual([500, 750, 1125, 1688, 2000, 2000]);
+  });
+});
