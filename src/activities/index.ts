@@ -30,6 +30,11 @@ export interface ActivityDeps {
   prober?: SshProber;
   /** Clock, for tests. */
   now?: () => number;
+  /**
+   * How long one boot-wait or SSH-probe attempt keeps looking by itself (default INLINE_WINDOW_MS);
+   * 0: every look is its own activity attempt (the bench compares schedules that way).
+   */
+  inlineWindowMs?: number;
 }
 
 export interface PlanInput {
@@ -66,6 +71,9 @@ export interface ProbeInput {
   defaultUser: string;
 }
 
+/** Delay between SSH probe tries within one attempt (sshd usually answers moments after Running). */
+export const SSH_LOOK_DELAY_MS = 300;
+
 /** Instance not seen for this long after create = vanished (covers list-after-create lag). */
 export const VANISH_GRACE_MS = 30_000;
 
@@ -83,6 +91,7 @@ export function createActivities(deps: ActivityDeps) {
   const prober = deps.prober ?? ssh2Prober;
   const now = deps.now ?? Date.now;
   const provider = (cloud: string) => providerOf(deps.registry, cloud);
+  const inline = deps.inlineWindowMs === undefined ? {} : { windowMs: deps.inlineWindowMs };
 
   /** One boot look: the running instance, or NotReady (boot-aware `nextRetryDelay`) / BootFailed. */
   const lookRunning = async (input: AwaitRunningInput): Promise<RunningInstance> => {
@@ -164,12 +173,12 @@ export function createActivities(deps: ActivityDeps) {
 
     /** NotReady (retryable) until the instance is Running with an SSH endpoint. */
     async awaitRunning(input: AwaitRunningInput): Promise<RunningInstance> {
-      return lookAgain(() => lookRunning(input));
+      return lookAgain(() => lookRunning(input), inline);
     },
 
     /** Connect with the worker's key and run `true`; SshNotReady (retryable) until it works. */
     async probeSsh(input: ProbeInput): Promise<ProbeResult> {
-      return lookAgain(() => probeOnce(input), { defaultDelayMs: 300 });
+      return lookAgain(() => probeOnce(input), { ...inline, defaultDelayMs: SSH_LOOK_DELAY_MS });
     },
 
     async observeVm(at: Location, vmName: string): Promise<Observed[]> {

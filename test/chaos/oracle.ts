@@ -143,6 +143,11 @@ function attemptsOf(run: RunFacts): Attempt[] {
       const cur = out[out.length - 1];
       if (cur) cur.createScheduled = true;
     }
+    // A merged prepareAndCreate whose prepare step failed never reached the create.
+    if (f.e === 'activityFailed' && f.prepareStep) {
+      const cur = out[out.length - 1];
+      if (cur) cur.createScheduled = false;
+    }
     if (f.e === 'closed') {
       const cur = out[out.length - 1];
       if (cur && cur.until > i) cur.until = i;

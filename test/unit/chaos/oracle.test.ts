@@ -19,14 +19,14 @@ const VM = 'c1-0';
 /** Which activities the built history uses (set per describe block). */
 let shape: 'single' | 'merged' = 'single';
 
-function build(o: { plan?: object[]; first?: object; firstKind?: string; second?: object; compensate?: boolean; cancelBeforeSecond?: boolean; cleanupFirst?: boolean; teardownFails?: boolean } = {}): Fact[] {
+function build(o: { plan?: object[]; first?: object; firstKind?: string; prepareStep?: boolean; second?: object; compensate?: boolean; cancelBeforeSecond?: boolean; cleanupFirst?: boolean; teardownFails?: boolean } = {}): Fact[] {
   let id = 0;
   const f: Fact[] = [];
   /** `outcome`: 'ok', or the failure type the activity failed with. */
   const act = (type: string, input: unknown[], outcome = 'ok', result: unknown = null): void => {
     const a = ++id;
     f.push({ e: 'activity', id: a, type, input });
-    f.push(outcome === 'ok' ? { e: 'activityDone', id: a, result } : { e: 'activityFailed', id: a, failureType: outcome });
+    f.push(outcome === 'ok' ? { e: 'activityDone', id: a, result } : { e: 'activityFailed', id: a, failureType: outcome, ...(o.prepareStep && type === 'prepareAndCreate' ? { prepareStep: true } : {}) });
   };
   const stage = (s: string): void => void f.push({ e: 'stage', stage: s });
   const first = o.first ?? A1;
@@ -189,6 +189,14 @@ describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)'
     facts.splice(leaked + 1, 0, { e: 'activity', id: 900, type: s === 'merged' ? 'releaseAt' : 'deleteInstances', input }, { e: 'activityFailed', id: 900, failureType: 'Transient' });
     e.runs = [run(facts)];
     expect(judge(e)).toEqual([]);
+  });
+
+  it.runIf(s === 'merged')('a prepareAndCreate whose prepare step failed needs only a cleanup; without that mark, the cleanup-only release is caught', () => {
+    const e = clean();
+    e.runs = [run(build({ prepareStep: true, compensate: false }))];
+    expect(judge(e)).toEqual([]);
+    e.runs = [run(build({ compensate: false }))];
+    expect(judge(e).map((x) => x.invariant)).toEqual(expect.arrayContaining(['abandoned-attempts-deleted', 'cleanup-after-gone']));
   });
 
   it('every invariant has a corruption that trips it', () => {
