@@ -4,12 +4,12 @@
  * connects through @temporalio/envconfig (temporal.toml profile, TEMPORAL_* variables) or to the
  * embedded server whose address the daemon passes in GPUPROV_EMBEDDED_ADDRESS.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { stateDir } from './paths';
 import { WORKER_READY_TEXT } from './server/worker-ready';
+import { defaultWorkflowsPath, workflowBundlePath } from './server/workflow-bundle';
 import { TASK_QUEUE } from './workflows/api';
 
 export interface CreateWorkerOptions {
@@ -22,18 +22,11 @@ export interface CreateWorkerOptions {
   maxConcurrent?: number;
   /** Default: `src/workflows` (tests may pass their own workflows module). */
   workflowsPath?: string;
-  /** A prebuilt bundle (`bundleWorkflowCode` output written to a file): skips bundling at start. */
+  /**
+   * A prebuilt bundle (`bundleWorkflowCode` output written to a file, e.g. `workflowBundlePath()`
+   * of src/server/workflow-bundle.ts): skips bundling with webpack in this process.
+   */
   workflowBundlePath?: string;
-}
-
-/**
- * `src/workflows` as a file path: `index.ts` in a checkout, `index.js` when built. (Not
- * `require.resolve`, which does not know `.ts` under vitest.)
- */
-function defaultWorkflowsPath(): string {
-  const dir = path.join(__dirname, 'workflows');
-  const ts = path.join(dir, 'index.ts');
-  return fs.existsSync(ts) ? ts : path.join(dir, 'index.js');
 }
 
 /** A worker polling `taskQueue` with gpuprov's workflows and the given activities. */
@@ -103,12 +96,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     import('./activities/ssh-identity'),
     import('./providers/default-registry'),
   ]);
+  // Built (or found in the cache) by a child process while we connect: webpack never enters this
+  // process's heap (bundling in-process left ~200 MB of RSS behind).
+  const bundle = workflowBundlePath({ env, log: (line) => process.stdout.write(`${line}\n`) });
+  bundle.catch(() => undefined); // awaited below; not unhandled if connecting fails first
   const conn = await connectWorker(env);
   const taskQueue = env.GPUPROV_TASK_QUEUE || TASK_QUEUE;
   const registry = registryFromEnv(env);
   const ssh = await loadOrCreateSshIdentity(path.join(stateDir(env), 'keys'));
   const activities = createActivities({ registry, ssh, owner: conn.namespace });
-  const worker = await createWorker({ connection: conn.connection, namespace: conn.namespace, taskQueue, activities });
+  const worker = await createWorker({ connection: conn.connection, namespace: conn.namespace, taskQueue, activities, workflowBundlePath: await bundle });
   await runUntilSignal(worker, conn, taskQueue, registry.names());
 }
 

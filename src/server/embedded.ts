@@ -114,11 +114,22 @@ export async function embeddedStatus(env: NodeJS.ProcessEnv = process.env): Prom
   };
 }
 
+/**
+ * Node flags of a worker process (also in package.json's `worker` and `bench` scripts): a 512 MB
+ * old-space limit per isolate (the main thread and the SDK's workflow thread). With Node's
+ * default (~4 GB with enough RAM) V8 collects so lazily that 500 concurrent launches (P4) took
+ * the worker process to 430–600 MB of RSS, mostly garbage and the native buffers it still holds;
+ * with 512 it peaked at 360–380 MB, no slower. The SDK sizes its workflow cache from this limit
+ * (`maxCachedWorkflows` ≈ 210 instead of ≈ 2300); an evicted workflow is replayed when it wakes.
+ * Setting only `maxCachedWorkflows: 100` under the default limit was not enough (415–480 MB).
+ */
+export const WORKER_NODE_FLAGS = ['--max-old-space-size=512'];
+
 /** The worker entry: `src/worker.ts` under tsx in a checkout, `worker.js` when built. */
 function workerCommand(): string[] {
   const ts = path.join(__dirname, '..', 'worker.ts');
-  if (fs.existsSync(ts)) return ['--import', pathToFileURL(require.resolve('tsx')).href, ts];
-  return [path.join(__dirname, '..', 'worker.js')];
+  if (fs.existsSync(ts)) return [...WORKER_NODE_FLAGS, '--import', pathToFileURL(require.resolve('tsx')).href, ts];
+  return [...WORKER_NODE_FLAGS, path.join(__dirname, '..', 'worker.js')];
 }
 
 function tail(file: string, bytes = 2_000): string {

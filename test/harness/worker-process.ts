@@ -3,12 +3,11 @@
  * can SIGKILL it mid-workflow and start another. Resolves once the worker logs that it polls.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { terminate } from '../../src/server/dev-server';
 import { WORKER_READY_TEXT } from '../../src/server/worker-ready';
+import { workflowBundlePath } from '../../src/server/workflow-bundle';
 
 export interface WorkerProcess {
   pid: number;
@@ -36,21 +35,13 @@ process.on('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
 
-let bundle: Promise<string> | undefined;
-
 /**
- * gpuprov's workflows bundled once per test process and written to a file: every spawned worker
- * then starts in about 2 s instead of re-bundling (~13 s of CPU on 2 cores).
+ * gpuprov's workflow bundle, built once per source change (in a child process) and cached under
+ * the cache dir, shared by every test file and run: spawned workers start in about 2 s instead of
+ * re-bundling (~13 s of CPU on 2 cores).
  */
 export function prebuiltWorkflowBundle(): Promise<string> {
-  bundle ??= (async () => {
-    const { bundleWorkflowCode, DefaultLogger } = await import('@temporalio/worker');
-    const { code } = await bundleWorkflowCode({ workflowsPath: path.join(__dirname, '..', '..', 'src', 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
-    const file = path.join(os.tmpdir(), `gpuprov-workflow-bundle-${process.pid}-${Date.now()}.js`);
-    fs.writeFileSync(file, code);
-    return file;
-  })();
-  return bundle;
+  return workflowBundlePath();
 }
 
 export async function spawnWorkerProcess(o: SpawnWorkerOptions): Promise<WorkerProcess> {

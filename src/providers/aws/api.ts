@@ -1,18 +1,5 @@
-import {
-  AuthorizeSecurityGroupIngressCommand,
-  CreateSecurityGroupCommand,
-  DeleteSecurityGroupCommand,
-  DescribeImagesCommand,
-  DescribeInstancesCommand,
-  DescribeInstanceTypeOfferingsCommand,
-  DescribeSecurityGroupsCommand,
-  DescribeSubnetsCommand,
-  DescribeVpcsCommand,
-  EC2Client,
-  RunInstancesCommand,
-  TerminateInstancesCommand,
-} from '@aws-sdk/client-ec2';
-import type { EC2ClientConfig, Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
+import type * as Ec2Sdk from '@aws-sdk/client-ec2';
+import type { EC2Client, EC2ClientConfig, Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
 import { ProviderError } from '../../errors';
 import { IDENTITY_TAG } from '../types';
@@ -77,6 +64,19 @@ function parse<T>(schema: z.ZodType<T>, out: unknown, what: string): T {
   return r.data;
 }
 
+let sdk: typeof Ec2Sdk | undefined;
+
+/**
+ * @aws-sdk/client-ec2, loaded with the first client rather than at import: every worker imports
+ * this adapter (through the default registry), and only one with AWS credentials should carry
+ * the SDK (~80 MB of RSS).
+ */
+function ec2Sdk(): typeof Ec2Sdk {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred on purpose (see above)
+  sdk ??= require('@aws-sdk/client-ec2') as typeof Ec2Sdk;
+  return sdk;
+}
+
 /** The only code that calls EC2. One method per API call (plus its pagination); no retries. */
 export class Ec2Api {
   private readonly clients = new Map<string, EC2Client>();
@@ -86,7 +86,7 @@ export class Ec2Api {
   private client(region: string): EC2Client {
     let c = this.clients.get(region);
     if (!c) {
-      c = new EC2Client({
+      c = new (ec2Sdk().EC2Client)({
         region,
         // Temporal's activity retry policy is the only retry; the SDK must not add its own.
         maxAttempts: 1,
@@ -100,10 +100,10 @@ export class Ec2Api {
     return c;
   }
 
-  private async call<T>(region: string, what: string, schema: z.ZodType<T>, send: (c: EC2Client) => Promise<unknown>): Promise<T> {
+  private async call<T>(region: string, what: string, schema: z.ZodType<T>, send: (c: EC2Client, sdk: typeof Ec2Sdk) => Promise<unknown>): Promise<T> {
     let out: unknown;
     try {
-      out = await send(this.client(region));
+      out = await send(this.client(region), ec2Sdk());
     } catch (err) {
       throw classify(err, `${what} (${region})`);
     }
@@ -119,7 +119,7 @@ export class Ec2Api {
     const found: { instanceType: string; location: string }[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.call(region, 'DescribeInstanceTypeOfferings', Offerings, (c) => c.send(new DescribeInstanceTypeOfferingsCommand({
+      const page = await this.call(region, 'DescribeInstanceTypeOfferings', Offerings, (c, { DescribeInstanceTypeOfferingsCommand }) => c.send(new DescribeInstanceTypeOfferingsCommand({
         LocationType: locationType, Filters: [{ Name: 'instance-type', Values: types }], MaxResults: Math.max(5, this.pageSize), NextToken,
       })));
       for (const o of page.InstanceTypeOfferings) found.push({ instanceType: o.InstanceType, location: o.Location });
@@ -129,7 +129,7 @@ export class Ec2Api {
   }
 
   async defaultVpcId(region: string): Promise<string | undefined> {
-    const out = await this.call(region, 'DescribeVpcs', Vpcs, (c) => c.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] })));
+    const out = await this.call(region, 'DescribeVpcs', Vpcs, (c, { DescribeVpcsCommand }) => c.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] })));
     return out.Vpcs[0]?.VpcId;
   }
 
@@ -138,7 +138,7 @@ export class Ec2Api {
     const found: { subnetId: string; zone: string }[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.call(region, 'DescribeSubnets', Subnets, (c) => c.send(new DescribeSubnetsCommand({
+      const page = await this.call(region, 'DescribeSubnets', Subnets, (c, { DescribeSubnetsCommand }) => c.send(new DescribeSubnetsCommand({
         Filters: [{ Name: 'vpc-id', Values: [vpcId] }, { Name: 'default-for-az', Values: ['true'] }], MaxResults: Math.max(5, this.pageSize), NextToken,
       })));
       for (const s of page.Subnets) found.push({ subnetId: s.SubnetId, zone: s.AvailabilityZone });
@@ -149,7 +149,7 @@ export class Ec2Api {
 
   /** The security group named `name` in the VPC, with the single TCP ports it already allows. */
   async findSecurityGroup(region: string, vpcId: string, name: string): Promise<{ groupId: string; tcpPorts: number[] } | undefined> {
-    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c) => c.send(new DescribeSecurityGroupsCommand({
+    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) => c.send(new DescribeSecurityGroupsCommand({
       Filters: [{ Name: 'vpc-id', Values: [vpcId] }, { Name: 'group-name', Values: [name] }],
     })));
     const g = out.SecurityGroups[0];
@@ -160,14 +160,14 @@ export class Ec2Api {
 
   /** Security groups named `name` and tagged with the VM's identity, in any VPC of the region. */
   async securityGroupIdsByName(region: string, name: string, vmName: string): Promise<string[]> {
-    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c) => c.send(new DescribeSecurityGroupsCommand({
+    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) => c.send(new DescribeSecurityGroupsCommand({
       Filters: [{ Name: 'group-name', Values: [name] }, { Name: `tag:${IDENTITY_TAG}`, Values: [vmName] }],
     })));
     return out.SecurityGroups.map((g) => g.GroupId);
   }
 
   async createSecurityGroup(region: string, vpcId: string, name: string, description: string, tags: Tag[]): Promise<string> {
-    const out = await this.call(region, 'CreateSecurityGroup', CreatedGroup, (c) => c.send(new CreateSecurityGroupCommand({
+    const out = await this.call(region, 'CreateSecurityGroup', CreatedGroup, (c, { CreateSecurityGroupCommand }) => c.send(new CreateSecurityGroupCommand({
       GroupName: name, Description: description, VpcId: vpcId, TagSpecifications: [{ ResourceType: 'security-group', Tags: tags }],
     })));
     return out.GroupId;
@@ -177,7 +177,7 @@ export class Ec2Api {
   async allowTcp(region: string, groupId: string, ports: number[]): Promise<void> {
     if (ports.length === 0) return;
     try {
-      await this.call(region, 'AuthorizeSecurityGroupIngress', z.unknown(), (c) => c.send(new AuthorizeSecurityGroupIngressCommand({
+      await this.call(region, 'AuthorizeSecurityGroupIngress', z.unknown(), (c, { AuthorizeSecurityGroupIngressCommand }) => c.send(new AuthorizeSecurityGroupIngressCommand({
         GroupId: groupId,
         IpPermissions: ports.map((p) => ({ IpProtocol: 'tcp', FromPort: p, ToPort: p, IpRanges: [{ CidrIp: '0.0.0.0/0' }], Ipv6Ranges: [{ CidrIpv6: '::/0' }] })),
       })));
@@ -196,7 +196,7 @@ export class Ec2Api {
     let best: { ImageId: string; Name?: string | undefined; CreationDate?: string | undefined } | undefined;
     let NextToken: string | undefined;
     do {
-      const page = await this.call(region, 'DescribeImages', Images, (c) => c.send(new DescribeImagesCommand({ Owners: f.owners, Filters: filters, NextToken })));
+      const page = await this.call(region, 'DescribeImages', Images, (c, { DescribeImagesCommand }) => c.send(new DescribeImagesCommand({ Owners: f.owners, Filters: filters, NextToken })));
       for (const img of page.Images) if (!best || (img.CreationDate ?? '') > (best.CreationDate ?? '')) best = img;
       NextToken = page.NextToken;
     } while (NextToken);
@@ -204,7 +204,7 @@ export class Ec2Api {
   }
 
   async runInstance(region: string, input: RunInstancesCommandInput): Promise<string> {
-    const out = await this.call(region, 'RunInstances', Launched, (c) => c.send(new RunInstancesCommand(input)));
+    const out = await this.call(region, 'RunInstances', Launched, (c, { RunInstancesCommand }) => c.send(new RunInstancesCommand(input)));
     return out.Instances[0]!.InstanceId;
   }
 
@@ -213,7 +213,7 @@ export class Ec2Api {
     const found: Ec2Instance[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.call(region, 'DescribeInstances', Reservations, (c) => c.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: Math.max(5, this.pageSize), NextToken })));
+      const page = await this.call(region, 'DescribeInstances', Reservations, (c, { DescribeInstancesCommand }) => c.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: Math.max(5, this.pageSize), NextToken })));
       for (const r of page.Reservations) found.push(...r.Instances);
       NextToken = page.NextToken;
     } while (NextToken);
@@ -223,10 +223,10 @@ export class Ec2Api {
   /** TerminateInstances; EC2 already treats terminating a terminated instance as success. */
   async terminate(region: string, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.call(region, 'TerminateInstances', z.unknown(), (c) => c.send(new TerminateInstancesCommand({ InstanceIds: ids })));
+    await this.call(region, 'TerminateInstances', z.unknown(), (c, { TerminateInstancesCommand }) => c.send(new TerminateInstancesCommand({ InstanceIds: ids })));
   }
 
   async deleteSecurityGroup(region: string, groupId: string): Promise<void> {
-    await this.call(region, 'DeleteSecurityGroup', z.unknown(), (c) => c.send(new DeleteSecurityGroupCommand({ GroupId: groupId })));
+    await this.call(region, 'DeleteSecurityGroup', z.unknown(), (c, { DeleteSecurityGroupCommand }) => c.send(new DeleteSecurityGroupCommand({ GroupId: groupId })));
   }
 }

@@ -3,7 +3,8 @@
  * (`fallback: true`). Every response is zod-parsed; every SDK retry is switched off
  * (Temporal retries, adapters do not). Errors leave as ProviderError via `classify`.
  */
-import { AcceleratorTypesClient, FirewallsClient, ImagesClient, InstancesClient, ZoneOperationsClient, ZonesClient } from '@google-cloud/compute';
+import type * as ComputeSdk from '@google-cloud/compute';
+import type { AcceleratorTypesClient, FirewallsClient, ImagesClient, InstancesClient, ZoneOperationsClient, ZonesClient } from '@google-cloud/compute';
 import { z } from 'zod';
 import { classify } from './errors';
 
@@ -63,6 +64,19 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+let sdk: typeof ComputeSdk | undefined;
+
+/**
+ * @google-cloud/compute, loaded with the first ComputeApi rather than at import: every worker
+ * imports this adapter (through the default registry), and only one configured for GCP should
+ * carry the SDK (~130 MB of RSS).
+ */
+function computeSdk(): typeof ComputeSdk {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred on purpose (see above)
+  sdk ??= require('@google-cloud/compute') as typeof ComputeSdk;
+  return sdk;
+}
+
 /** Compute Engine REST v1, reduced to the calls gpuprov makes. */
 export class ComputeApi {
   readonly project: string;
@@ -77,23 +91,24 @@ export class ComputeApi {
   constructor(opts: ComputeApiOptions) {
     this.project = opts.project;
     this.pageSize = opts.pageSize ?? 500;
-    const sdk: NonNullable<ConstructorParameters<typeof InstancesClient>[0]> = { fallback: true, projectId: opts.project };
+    const options: NonNullable<ConstructorParameters<typeof InstancesClient>[0]> = { fallback: true, projectId: opts.project };
     if (opts.endpoint) {
       const u = new URL(opts.endpoint);
-      sdk.apiEndpoint = u.hostname;
-      sdk.port = Number(u.port || (u.protocol === 'http:' ? 80 : 443));
-      sdk.protocol = u.protocol === 'http:' ? 'http' : 'https';
+      options.apiEndpoint = u.hostname;
+      options.port = Number(u.port || (u.protocol === 'http:' ? 80 : 443));
+      options.protocol = u.protocol === 'http:' ? 'http' : 'https';
     }
-    if (opts.keyFilename) sdk.keyFilename = opts.keyFilename;
+    if (opts.keyFilename) options.keyFilename = opts.keyFilename;
     // A fixture endpoint without a key file: a placeholder API key stops the SDK from looking
     // for Application Default Credentials (it is sent as x-goog-api-key and means nothing).
-    else if (opts.endpoint) sdk.apiKey = 'gpuprov-fixture-no-auth';
-    this.instances = new InstancesClient(sdk);
-    this.zoneOps = new ZoneOperationsClient(sdk);
-    this.firewalls = new FirewallsClient(sdk);
-    this.images = new ImagesClient(sdk);
-    this.zones = new ZonesClient(sdk);
-    this.accelerators = new AcceleratorTypesClient(sdk);
+    else if (opts.endpoint) options.apiKey = 'gpuprov-fixture-no-auth';
+    const compute = computeSdk();
+    this.instances = new compute.InstancesClient(options);
+    this.zoneOps = new compute.ZoneOperationsClient(options);
+    this.firewalls = new compute.FirewallsClient(options);
+    this.images = new compute.ImagesClient(options);
+    this.zones = new compute.ZonesClient(options);
+    this.accelerators = new compute.AcceleratorTypesClient(options);
   }
 
   /** Every zone of the project (paginated). */
