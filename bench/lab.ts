@@ -19,13 +19,15 @@ import { ProviderRegistry } from '../src/providers/registry';
 import type { Capabilities, CloudProvider } from '../src/providers/types';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
+import { workflowBundlePath } from '../src/server/workflow-bundle';
 import { createWorker } from '../src/worker';
 import { FakeProvider } from '../test/harness/fake-provider';
 
 /**
- * How a cloud's boot wait is scheduled. `current`: the retry policy of `bootPolling` (what ships).
- * `fixed`: a look every poll interval. `boot-aware`: `bootPollDelayMs` as the NotReady failure's
- * nextRetryDelay (the proposed change, wired here by wrapping the activity).
+ * How a cloud's boot wait is scheduled. `boot-aware`: what ships (`bootPollDelayMs` as the NotReady
+ * failure's nextRetryDelay, looks due within 2 s taken inside the attempt). Compared with it, one
+ * look per activity attempt: `current`, the retry policy of `bootPolling` alone (what shipped
+ * before); `fixed`, a look every poll interval.
  */
 export type BootSchedule = 'current' | 'fixed' | 'boot-aware';
 
@@ -103,24 +105,30 @@ export async function startLab(o: { fakes: FakeDecl[]; extraProviders?: CloudPro
     }
     throw last;
   };
-  const base = createActivities({ registry: new ProviderRegistry([local, ...fakes.values(), ...(o.extraProviders ?? [])]), ssh, owner: 'default', prober });
+  const registry = new ProviderRegistry([local, ...fakes.values(), ...(o.extraProviders ?? [])]);
+  const base = createActivities({ registry, ssh, owner: 'default', prober });
+  // The compared schedules (`fixed`, `current`) decide every look themselves: one look per attempt.
+  const oneLook = createActivities({ registry, ssh, owner: 'default', prober, inlineWindowMs: 0 });
   const activities: Activities = {
     ...base,
     async awaitRunning(input: AwaitRunningInput) {
+      const schedule = schedules.get(input.at.cloud);
+      if (schedule !== 'fixed' && schedule !== 'current') return base.awaitRunning(input);
       try {
-        return await base.awaitRunning(input);
+        return await oneLook.awaitRunning(input);
       } catch (err) {
-        const schedule = schedules.get(input.at.cloud);
         const fake = fakes.get(input.at.cloud);
-        if (!schedule || !fake || !(err instanceof ApplicationFailure) || err.type !== FAILURE_TYPES.NotReady) throw err;
+        if (!fake || !(err instanceof ApplicationFailure) || err.type !== FAILURE_TYPES.NotReady) throw err;
         const delay = o.scheduleDelay(schedule, fake.caps, Date.now() - input.createdAtMs);
         throw delay === undefined ? err : notReadyAfter(err.message, delay);
       }
     },
   };
   const taskQueue = `bench-${randomUUID()}`;
-  o.log('bundling workflows and starting the worker');
-  const worker = await createWorker({ connection: native, namespace: 'default', taskQueue, activities });
+  // The prebuilt bundle (built in a child process on a cache miss): no webpack in this process.
+  const workflowBundle = await workflowBundlePath({ log: o.log });
+  o.log(`starting the worker (workflow bundle ${workflowBundle})`);
+  const worker = await createWorker({ connection: native, namespace: 'default', taskQueue, activities, workflowBundlePath: workflowBundle });
   const running = worker.run();
   running.catch((err: unknown) => o.log(`worker stopped: ${String(err)}`));
   while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 10));
