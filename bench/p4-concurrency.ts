@@ -87,7 +87,7 @@ export async function measureConcurrency(client: Client, taskQueue: string, clou
     return {
       n,
       bootMs,
-      wallMs: (readyCount === n ? last : Date.now()) - t0,
+      wallMs: Math.round((readyCount === n ? last : Date.now()) - t0),
       startCallsMs,
       ready: readyCount,
       allReady: readyCount === n,

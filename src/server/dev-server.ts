@@ -12,6 +12,15 @@ import { SEARCH_ATTRIBUTES } from '../workflows/api';
 import { pidAlive } from './lock';
 import { obtainTemporalCli } from './temporal-cli';
 
+/**
+ * Write-ahead log: a commit appends to the log instead of rewriting pages under a rollback journal,
+ * and readers do not block the writer. With `synchronous=normal` a commit survives the server
+ * process crashing or being killed (the case the embedded server must survive); only an OS crash
+ * or power loss can lose the last commits. Measured (BENCHMARKS.md, P4, 100 launches at once):
+ * 5.2 s instead of 8.9 s, tasks queued at the server 1.4 s instead of 3.0 s per VM.
+ */
+export const DEFAULT_SQLITE_PRAGMAS: readonly string[] = ['journal_mode=wal', 'synchronous=normal'];
+
 export interface DevServerOptions {
   /** Path of the temporal CLI; default: `obtainTemporalCli()` (finds or installs it). */
   cliPath?: string;
@@ -22,6 +31,8 @@ export interface DevServerOptions {
   headless?: boolean;
   /** SQLite file; the server's state survives restarts on the same file. */
   dbFile: string;
+  /** `PRAGMA=VALUE` for the SQLite file (default DEFAULT_SQLITE_PRAGMAS). */
+  sqlitePragmas?: readonly string[];
   namespace?: string;
   /** Server output goes here (appended); default: kept in memory for error messages. */
   logFile?: string;
@@ -106,6 +117,7 @@ export function devServerArgs(o: DevServerOptions): string[] {
   else args.push('--ui-port', String(o.uiPort ?? o.port + 1000));
   args.push('--log-format', o.logFormat ?? 'json', '--log-level', 'warn');
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
+  for (const p of o.sqlitePragmas ?? DEFAULT_SQLITE_PRAGMAS) args.push('--sqlite-pragma', p);
   return args;
 }
 

@@ -25,6 +25,8 @@ describe('dev server', () => {
     expect(args.join(' ')).toContain('--ui-port 5678');
     for (const name of SEARCH_ATTRIBUTES) expect(args.join(' ')).toContain(`--search-attribute ${name}=Keyword`);
     expect(devServerArgs({ port: 1, dbFile: '/x.db', headless: true })).toContain('--headless');
+    expect(args.join(' ')).toContain('--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal');
+    expect(devServerArgs({ port: 1, dbFile: '/x.db', sqlitePragmas: [] }).join(' ')).not.toContain('--sqlite-pragma');
   });
 
   it.skipIf(!requireServer())('the run server has the five search attributes as Keyword', async () => {
