@@ -26,10 +26,10 @@ import { FakeProvider } from '../test/harness/fake-provider';
 /**
  * How a cloud's boot wait is scheduled. `boot-aware`: what ships (`bootPollDelayMs` as the NotReady
  * failure's nextRetryDelay, looks due within 2 s taken inside the attempt). Compared with it, one
- * look per activity attempt: `current`, the retry policy of `bootPolling` alone (what shipped
- * before); `fixed`, a look every poll interval.
+ * look per activity attempt: `backoff`, the retry policy of `bootPolling` alone (fast first, then
+ * backing off: what shipped first); `fixed`, a look every poll interval.
  */
-export type BootSchedule = 'current' | 'fixed' | 'boot-aware';
+export type BootSchedule = 'backoff' | 'fixed' | 'boot-aware';
 
 export interface Lab {
   client: Client;
@@ -65,8 +65,9 @@ export function procCpuS(pid: number): number {
 }
 
 /** NotReady with an explicit next delay (overrides the retry policy's backoff). */
-function notReadyAfter(message: string, delayMs: number): ApplicationFailure {
-  return ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message, nonRetryable: false, nextRetryDelay: delayMs });
+/** NotReady after `delayMs`, or after the retry policy's own backoff when undefined. */
+function notReadyAfter(message: string, delayMs: number | undefined): ApplicationFailure {
+  return ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message, nonRetryable: false, ...(delayMs === undefined ? {} : { nextRetryDelay: delayMs }) });
 }
 
 export async function startLab(o: { fakes: FakeDecl[]; extraProviders?: CloudProvider[]; scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined; log: (s: string) => void }): Promise<Lab> {
@@ -107,20 +108,20 @@ export async function startLab(o: { fakes: FakeDecl[]; extraProviders?: CloudPro
   };
   const registry = new ProviderRegistry([local, ...fakes.values(), ...(o.extraProviders ?? [])]);
   const base = createActivities({ registry, ssh, owner: 'default', prober });
-  // The compared schedules (`fixed`, `current`) decide every look themselves: one look per attempt.
+  // The compared schedules (`fixed`, `backoff`) decide every look themselves: one look per attempt.
   const oneLook = createActivities({ registry, ssh, owner: 'default', prober, inlineWindowMs: 0 });
   const activities: Activities = {
     ...base,
     async awaitRunning(input: AwaitRunningInput) {
       const schedule = schedules.get(input.at.cloud);
-      if (schedule !== 'fixed' && schedule !== 'current') return base.awaitRunning(input);
+      if (schedule !== 'fixed' && schedule !== 'backoff') return base.awaitRunning(input);
       try {
         return await oneLook.awaitRunning(input);
       } catch (err) {
         const fake = fakes.get(input.at.cloud);
         if (!fake || !(err instanceof ApplicationFailure) || err.type !== FAILURE_TYPES.NotReady) throw err;
         const delay = o.scheduleDelay(schedule, fake.caps, Date.now() - input.createdAtMs);
-        throw delay === undefined ? err : notReadyAfter(err.message, delay);
+        throw notReadyAfter(err.message, delay);
       }
     },
   };
