@@ -1,5 +1,6 @@
 /**
- * Workflow patch ids (`patched()`), in one place. A patch guards a change of the commands a
+ * Workflow patch ids (`patched()`) of the launch and teardown steps (the k3s step's K3S_PATCH
+ * lives with its access rules in src/k3s/access.ts). A patch guards a change of the commands a
  * workflow issues, so that histories recorded before it still replay.
  */
 
