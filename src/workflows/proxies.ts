@@ -1,5 +1,5 @@
 /** Typed activity proxies with the retry policies of DESIGN §3. Workflow-side only. */
-import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { NON_RETRYABLE_TYPES } from '../errors';
 import type { PollSchedule } from './polling';
@@ -22,18 +22,17 @@ function pollOptions(p: PollSchedule, summary: string): ActivityOptions {
   };
 }
 
+/** A few retries on Transient, never a retry on a classified error. */
+function fewRetries(t: Tuning): RetryPolicy {
+  return { initialInterval: t.mutateInitialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: t.mutateMaxAttempts, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] };
+}
+
 /** Mutating cloud calls: a few retries on Transient, never retried on a classified error. */
 export function mutating(t: Tuning, summary: string): Activities {
   return proxyActivities<Activities>({
     summary,
     startToCloseTimeout: '2 minutes',
-    retry: {
-      initialInterval: t.mutateInitialIntervalMs,
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: t.mutateMaxAttempts,
-      nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
-    },
+    retry: fewRetries(t),
   });
 }
 
@@ -47,13 +46,7 @@ export function releasing(t: Tuning, summary: string): Activities {
     summary,
     startToCloseTimeout: t.goneDeadlineMs + 2 * 60_000,
     heartbeatTimeout: '30s',
-    retry: {
-      initialInterval: t.mutateInitialIntervalMs,
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: t.mutateMaxAttempts,
-      nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
-    },
+    retry: fewRetries(t),
   });
 }
 
@@ -67,6 +60,6 @@ export function reading(t: Tuning, summary: string): Activities {
   return proxyActivities<Activities>({
     summary,
     startToCloseTimeout: '2 minutes',
-    retry: { initialInterval: t.mutateInitialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: t.mutateMaxAttempts, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+    retry: fewRetries(t),
   });
 }
