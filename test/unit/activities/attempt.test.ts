@@ -3,6 +3,7 @@
  * a retry adopts) and releaseAt (delete, wait until gone, clean up; deadline; cleanup-only).
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAttemptActivities, goneDelays, type ReleaseInput } from '../../../src/activities/attempt';
 import { ProviderRegistry } from '../../../src/providers/registry';
@@ -102,6 +103,20 @@ describe('releaseAt', () => {
     expect(err).toMatchObject({ type: 'Transient', nonRetryable: false });
     expect(fake.callsOf('cleanup')).toHaveLength(0);
   });
+
+  it('in an activity context it heartbeats while it waits (real timers)', async () => {
+    const fake = new FakeProvider();
+    const until = Date.now() + 5_600;
+    fake.observe = async () => (Date.now() < until ? [{ id: 'i-1', status: 'Terminating', location: at, instanceType: 'gpu-1' }] : []);
+    const acts = createAttemptActivities({ registry: new ProviderRegistry([fake]), publicKey: 'ssh-ed25519 AAAAworker' });
+    const env = new MockActivityEnvironment();
+    let beats = 0;
+    env.on('heartbeat', () => (beats += 1));
+    const input: ReleaseInput = { at, vmName: 'm1', instanceIds: [], mode: 'full', pollIntervalMs: 1_000, deadlineAtMs: Date.now() + 60_000 };
+    await env.run((i: ReleaseInput) => acts.releaseAt(i), input);
+    expect(beats).toBeGreaterThanOrEqual(1);
+    expect(fake.callsOf('cleanup')).toHaveLength(1);
+  }, 20_000);
 
   it('gone delays start at half the poll interval and back off to twice it', () => {
     const d = goneDelays(1_000);
