@@ -1,0 +1,78 @@
+/** What the chaos kit collects from a trace, and what the oracle returns (types only). */
+import type { Trace } from './trace';
+import type { RunFacts } from './history';
+
+/** One instance as the cloud shows it. */
+export interface CloudInstance {
+  id: string;
+  vmName: string;
+  region: string;
+  instanceType: string;
+  port?: number;
+}
+
+/** One look at a VM while the trace ran: its status query (when it answered) and the cloud. */
+export interface Sample {
+  t: number;
+  vm: string;
+  runId?: string;
+  stage?: string;
+  instanceIds?: string[];
+  region?: string;
+  endpointPort?: number;
+  /** No signal, vanish or kill of this VM was in flight: the VM should be stable when ready. */
+  quiet: boolean;
+  /** The VM's live instances right after the query. */
+  live: CloudInstance[];
+  /** `GpuprovStage` from describe (only taken on quiet ready samples). */
+  describedStage?: string;
+}
+
+/** One FakeProvider call, in order (fake level only). */
+export interface CloudCall {
+  primitive: string;
+  vmName?: string;
+  region?: string;
+  instanceType?: string;
+  error?: string;
+}
+
+export interface Evidence {
+  trace: Trace;
+  mutateMaxAttempts: number;
+  runs: RunFacts[];
+  samples: Sample[];
+  /** Fake level: the cloud's call log for this trace's VMs. */
+  calls?: CloudCall[];
+  /** Every instance id ever seen per VM name. */
+  everSeen: Record<string, string[]>;
+  /** Instances of this trace's VMs left after convergence and the final teardown. */
+  finalLive: CloudInstance[];
+  /** Side resources (`vm@region`) left after convergence. */
+  finalSideResources: string[];
+  /** VMs or runs that did not reach Ready or a terminal state in time. */
+  unconverged: string[];
+  /** Runs whose workflow had closed while the cloud still held an instance of the VM. */
+  closedWhileHolding: string[];
+  /** Starts of an already-running name that the server accepted. */
+  duplicateStartsAccepted: string[];
+  /** VM names whose instance the harness made vanish. */
+  vanished: string[];
+  /** Worker SIGKILLs and server restarts during the trace (they can time activities out). */
+  disruptions: number;
+  replayErrors: Record<string, string>;
+  secrets: Record<string, string[]>;
+}
+
+export interface Violation {
+  invariant: string;
+  vm?: string;
+  detail: string;
+}
+
+export interface Invariant {
+  id: string;
+  /** The guarantee, as DESIGN.md states it. */
+  says: string;
+  check(ev: Evidence): Violation[];
+}

@@ -1,0 +1,121 @@
+/**
+ * Reading one run's facts for the oracle: its attempts, plan, close, stages and the activities
+ * between two points. Knows both history shapes: the single-step cloud activities (runs started
+ * before CLOUD_CALLS_PATCH) and the merged prepareAndCreate / releaseAt.
+ */
+import type { AttemptRecord, VmStatus } from '../../src/workflows/api';
+import type { Offer } from '../../src/providers/types';
+import type { Evidence, Violation } from './evidence';
+import type { Fact, RunFacts } from './history';
+import type { Trace } from './trace';
+
+export interface Attempt {
+  offer: Offer;
+  /** Index of the attempt's first fact (prepareOffer, or prepareAndCreate) in the run's facts. */
+  at: number;
+  /** Index of the next attempt's first fact, or of the close. */
+  until: number;
+  createScheduled: boolean;
+  record?: AttemptRecord;
+}
+
+export const TEARDOWN = new Set(['deleteInstances', 'awaitGone', 'cleanup', 'releaseAt']);
+/** Activities that start an attempt (the single-step kind before CLOUD_CALLS_PATCH, the merged one after). */
+export const ATTEMPT_START = new Set(['prepareOffer', 'prepareAndCreate']);
+/** Activities that may create an instance. */
+export const CREATES = new Set(['createInstance', 'prepareAndCreate']);
+
+interface ReleaseArg {
+  at?: { region?: string };
+  mode?: 'full' | 'cleanup';
+}
+/** A releaseAt that deletes and waits until gone (not only a side-resource cleanup). */
+export const isFullRelease = (a: Extract<Fact, { e: 'activity' }>): boolean => a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.mode === 'full';
+
+export function closeOf(run: RunFacts): Extract<Fact, { e: 'closed' }> | undefined {
+  return run.facts.find((f): f is Extract<Fact, { e: 'closed' }> => f.e === 'closed');
+}
+
+/** The status a completed run returned, or the attempts a failed launch carried. */
+export function finalAttempts(run: RunFacts): AttemptRecord[] | undefined {
+  const c = closeOf(run);
+  if (c?.status === 'completed') return (c.result as VmStatus | undefined)?.attempts;
+  if (c?.status === 'failed') return (c.details as { attempts?: AttemptRecord[] } | undefined)?.attempts;
+  return undefined;
+}
+
+export function planOf(run: RunFacts): Offer[] | undefined {
+  const plan = run.facts.find((f): f is Extract<Fact, { e: 'activity' }> => f.e === 'activity' && f.type === 'planOffers');
+  if (!plan) return undefined;
+  const done = run.facts.find((f): f is Extract<Fact, { e: 'activityDone' }> => f.e === 'activityDone' && f.id === plan.id);
+  return (done?.result as { offers?: Offer[] } | undefined)?.offers;
+}
+
+export function attemptsOf(run: RunFacts): Attempt[] {
+  const out: Attempt[] = [];
+  const records = finalAttempts(run);
+  run.facts.forEach((f, i) => {
+    if (f.e === 'activity' && ATTEMPT_START.has(f.type)) {
+      const prev = out[out.length - 1];
+      if (prev) prev.until = i;
+      const record = records?.[out.length];
+      out.push({ offer: f.input[0] as Offer, at: i, until: run.facts.length, createScheduled: false, ...(record ? { record } : {}) });
+    }
+    if (f.e === 'activity' && CREATES.has(f.type)) {
+      const cur = out[out.length - 1];
+      if (cur) cur.createScheduled = true;
+    }
+    // A merged prepareAndCreate whose prepare step failed never reached the create.
+    if (f.e === 'activityFailed' && f.prepareStep) {
+      const cur = out[out.length - 1];
+      if (cur) cur.createScheduled = false;
+    }
+    if (f.e === 'closed') {
+      const cur = out[out.length - 1];
+      if (cur && cur.until > i) cur.until = i;
+    }
+  });
+  return out;
+}
+
+export const activitiesBetween = (run: RunFacts, from: number, to: number): Extract<Fact, { e: 'activity' }>[] =>
+  run.facts.slice(from, to).filter((f): f is Extract<Fact, { e: 'activity' }> => f.e === 'activity');
+
+export function completed(run: RunFacts, id: number): boolean {
+  return run.facts.some((f) => f.e === 'activityDone' && f.id === id);
+}
+
+/** The region an activity acts in: its first argument is an offer, a location, or a release target. */
+export const regionOfAt = (a: Extract<Fact, { e: 'activity' }>): string | undefined => {
+  const first = a.input[0] as { region?: string; at?: { region?: string } } | undefined;
+  return first?.region ?? first?.at?.region;
+};
+export const v = (invariant: string, vm: string | undefined, detail: string): Violation => (vm === undefined ? { invariant, detail } : { invariant, vm, detail });
+
+export function perRun(fn: (run: RunFacts, ev: Evidence) => string[], id: string): (ev: Evidence) => Violation[] {
+  return (ev) => ev.runs.flatMap((run) => fn(run, ev).map((d) => v(id, run.vmName, `${run.runId.slice(-8)}: ${d}`)));
+}
+
+export function injectedKinds(t: Trace): Set<string> {
+  return new Set(t.faults.map((f) => f.error));
+}
+
+export function lastStageBefore(run: RunFacts, i: number): string | undefined {
+  for (let j = i - 1; j >= 0; j--) {
+    const f = run.facts[j]!;
+    if (f.e === 'stage') return f.stage;
+  }
+  return undefined;
+}
+
+export function everReady(run: RunFacts, i: number): boolean {
+  return run.facts.slice(0, i).some((f) => f.e === 'stage' && f.stage === 'ready');
+}
+
+/** Index of the first fact that makes the run stop launching (cancel signal, cancel request, teardown before ready). */
+export function cancelPoint(run: RunFacts): number | undefined {
+  const i = run.facts.findIndex(
+    (f, j) => f.e === 'cancelRequested' || (f.e === 'signal' && (f.name === 'cancel' || (f.name === 'teardown' && !everReady(run, j) && lastStageBefore(run, j) !== 'leaked'))),
+  );
+  return i < 0 ? undefined : i;
+}
