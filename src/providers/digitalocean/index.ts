@@ -6,6 +6,7 @@ import { HttpError } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { classify } from './errors';
 import { CLOUD, SSH_USER, anyFits, fingerprint, identityTag, ownerTag, toObserved, toOffers } from './map';
+import { deleteEach } from '../delete-each';
 
 export interface DigitalOceanOptions {
   /** DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN). */
@@ -115,14 +116,8 @@ export class DigitalOceanProvider implements CloudProvider {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
     try {
-      for (const id of new Set([...ids, ...found.map((o) => o.id)])) {
-        try {
-          await this.api.deleteDroplet(id);
-        } catch (e) {
-          // "a destroy is already in progress" is success for an idempotent delete.
-          if (!(e instanceof HttpError && e.status === 422 && /destroy is already in progress/i.test(JSON.stringify(e.body)))) throw e;
-        }
-      }
+      // "a destroy is already in progress" is success for an idempotent delete.
+      await deleteEach([...ids, ...found.map((o) => o.id)], (id) => this.api.deleteDroplet(id), (e) => e instanceof HttpError && e.status === 422 && /destroy is already in progress/i.test(JSON.stringify(e.body)));
     } catch (e) {
       throw classify(e);
     }

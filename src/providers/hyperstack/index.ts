@@ -5,6 +5,7 @@ import { keyName } from '../ssh-keys';
 import { DEFAULT_BASE_URL, HyperstackApi } from './api';
 import { classify } from './errors';
 import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, matchingFlavors, toObserved, toOffers } from './map';
+import { deleteEach } from '../delete-each';
 
 export interface HyperstackOptions {
   /** HYPERSTACK_API_KEY. */
@@ -136,9 +137,8 @@ export class HyperstackProvider implements CloudProvider {
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
-    const all = new Set([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)]);
     try {
-      for (const id of all) await this.api.deleteVm(id);
+      await deleteEach([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) => this.api.deleteVm(id));
     } catch (e) {
       throw classify(e);
     }

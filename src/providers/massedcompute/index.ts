@@ -5,6 +5,7 @@ import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';
 import { classify } from './errors';
 import { ANY_REGION, CLOUD, fits, hasIdentity, keyName, toObserved, toOffers } from './map';
+import { deleteEach } from '../delete-each';
 
 export interface MassedComputeOptions {
   /** MASSED_COMPUTE_API_KEY. */
@@ -117,7 +118,7 @@ export class MassedComputeProvider implements CloudProvider {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
     try {
-      for (const id of new Set([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)])) await this.api.terminate(id);
+      await deleteEach([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) => this.api.terminate(id));
     } catch (e) {
       throw classify(e);
     }

@@ -11,6 +11,7 @@ import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
 import { classify, isConflict, isNotFound } from './errors';
 import { CLOUD, hasIdentity, toObserved, toOffers } from './map';
+import { deleteEach } from '../delete-each';
 
 export interface PrimeIntellectOptions {
   /** `PRIME_API_KEY` in {@link fromEnv}. */
@@ -138,13 +139,7 @@ export class PrimeIntellectProvider implements CloudProvider {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     await this.guard(async () => {
       const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at) && !['TERMINATED', 'DELETING'].includes(p.status.toUpperCase()));
-      for (const id of new Set([...ids, ...mine.map((p) => p.id)])) {
-        try {
-          await this.api.deletePod(id);
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-      }
+      await deleteEach([...ids, ...mine.map((p) => p.id)], (id) => this.api.deletePod(id), isNotFound);
     });
   }
 

@@ -9,6 +9,7 @@ import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
 import { classify, isNotFound } from './errors';
 import { CLOUD, hasIdentity, matchingGpus, mergeKeys, statusOf, toObserved, toOffers } from './map';
+import { deleteEach } from '../delete-each';
 
 export interface RunPodOptions {
   /** `RUNPOD_API_KEY` in {@link fromEnv}. */
@@ -104,13 +105,7 @@ export class RunPodProvider implements CloudProvider {
       const pods = await this.api.pods();
       const byIdentity = pods.filter((p) => hasIdentity(p, vmName, at) && statusOf(p) !== 'TERMINATED').map((p) => p.id);
       // No bulk delete: one DELETE per pod; 404 (already gone) is success.
-      for (const id of new Set([...ids, ...byIdentity])) {
-        try {
-          await this.api.deletePod(id);
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-      }
+      await deleteEach([...ids, ...byIdentity], (id) => this.api.deletePod(id), isNotFound);
     });
   }
 

@@ -11,6 +11,7 @@ import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
 import { classify, isGone } from './errors';
 import { CLOUD, dockerEnv, onstartScript, regionOf, searchQuery, toObserved, toOffers } from './map';
+import { deleteEach } from '../delete-each';
 
 export interface VastOptions {
   /** `VAST_API_KEY` in {@link fromEnv}. */
@@ -107,13 +108,7 @@ export class VastProvider implements CloudProvider {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     await this.guard(async () => {
       const found = (await this.mine(at, vmName)).map((i) => String(i.id));
-      for (const id of new Set([...ids, ...found])) {
-        try {
-          await this.api.destroy(id);
-        } catch (err) {
-          if (!isGone(err)) throw err;
-        }
-      }
+      await deleteEach([...ids, ...found], (id) => this.api.destroy(id), isGone);
     });
   }
 

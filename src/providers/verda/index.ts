@@ -6,6 +6,7 @@ import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi } from './api';
 import { ALREADY_GONE, classify, vendorError } from './errors';
 import { CLOUD, SSH_USER, description, fits, hasIdentity, isScriptOf, scriptName, toObserved, toOffers } from './map';
+import { deleteEach } from '../delete-each';
 
 export interface VerdaOptions {
   /** VERDA_CLIENT_ID. */
@@ -123,14 +124,8 @@ export class VerdaProvider implements CloudProvider {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
     try {
-      for (const id of new Set([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)])) {
-        try {
-          await this.api.deleteInstance(id);
-        } catch (e) {
-          if (e instanceof HttpError && (e.status === 404 || (e.status === 400 && ALREADY_GONE.test(vendorError(e.body).message)))) continue;
-          throw e;
-        }
-      }
+      const live = found.filter((o) => o.status !== 'Terminating').map((o) => o.id);
+      await deleteEach([...ids, ...live], (id) => this.api.deleteInstance(id), (e) => e instanceof HttpError && (e.status === 404 || (e.status === 400 && ALREADY_GONE.test(vendorError(e.body).message))));
     } catch (e) {
       throw classify(e);
     }
