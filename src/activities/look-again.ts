@@ -7,6 +7,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { msOptionalToNumber } from '@temporalio/common/lib/time';
 import { FAILURE_TYPES } from '../errors';
 
 /** Looks due within this many ms are waited for in the activity. */
@@ -27,13 +28,7 @@ export interface LookAgainOptions {
 const WAITING_TYPES: readonly string[] = [FAILURE_TYPES.NotReady, FAILURE_TYPES.SshNotReady];
 
 function delayOf(f: ApplicationFailure, fallback: number): number {
-  const d = f.nextRetryDelay;
-  if (typeof d === 'number') return d;
-  if (typeof d === 'string') {
-    const m = /^(\d+(?:\.\d+)?)\s*(ms|s)?$/.exec(d.trim());
-    if (m) return Number(m[1]) * (m[2] === 's' ? 1_000 : 1);
-  }
-  return fallback;
+  return msOptionalToNumber(f.nextRetryDelay ?? undefined) ?? fallback;
 }
 
 /** The activity's cancellable sleep, or a plain timer outside an activity. */
