@@ -1,6 +1,8 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const nodeBuiltins = [
   'fs', 'fs/promises', 'path', 'os', 'child_process', 'net', 'http', 'https', 'crypto', 'stream',
@@ -29,22 +31,48 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no providers,
-    // no zod, and activities only as types.
+    // No import cycles anywhere in src/ (type-only imports count too: a cycle of types is still a knot in the layers).
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // The layers (docs/ARCHITECTURE.md): core imports nothing of gpuprov outside core.
+      'import-x/no-restricted-paths': ['error', {
+        zones: [
+          { target: './src/core', from: './src', except: ['./core'], message: 'src/core is the ground floor: it imports only src/core' },
+          { target: './src/!(client|server)/**/*', from: './src/client', message: 'only src/server and the CLI itself import src/client' },
+        ],
+      }],
+    },
+  },
+  {
+    // The workflow-safe ring: pure, deterministic, no I/O. Temporal only for message
+    // definitions (api.ts, fleet-api.ts) and search attribute keys; elsewhere as types.
+    files: ['src/core/**/*.ts'],
+    ignores: ['src/core/api.ts', 'src/core/fleet-api.ts', 'src/core/search-attributes.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: nodeBuiltins.flatMap((n) => [{ name: n, message: 'src/core is pure: no Node built-ins' }, { name: `node:${n}`, message: 'src/core is pure: no Node built-ins' }]),
+        patterns: [{ regex: '^(?!\\.{1,2}/)', allowTypeImports: true, message: 'src/core imports no package (types excepted)' }],
+      }],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: it imports src/core and
+    // @temporalio/workflow only; activities (and any package) as types only.
     files: ['src/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        paths: [
-          ...nodeBuiltins.flatMap((n) => [{ name: n, message: 'workflow code is deterministic: no Node built-ins' },
-            { name: `node:${n}`, message: 'workflow code is deterministic: no Node built-ins' }]),
-          { name: 'zod', message: 'zod belongs at the edges, not in workflows' },
-          { name: 'undici', message: 'no I/O in workflows' },
-          { name: 'ssh2', message: 'no I/O in workflows' },
-        ],
+        paths: nodeBuiltins.flatMap((n) => [{ name: n, message: 'workflow code is deterministic: no Node built-ins' },
+          { name: `node:${n}`, message: 'workflow code is deterministic: no Node built-ins' }]),
         patterns: [
-          { group: ['**/providers/*/**', '**/providers/registry*', '**/providers/local*'], message: 'workflows may import only provider types (providers/types)' },
-          { group: ['**/activities/**', '**/activities'], allowTypeImports: true, message: 'workflows import activities as types only' },
-          { group: ['**/providers/**'], allowTypeImports: true, message: 'workflows import providers as types only' },
+          { regex: '^(?!\\.{1,2}/|@temporalio/workflow$)', allowTypeImports: true, message: 'workflows import only src/core and @temporalio/workflow (other packages as types only)' },
+          { regex: '^\\.\\./(?!core(/|$)|activities(/|$))', message: 'workflows import only src/core (and activities as types)' },
+          { regex: '^\\.\\./activities(/|$)', allowTypeImports: true, message: 'workflows import activities as types only' },
         ],
       }],
     },

@@ -13,10 +13,10 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { createActivities, type Activities, type AwaitRunningInput } from '../src/activities';
 import { loadOrCreateSshIdentity, type SshIdentity } from '../src/activities/ssh-identity';
 import { ssh2Prober, type SshProber } from '../src/activities/ssh-probe';
-import { FAILURE_TYPES } from '../src/errors';
+import { FAILURE_TYPES } from '../src/core/failures';
 import { LocalProvider, liveSshdPids } from '../src/providers/local';
 import { ProviderRegistry } from '../src/providers/registry';
-import type { Capabilities, CloudProvider } from '../src/providers/types';
+import type { Capabilities, CloudProvider } from '../src/core/provider';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { workflowBundlePath } from '../src/server/workflow-bundle';

@@ -4,7 +4,7 @@
  * time), its VMs launched at once on the FakeProvider registered for that schedule.
  */
 import type { Client } from '@temporalio/client';
-import { vmWorkflowId, teardownSignal } from '../src/workflows/api';
+import { vmWorkflowId, teardownSignal } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
 import type { FakeProvider } from '../test/harness/fake-provider';
 import { activityKnownAt, eventsOf } from './history';

@@ -3,7 +3,7 @@
  * until every VM is Ready, peak RSS of this process (which hosts the worker), history events.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { teardownSignal, vmWorkflowId } from '../src/workflows/api';
+import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
 import { eventsOf, readyIndex, timeBreakdown, timeOf, type HistoryEvent } from './history';
 import { sleep } from './stats';

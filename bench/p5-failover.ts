@@ -3,8 +3,8 @@
  * workflow's start to the 10th create call (and the history events it cost, for P2).
  */
 import type { Client } from '@temporalio/client';
-import type { Offer } from '../src/providers/types';
-import { teardownSignal, vmWorkflowId } from '../src/workflows/api';
+import type { Offer } from '../src/core/provider';
+import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
 import type { FakeProvider } from '../test/harness/fake-provider';
 import { eventsOf, readyIndex, type HistoryEvent } from './history';

@@ -5,10 +5,10 @@
  * Measured from the workflow's `k8s` stage upsert to its `ready` upsert in history.
  */
 import type { Client } from '@temporalio/client';
-import { teardownSignal, vmWorkflowId } from '../src/workflows/api';
+import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
-import type { K3sTuning } from '../src/workflows/k3s';
-import type { Tuning } from '../src/workflows/tuning';
+import type { K3sTuning } from '../src/core/tuning';
+import type { Tuning } from '../src/core/tuning';
 import type { SimulatedK3sCloud } from '../test/k3s/sim/simulated-cloud';
 import { eventsOf, timeOf, upsertedStage, type HistoryEvent } from './history';
 import { sleep } from './stats';

@@ -10,7 +10,7 @@ import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { stateDir } from './paths';
 import { WORKER_READY_TEXT } from './server/worker-ready';
 import { defaultWorkflowsPath, workflowBundlePath } from './server/workflow-bundle';
-import { TASK_QUEUE } from './workflows/api';
+import { TASK_QUEUE } from './core/api';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;

@@ -5,9 +5,9 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES } from '../errors';
+import { FAILURE_TYPES } from '../core/failures';
 import type { ProviderRegistry } from '../providers/registry';
-import type { CloudProvider, InstanceSpec, Location, Observed, Offer } from '../providers/types';
+import type { CloudProvider, InstanceSpec, Location, Observed, Offer } from '../core/provider';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { toFailure, translated } from './failures';
 import { activitySleep } from './look-again';

@@ -6,10 +6,10 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Client, type ClientChannel } from 'ssh2';
-import { FAILURE_TYPES } from '../errors';
+import { FAILURE_TYPES } from '../core/failures';
 import { checkScript, nodePort, parseCheck, startScript, stopScript, verifyScript, type NodeIdentity } from '../fleet/remote';
-import { BOOTSTRAP_FAILED, type BootstrapSpec } from '../fleet/types';
-import type { SshEndpoint } from '../providers/types';
+import type { BootstrapSpec } from '../core/fleet/types';
+import type { SshEndpoint } from '../core/provider';
 import { keyTypeOfBlob, type SshIdentity } from './ssh-identity';
 
 export interface BootstrapTarget {
@@ -111,7 +111,7 @@ function probePort(conn: Client, port: number, path?: string): Promise<boolean> 
   });
 }
 
-const fatal = (message: string): ApplicationFailure => ApplicationFailure.create({ type: BOOTSTRAP_FAILED, message, nonRetryable: true });
+const fatal = (message: string): ApplicationFailure => ApplicationFailure.create({ type: FAILURE_TYPES.BootstrapFailed, message, nonRetryable: true });
 const notReady = (message: string): ApplicationFailure => ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message });
 
 /** SSH not reachable yet / any more: retryable (the activity's retry policy decides). */

@@ -1,5 +1,5 @@
-import { locationOf } from '../offers';
-import type { CloudProvider, InstanceSpec, Json, Offer } from '../providers/types';
+import { locationOf } from '../core/offers';
+import type { CloudProvider, InstanceSpec, Json, Offer } from '../core/provider';
 
 export interface CreateResult {
   instanceId: string;

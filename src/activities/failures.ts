@@ -1,14 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { isProviderError, FAILURE_TYPES } from '../errors';
+import { isProviderError } from '../core/errors';
+import { FAILURE_TYPES, type FailureDetails } from '../core/failures';
 
-/** Details carried on every provider failure, read by the workflows (never the message text). */
-export interface FailureDetails {
-  kind: string;
-  block?: string;
-  code?: string;
-  /** The step of a multi-step activity that failed (`prepare`: nothing can have been created). */
-  phase?: 'prepare';
-}
+export type { FailureDetails } from '../core/failures';
 
 /**
  * Translate whatever an adapter threw into an `ApplicationFailure` whose `type` is the error kind.

@@ -4,11 +4,12 @@
  * retry policy does the polling (looks due within a second or two are taken in the same attempt:
  * `look-again.ts`). Nothing returned here holds a secret.
  */
-import { FAILURE_TYPES, ProviderError } from '../errors';
+import { ProviderError } from '../core/errors';
+import { FAILURE_TYPES } from '../core/failures';
 import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
-import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../providers/types';
-import { bootPollDelayMs } from '../workflows/polling';
+import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../core/provider';
+import { bootPollDelayMs } from '../core/polling';
 import { createAttemptActivities, providerOf, withWorkerKey } from './attempt';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { lookAgain } from './look-again';
@@ -16,7 +17,7 @@ import { bootFailed, notReady, toFailure, translated } from './failures';
 import type { SshIdentity } from './ssh-identity';
 import { ssh2Prober, SshProbeError, type ProbeResult, type SshProber } from './ssh-probe';
 import { ApplicationFailure } from '@temporalio/common';
-import type { SshEndpoint } from '../providers/types';
+import type { SshEndpoint } from '../core/provider';
 import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
 

@@ -6,27 +6,17 @@
 import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES } from '../errors';
-import type { BootScript, SshEndpoint } from '../providers/types';
+import { FAILURE_TYPES } from '../core/failures';
+import type { BootScript, SshEndpoint } from '../core/provider';
 import { renderShellScript } from '../providers/cloud-init';
-import type { ApiAccess } from '../k3s/access';
-import { parseBootProbe, type BootProbe } from '../k3s/boot-probe';
+import type { ApiAccess } from '../core/k3s-access';
+import { parseBootProbe, type BootProbe } from '../core/boot-probe';
 import { clusterFacts, parseSubjectAltName, sanCovers, unmetConditions, type SanList } from '../k3s/checks';
 import { installerScript, type InstallerOptions } from '../k3s/installer';
 import { apiPortOf, BOOT_PROBE_SCRIPT, keyValues, READYZ_SCRIPT, RUN_INSTALLER_COMMAND, SECTION, VALIDATE_SCRIPT } from '../k3s/remote';
 import { SshConnectError, withSsh, type SshSession, type SshTarget } from '../k3s/ssh-session';
 import { notReady } from './failures';
 import type { SshIdentity } from './ssh-identity';
-
-/** Failure types of the k3s activities (matched by the k3s workflow step). */
-export const K3S_FAILURE_TYPES = {
-  /** The installer ran and exited non-zero. */
-  InstallFailed: 'K3sInstallFailed',
-  /** The VM presented another host key than the one pinned at launch. */
-  HostKeyMismatch: 'HostKeyMismatch',
-  /** Validation still failed at its deadline (the message names what is missing). */
-  Invalid: 'K3sInvalid',
-} as const;
 
 /** Where the k3s activities log in: the launch's endpoint, login user and pinned host key. */
 export interface K3sTarget {
@@ -95,7 +85,7 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
       return await withSsh(sshTarget(t), deps.ssh, fn);
     } catch (err) {
       if (err instanceof SshConnectError) {
-        if (err.hostKeyMismatch) throw ApplicationFailure.create({ type: K3S_FAILURE_TYPES.HostKeyMismatch, message: err.message, nonRetryable: true });
+        if (err.hostKeyMismatch) throw ApplicationFailure.create({ type: FAILURE_TYPES.HostKeyMismatch, message: err.message, nonRetryable: true });
         throw ApplicationFailure.create({ type: FAILURE_TYPES.SshNotReady, message: err.message, nonRetryable: false });
       }
       throw err;
@@ -119,7 +109,7 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
       const script = renderShellScript(installerScript(input));
       const r = await ssh(input.target, (s) => s.exec(RUN_INSTALLER_COMMAND, script));
       if (r.code !== 0) {
-        throw ApplicationFailure.create({ type: K3S_FAILURE_TYPES.InstallFailed, message: `k3s installer exited ${r.code}: ${tail(r.stderr || r.stdout)}`, nonRetryable: false });
+        throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInstallFailed, message: `k3s installer exited ${r.code}: ${tail(r.stderr || r.stdout)}`, nonRetryable: false });
       }
       return { log: tail(r.stderr, 400) };
     },
@@ -130,7 +120,7 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
       const readyz = keyValues(r.stdout).get('readyz') ?? '';
       if (readyz.trim() !== 'ok') {
         const message = `k3s API not ready: ${readyz.trim() || tail(r.stderr, 200)}`;
-        if (giveUpAt !== undefined && Date.now() >= giveUpAt) throw ApplicationFailure.create({ type: K3S_FAILURE_TYPES.Invalid, message, nonRetryable: true });
+        if (giveUpAt !== undefined && Date.now() >= giveUpAt) throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message, nonRetryable: true });
         throw notReady(message);
       }
       return { apiPort: apiPortOf(r.stdout) };
@@ -161,7 +151,7 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
           throw notReady(`cluster not answering yet: ${(err as Error).message}`);
         }
         if (unmet.length > 0) {
-          if (input.giveUpAt !== undefined && Date.now() >= input.giveUpAt) throw ApplicationFailure.create({ type: K3S_FAILURE_TYPES.Invalid, message: `cluster not valid: ${unmet.join('; ')}`, nonRetryable: true });
+          if (input.giveUpAt !== undefined && Date.now() >= input.giveUpAt) throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message: `cluster not valid: ${unmet.join('; ')}`, nonRetryable: true });
           throw notReady(`cluster not valid yet: ${unmet.join('; ')}`);
         }
         return { ok: true, apiPort, sans };

@@ -8,7 +8,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { msOptionalToNumber } from '@temporalio/common/lib/time';
-import { FAILURE_TYPES } from '../errors';
+import { FAILURE_TYPES } from '../core/failures';
 
 /** Looks due within this many ms are waited for in the activity. */
 export const INLINE_MAX_DELAY_MS = 2_000;

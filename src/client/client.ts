@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { PlanInput, PlanOutput } from '../activities';
-import { cancelSignal, retryK8sSignal, statusQuery, TASK_QUEUE, teardownSignal, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../workflows/api';
-import { SA } from '../workflows/search-attributes';
-import type { Tuning } from '../workflows/tuning';
+import { cancelSignal, retryK8sSignal, statusQuery, TASK_QUEUE, teardownSignal, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../core/api';
+import { SA } from '../core/search-attributes';
+import type { Tuning } from '../core/tuning';
 
 export interface StartResult {
   handle: WorkflowHandle;

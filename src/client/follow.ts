@@ -1,5 +1,5 @@
 /** Following a VM's progress: a live stage line on a TTY, plain lines otherwise, nothing in --json. */
-import type { Stage, VmStatus } from '../workflows/api';
+import type { Stage, VmStatus } from '../core/api';
 import type { GpuprovClient } from './client';
 import type { Io } from './command';
 import { stageLine } from './output';

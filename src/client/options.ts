@@ -4,8 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { InputError } from '../errors';
-import type { VmSpec } from '../workflows/api';
+import { InputError } from '../core/errors';
+import type { VmSpec } from '../core/api';
 import { CLOUDS, KNOWN_REGIONS, NO_K8S, didYouMean, type CloudId } from './catalog';
 
 export const VM_NAME = /^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/;

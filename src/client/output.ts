@@ -1,7 +1,7 @@
 /** Printing helpers shared by commands: tables, durations, stage lines, and the one error printer. */
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { InputError } from '../errors';
-import type { AttemptRecord, VmStatus } from '../workflows/api';
+import { InputError } from '../core/errors';
+import type { AttemptRecord, VmStatus } from '../core/api';
 import { EXIT_BAD_INPUT, EXIT_FAILED, type Io } from './command';
 
 export function table(rows: string[][]): string {

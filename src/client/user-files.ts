@@ -8,7 +8,7 @@ import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promise
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { generateEd25519 } from '../keygen';
-import type { SshEndpoint } from '../providers/types';
+import type { SshEndpoint } from '../core/provider';
 import { configDir } from '../paths';
 
 export interface UserKey {

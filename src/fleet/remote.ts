@@ -6,9 +6,9 @@
  *   exit      the start command's exit code, once it exited
  *   env.sh, start.sh, annotate.awk
  */
-import type { BootstrapSpec } from './types';
+import { nodeDir, type BootstrapSpec } from '../core/fleet/types';
 
-export const DEFAULT_REMOTE_DIR = '.gpuprov/bootstrap';
+export { DEFAULT_REMOTE_DIR, nodeDir, nodeLogPath } from '../core/fleet/types';
 
 /** POSIX single-quoting. */
 export const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -20,10 +20,6 @@ export interface NodeIdentity {
   role: string;
   node: string;
 }
-
-/** The node's bootstrap directory (relative = under the login home). */
-export const nodeDir = (b: Pick<BootstrapSpec, 'dir'>, node: string): string => `${(b.dir ?? DEFAULT_REMOTE_DIR).replace(/\/+$/, '')}/${node}`;
-export const nodeLogPath = (b: Pick<BootstrapSpec, 'dir'>, node: string): string => `${nodeDir(b, node)}/log`;
 
 /** The node's port (`portBase + index`), when the spec has a base. */
 export const nodePort = (b: BootstrapSpec, index: number): number | undefined => (b.portBase === undefined ? undefined : b.portBase + index);

@@ -1,7 +1,7 @@
 /** The installer script (`install-k3s.sh`) as data: read on the worker, handed to workflows. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BootScript } from '../providers/types';
+import type { BootScript } from '../core/provider';
 
 let cached: string | undefined;
 

@@ -4,7 +4,7 @@
  * to read its error envelope, its literal vendor-code table and its status/message rules.
  */
 import { ZodError } from 'zod';
-import { ProviderError, isProviderError, type ErrorKind, type ProviderErrorOptions } from '../errors';
+import { ProviderError, isProviderError, type ErrorKind, type ProviderErrorOptions } from '../core/errors';
 import { HttpError } from './http';
 
 /** Parse an HTTP Retry-After (delta seconds or HTTP date) into milliseconds (never negative). */

@@ -1,4 +1,4 @@
-import type { BootScript } from './types';
+import type { BootScript } from '../core/provider';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

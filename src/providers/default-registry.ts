@@ -3,7 +3,7 @@
  * the `local` cloud (always registered; planned by default only when no other cloud is).
  */
 import { ProviderRegistry } from './registry';
-import type { CloudProvider } from './types';
+import type { CloudProvider } from '../core/provider';
 import * as aws from './aws';
 import * as gcp from './gcp';
 import * as lambda from './lambda';

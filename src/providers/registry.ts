@@ -1,5 +1,5 @@
-import { ProviderError } from '../errors';
-import type { CloudProvider } from './types';
+import { ProviderError } from '../core/errors';
+import type { CloudProvider } from '../core/provider';
 
 /** The clouds this worker can reach, by name. Built once in `src/worker.ts`. */
 export class ProviderRegistry {

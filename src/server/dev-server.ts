@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../workflows/api';
+import { SEARCH_ATTRIBUTES } from '../core/api';
 import { pidAlive } from './lock';
 import { obtainTemporalCli } from './temporal-cli';
 

@@ -4,11 +4,11 @@
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { CancellationScope, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { locationOf, offerKey } from '../offers';
-import type { Offer } from '../providers/types';
-import { API_VERSION, type Stage, type VmSpec, type VmStatus } from './api';
-import { SA } from './search-attributes';
-import { withTuning, type Tuning } from './tuning';
+import { locationOf, offerKey } from '../core/offers';
+import type { Offer } from '../core/provider';
+import { API_VERSION, type Stage, type VmSpec, type VmStatus } from '../core/api';
+import { SA } from '../core/search-attributes';
+import { withTuning, type Tuning } from '../core/tuning';
 
 export class VmContext {
   readonly status: VmStatus;

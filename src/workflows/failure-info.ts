@@ -1,7 +1,7 @@
 /** Reading Temporal failures in workflow code: by `type` and details, never by message text. */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
-import type { BlockScope } from '../errors';
-import { BLOCK_SCOPES } from '../errors';
+import type { BlockScope } from '../core/errors';
+import { BLOCK_SCOPES } from '../core/errors';
 
 export interface FailureInfo {
   /** ApplicationFailure type (an ErrorKind, NotReady, BootFailed, SshNotReady) or 'Timeout'. */

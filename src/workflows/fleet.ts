@@ -7,22 +7,21 @@
  */
 import {
   ApplicationFailure, CancellationScope, ParentClosePolicy, allHandlersFinished, condition, continueAsNew,
-  getExternalWorkflowHandle, proxyActivities, setCurrentDetails, setHandler, startChild, workflowInfo,
+  getExternalWorkflowHandle, setCurrentDetails, setHandler, startChild, workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import type { BootstrapTarget } from '../activities/bootstrap';
-import { withFleetTuning } from '../fleet/backoff';
-import { isConverged, reconcile } from '../fleet/reconcile';
-import { nodeLogPath } from '../fleet/remote';
-import { applyAction, attemptWorkflowId, emptyState, fold, isEffect, type Action, type FleetEvent, type FleetState, type SlotRecord } from '../fleet/state';
-import { BOOTSTRAP_FAILED, checkRevision, expandShape, shapeProblems, type FleetShape } from '../fleet/types';
-import { API_VERSION, teardownSignal, type VmStatus } from './api';
+import { withFleetTuning } from '../core/fleet/backoff';
+import { isConverged, reconcile } from '../core/fleet/reconcile';
+import { applyAction, attemptWorkflowId, emptyState, fold, isEffect, type Action, type FleetEvent, type FleetState, type SlotRecord } from '../core/fleet/state';
+import { checkRevision, nodeLogPath, expandShape, shapeProblems, type FleetShape } from '../core/fleet/types';
+import { API_VERSION, teardownSignal, type VmStatus } from '../core/api';
 import { failureInfo } from './failure-info';
+import { bootstrapPolling, bootstrapping } from './proxies';
 import {
   applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, slotEventSignal,
   type FleetLogEntry, type FleetStatus, type FleetWorkflowInput, type SlotEvent, type SlotStatus,
-} from './fleet-api';
-import { withTuning } from './tuning';
+} from '../core/fleet-api';
+import { withTuning } from '../core/tuning';
 import type { vmWorkflow } from './vm';
 
 const LOG_KEEP = 100;
@@ -108,8 +107,7 @@ export async function fleetWorkflow(input: FleetWorkflowInput): Promise<FleetSta
     dirty = true;
   });
 
-  const act = (summary: string, timeoutMs: number, attempts: number): Activities =>
-    proxyActivities<Activities>({ summary, startToCloseTimeout: timeoutMs, retry: { initialInterval: 500, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: attempts, nonRetryableErrorTypes: [BOOTSTRAP_FAILED] } });
+  const act = bootstrapping;
 
   const targetOf = (r: SlotRecord): BootstrapTarget => ({
     endpoint: r.endpoint!,
@@ -172,12 +170,7 @@ export async function fleetWorkflow(input: FleetWorkflowInput): Promise<FleetSta
           observe({ type: 'bootObserved', slot, attempt, stage: 'starting' });
           const started = await act(`start bootstrap on ${slot}`, 60_000, 3).bootstrapStart(target);
           observe({ type: 'bootObserved', slot, attempt, stage: 'waiting-ready', startedAt: started.at });
-          const ready = await proxyActivities<Activities>({
-            summary: `wait until ${slot} is ready`,
-            startToCloseTimeout: 30_000,
-            scheduleToCloseTimeout: timeoutMs,
-            retry: { initialInterval: t.readyPollMs, backoffCoefficient: 1, maximumInterval: t.readyPollMs, nonRetryableErrorTypes: [BOOTSTRAP_FAILED] },
-          }).bootstrapAwaitReady(target);
+          const ready = await bootstrapPolling(`wait until ${slot} is ready`, timeoutMs, t.readyPollMs).bootstrapAwaitReady(target);
           return { type: 'bootDone', slot, attempt, ok: true, stage: 'ready', ...seqsOf(ready) };
         };
         track(

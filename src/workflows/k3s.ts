@@ -7,62 +7,16 @@
  * history. It adds a handful of activities plus one probe + timer per boot-probe interval, at
  * most ~15 min / interval of them, far below the continue-as-new threshold.
  */
-import { proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { sleep } from '@temporalio/workflow';
 import type { K3sTarget, ValidateResult } from '../activities/k3s';
-import { NON_RETRYABLE_TYPES } from '../errors';
-import { apiAccessFor, type K3sStatus } from '../k3s/access';
-import { BOOT_INSTALL_MAX_WAIT_MS, decideBoot, pushTakesOver } from '../k3s/boot-probe';
-import type { Capabilities } from '../providers/types';
-import type { LaunchResult } from './api';
+import { apiAccessFor, type K3sStatus } from '../core/k3s-access';
+import { decideBoot, pushTakesOver } from '../core/boot-probe';
+import type { Capabilities } from '../core/provider';
+import type { LaunchResult } from '../core/api';
 import type { VmContext } from './context';
 import { failureInfo } from './failure-info';
 import { defaultUser } from './launch';
-import type { Tuning } from './tuning';
-
-/** k3s timings; read from the workflow's tuning input when present (tests shrink them). */
-export interface K3sTuning {
-  /** Longest wait for a boot-time install before pushing the installer over SSH. */
-  k3sBootMaxWaitMs: number;
-  /** How often CheckBootInstall looks again while the boot install runs. */
-  k3sProbeIntervalMs: number;
-  /** Budget of one installer run over SSH. */
-  k3sInstallTimeoutMs: number;
-  /** Whole wait for `/readyz`. */
-  k3sApiDeadlineMs: number;
-  /** Whole wait for node Ready, CoreDNS and GPUs. */
-  k3sValidateDeadlineMs: number;
-}
-
-export const DEFAULT_K3S_TUNING: K3sTuning = {
-  k3sBootMaxWaitMs: BOOT_INSTALL_MAX_WAIT_MS,
-  k3sProbeIntervalMs: 15_000,
-  k3sInstallTimeoutMs: 20 * 60_000,
-  k3sApiDeadlineMs: 10 * 60_000,
-  k3sValidateDeadlineMs: 10 * 60_000,
-};
-
-export function k3sTuning(t: Tuning): K3sTuning {
-  const given = t as Tuning & Partial<K3sTuning>;
-  const out = { ...DEFAULT_K3S_TUNING };
-  for (const k of Object.keys(out) as (keyof K3sTuning)[]) {
-    const v = given[k];
-    if (typeof v === 'number') out[k] = v;
-  }
-  return out;
-}
-
-/** The activity gives up by itself at its deadline (naming what is missing); this is the backstop. */
-const DEADLINE_MARGIN_MS = 60_000;
-
-function pollOptions(summary: string, deadlineMs: number): ActivityOptions {
-  return {
-    summary,
-    startToCloseTimeout: '2 minutes',
-    scheduleToCloseTimeout: deadlineMs + DEADLINE_MARGIN_MS,
-    retry: { initialInterval: 1_000, backoffCoefficient: 1.5, maximumInterval: 10_000, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES, 'K3sInvalid', 'HostKeyMismatch'] },
-  };
-}
+import { k3sInstalling, k3sPolling, k3sProbing } from './proxies';
 
 export interface K3sRunInput {
   caps: Capabilities;
@@ -77,7 +31,7 @@ export type K3sOutcome = { kind: 'ready'; k8s: K3sStatus } | { kind: 'failed'; k
 
 /** Run the k3s step for a launched VM. Sets stage `k8s` notes as it goes; never throws for k3s errors. */
 export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOutcome> {
-  const kt = k3sTuning(ctx.tuning);
+  const kt = ctx.tuning;
   const r = input.result;
   const access = apiAccessFor(input.caps);
   const target: K3sTarget = { endpoint: r.endpoint, defaultUser: defaultUser(input.caps), hostKey: r.hostKey };
@@ -89,8 +43,8 @@ export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOut
     ctx.setStage('k8s', { k8s: { ...k8s } });
   };
 
-  const probe = proxyActivities<Activities>({ summary: 'k3s: boot probe', startToCloseTimeout: '2 minutes', retry: { initialInterval: 1_000, maximumInterval: 10_000, maximumAttempts: 10, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES, 'HostKeyMismatch'] } });
-  const install = proxyActivities<Activities>({ summary: 'k3s: run the installer over SSH', startToCloseTimeout: kt.k3sInstallTimeoutMs, retry: { initialInterval: 5_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES, 'HostKeyMismatch'] } });
+  const probe = k3sProbing();
+  const install = k3sInstalling(kt);
   const push = async (reason: string, pushSans: string[], takeover: boolean): Promise<void> => {
     note(`k3s: installing over SSH (${reason})`, { route: reason });
     await install.pushInstaller({ target, sans: pushSans, takeover });
@@ -98,13 +52,13 @@ export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOut
   };
   const awaitApi = async (): Promise<void> => {
     note('k3s: waiting for the API');
-    const { apiPort } = await ctx.interruptibly(() => proxyActivities<Activities>(pollOptions('k3s: wait for /readyz', kt.k3sApiDeadlineMs)).awaitApi(target, Date.now() + kt.k3sApiDeadlineMs));
+    const { apiPort } = await ctx.interruptibly(() => k3sPolling('k3s: wait for /readyz', kt.k3sApiDeadlineMs).awaitApi(target, Date.now() + kt.k3sApiDeadlineMs));
     k8s.apiPort = apiPort;
   };
   const validate = async (): Promise<ValidateResult> => {
     note('k3s: validating the cluster');
     return ctx.interruptibly(() =>
-      proxyActivities<Activities>(pollOptions('k3s: validate node, CoreDNS, GPUs, API certificate', kt.k3sValidateDeadlineMs)).validateCluster({ target, access, apiHost, expectGpus: input.expectGpus, giveUpAt: Date.now() + kt.k3sValidateDeadlineMs }),
+      k3sPolling('k3s: validate node, CoreDNS, GPUs, API certificate', kt.k3sValidateDeadlineMs).validateCluster({ target, access, apiHost, expectGpus: input.expectGpus, giveUpAt: Date.now() + kt.k3sValidateDeadlineMs }),
     );
   };
 

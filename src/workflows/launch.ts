@@ -6,19 +6,20 @@
 import { ApplicationFailure, patched, setHandler, sleep, workflowInfo, CancellationScope } from '@temporalio/workflow';
 import type { PlanOutput } from '../activities';
 import type { CreateResult } from '../activities/create-or-adopt';
-import { isFatal, type BlockScope, type ErrorKind } from '../errors';
-import { K3S_PATCH, k3sWanted, openPortsFor } from '../k3s/access';
-import { locationOf, offerKey } from '../offers';
-import type { Capabilities, InstanceSpec, Offer } from '../providers/types';
-import { cancelSignal, statusQuery, type AttemptRecord, type LaunchFailureDetails, type LaunchResult, type VmSpec } from './api';
+import { isFatal, type BlockScope, type ErrorKind } from '../core/errors';
+import { K3S_PATCH, k3sWanted, openPortsFor } from '../core/k3s-access';
+import { FAILURE_TYPES } from '../core/failures';
+import { locationOf, offerKey } from '../core/offers';
+import type { Capabilities, InstanceSpec, Offer } from '../core/provider';
+import { cancelSignal, statusQuery, type AttemptRecord, type LaunchFailureDetails, type LaunchResult, type VmSpec } from '../core/api';
 import { mutating, polling, reading } from './proxies';
 import { VmContext } from './context';
 import { failureInfo } from './failure-info';
-import { bootPolling, sshPolling } from './polling';
-import { afterFailure, attemptsTable, decide, kindOfFailureType, newSearch, nextOffer, replan, type Phase, type SearchState } from './search';
-import { CLOUD_CALLS_PATCH } from './patches';
+import { bootPolling, sshPolling } from '../core/polling';
+import { afterFailure, attemptsTable, decide, kindOfFailureType, newSearch, nextOffer, replan, type Phase, type SearchState } from '../core/search';
+import { CLOUD_CALLS_PATCH } from '../core/patches';
 import { runTeardown } from './teardown';
-import type { Tuning } from './tuning';
+import type { Tuning } from '../core/tuning';
 
 export type LaunchOutcome =
   | { kind: 'ready'; result: LaunchResult; capabilities: Capabilities }
@@ -160,7 +161,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     Object.assign(record, {
       outcome: end.cancelled ? 'cancelled' : kind === 'Unavailable' ? 'unavailable' : 'failed',
       phase: end.phase,
-      kind: end.cancelled ? 'Cancelled' : end.type === 'BootFailed' ? 'BootFailed' : kind,
+      kind: end.cancelled ? 'Cancelled' : end.type === FAILURE_TYPES.BootFailed ? 'BootFailed' : kind,
       message: end.message,
     });
     search = afterFailure(search, next.index, next.offer, kind, decision, record);
@@ -200,8 +201,8 @@ export async function launchWorkflow(input: LaunchWorkflowInput): Promise<Launch
   }
   if (outcome.kind === 'cancelled') {
     ctx.setStage('cancelled', { endedAt: new Date().toISOString() });
-    throw ApplicationFailure.create({ type: 'LaunchCancelled', message: 'launch cancelled; every attempt was compensated', nonRetryable: true, details: [{ reason: 'cancelled', attempts: outcome.attempts } satisfies LaunchFailureDetails] });
+    throw ApplicationFailure.create({ type: FAILURE_TYPES.LaunchCancelled, message: 'launch cancelled; every attempt was compensated', nonRetryable: true, details: [{ reason: 'cancelled', attempts: outcome.attempts } satisfies LaunchFailureDetails] });
   }
   ctx.setStage('failed', { error: { kind: outcome.errorKind, message: outcome.message } });
-  throw ApplicationFailure.create({ type: 'LaunchFailed', message: outcome.message, nonRetryable: true, details: [outcome.details] });
+  throw ApplicationFailure.create({ type: FAILURE_TYPES.LaunchFailed, message: outcome.message, nonRetryable: true, details: [outcome.details] });
 }

@@ -4,7 +4,7 @@
  */
 import type { PlanInput, PlanOutput } from '../activities';
 import { reading } from './proxies';
-import { withTuning } from './tuning';
+import { withTuning } from '../core/tuning';
 
 export async function offersWorkflow(input: PlanInput): Promise<PlanOutput> {
   return reading(withTuning({ mutateMaxAttempts: 3 }), 'plan offers (read-only)').planOffers(input);

@@ -1,9 +1,12 @@
-/** Typed activity proxies with the retry policies of DESIGN §3. Workflow-side only. */
+/**
+ * Every activity option set of the workflows, in one place: typed proxies with their retry
+ * policies. Non-retryable types come from the one failure vocabulary (src/core/failures.ts).
+ */
 import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { NON_RETRYABLE_TYPES } from '../errors';
-import type { PollSchedule } from './polling';
-import type { Tuning } from './tuning';
+import { NON_RETRYABLE_TYPES } from '../core/failures';
+import type { PollSchedule } from '../core/polling';
+import type { Tuning } from '../core/tuning';
 
 function pollOptions(p: PollSchedule, summary: string): ActivityOptions {
   return {
@@ -61,5 +64,47 @@ export function reading(t: Tuning, summary: string): Activities {
     summary,
     startToCloseTimeout: '2 minutes',
     retry: fewRetries(t),
+  });
+}
+
+// ---- k3s step ----
+
+/** The k3s activity gives up by itself at its deadline (naming what is missing); this is the backstop. */
+const K3S_DEADLINE_MARGIN_MS = 60_000;
+
+/** k3s waits done by retry (awaitApi, validateCluster), bounded by `deadlineMs`. */
+export function k3sPolling(summary: string, deadlineMs: number): Activities {
+  return proxyActivities<Activities>({
+    summary,
+    startToCloseTimeout: '2 minutes',
+    scheduleToCloseTimeout: deadlineMs + K3S_DEADLINE_MARGIN_MS,
+    retry: { initialInterval: 1_000, backoffCoefficient: 1.5, maximumInterval: 10_000, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}
+
+/** The boot probe (CheckBootInstall): a few quick retries of one SSH round trip. */
+export function k3sProbing(): Activities {
+  return proxyActivities<Activities>({ summary: 'k3s: boot probe', startToCloseTimeout: '2 minutes', retry: { initialInterval: 1_000, maximumInterval: 10_000, maximumAttempts: 10, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+}
+
+/** The installer pushed over SSH: its own budget, three tries. */
+export function k3sInstalling(t: Pick<Tuning, 'k3sInstallTimeoutMs'>): Activities {
+  return proxyActivities<Activities>({ summary: 'k3s: run the installer over SSH', startToCloseTimeout: t.k3sInstallTimeoutMs, retry: { initialInterval: 5_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+}
+
+// ---- fleet bootstrap ----
+
+/** A fleet node's bootstrap step (verify, start, stop): `attempts` tries within `timeoutMs` each. */
+export function bootstrapping(summary: string, timeoutMs: number, attempts: number): Activities {
+  return proxyActivities<Activities>({ summary, startToCloseTimeout: timeoutMs, retry: { initialInterval: 500, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: attempts, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+}
+
+/** Wait for a node's ready check, looking every `pollMs` until `deadlineMs`. */
+export function bootstrapPolling(summary: string, deadlineMs: number, pollMs: number): Activities {
+  return proxyActivities<Activities>({
+    summary,
+    startToCloseTimeout: 30_000,
+    scheduleToCloseTimeout: deadlineMs,
+    retry: { initialInterval: pollMs, backoffCoefficient: 1, maximumInterval: pollMs, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
   });
 }

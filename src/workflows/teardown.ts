@@ -4,13 +4,13 @@
  * `teardown` signal, until nothing is billed.
  */
 import { CancellationScope, condition, patched, setHandler } from '@temporalio/workflow';
-import type { Location } from '../providers/types';
-import { statusQuery, teardownSignal, type Stage, type VmStatus } from './api';
+import type { Location } from '../core/provider';
+import { statusQuery, teardownSignal, type Stage, type VmStatus } from '../core/api';
 import { mutating, polling, releasing } from './proxies';
-import { CLOUD_CALLS_PATCH } from './patches';
+import { CLOUD_CALLS_PATCH } from '../core/patches';
 import { VmContext } from './context';
-import { gonePolling } from './polling';
-import { leakDelayMs, type Tuning } from './tuning';
+import { gonePolling } from '../core/polling';
+import { leakDelayMs, type Tuning } from '../core/tuning';
 import { failureMessage } from './failure-info';
 
 export interface TeardownTarget {

@@ -6,16 +6,17 @@
 import {
   ApplicationFailure, CancelledFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, patched, setHandler, workflowInfo,
 } from '@temporalio/workflow';
-import { K3S_PATCH } from '../k3s/access';
-import type { Capabilities } from '../providers/types';
-import { cancelSignal, retryK8sSignal, statusQuery, teardownSignal, type LaunchResult, type VmSpec, type VmStatus } from './api';
+import { FAILURE_TYPES } from '../core/failures';
+import { K3S_PATCH } from '../core/k3s-access';
+import type { Capabilities } from '../core/provider';
+import { cancelSignal, retryK8sSignal, statusQuery, teardownSignal, type LaunchResult, type VmSpec, type VmStatus } from '../core/api';
 import { reading } from './proxies';
 import { VmContext } from './context';
 import { runK3s } from './k3s';
 import { runLaunch } from './launch';
 import { runTeardown } from './teardown';
-import { slotEventSignal } from './fleet-api';
-import type { Tuning } from './tuning';
+import { slotEventSignal } from '../core/fleet-api';
+import type { Tuning } from '../core/tuning';
 
 /** State carried across continue-as-new (a Ready VM). */
 export interface VmCarried {
@@ -86,7 +87,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
       if (outcome.kind === 'failed') {
         ctx.setStage('failed', { error: { kind: outcome.errorKind, message: outcome.message }, endedAt: new Date().toISOString(), instanceIds: [] });
         await notifyParent(ctx);
-        throw ApplicationFailure.create({ type: 'LaunchFailed', message: outcome.message, nonRetryable: true, details: [outcome.details] });
+        throw ApplicationFailure.create({ type: FAILURE_TYPES.LaunchFailed, message: outcome.message, nonRetryable: true, details: [outcome.details] });
       }
       const r = outcome.result;
       const caps: Capabilities = outcome.capabilities;

@@ -4,9 +4,9 @@
  * FakeProvider's call log and instances, or live sshd PIDs of the local cloud). Pure: evidence in,
  * violations out.
  */
-import { offerKey } from '../../src/offers';
-import type { VmStatus } from '../../src/workflows/api';
-import type { Offer } from '../../src/providers/types';
+import { offerKey } from '../../src/core/offers';
+import type { VmStatus } from '../../src/core/api';
+import type { Offer } from '../../src/core/provider';
 import type { Evidence, Invariant, Violation } from './evidence';
 import type { Fact } from './history';
 import { activitiesBetween, attemptsOf, cancelPoint, closeOf, completed, CREATES, finalAttempts, injectedKinds, isFullRelease, lastStageBefore, perRun, planOf, regionOfAt, TEARDOWN, v, ATTEMPT_START } from './runs';

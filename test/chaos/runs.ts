@@ -3,8 +3,8 @@
  * between two points. Knows both history shapes: the single-step cloud activities (runs started
  * before CLOUD_CALLS_PATCH) and the merged prepareAndCreate / releaseAt.
  */
-import type { AttemptRecord, VmStatus } from '../../src/workflows/api';
-import type { Offer } from '../../src/providers/types';
+import type { AttemptRecord, VmStatus } from '../../src/core/api';
+import type { Offer } from '../../src/core/provider';
 import type { Evidence, Violation } from './evidence';
 import type { Fact, RunFacts } from './history';
 import type { Trace } from './trace';

@@ -5,8 +5,8 @@
  * SIGKILLs, dev-server restarts). `generate(seed)` is a pure function of the seed; `shrink`
  * proposes smaller traces. No Temporal or filesystem import: unit-tested on its own.
  */
-import type { ErrorKind } from '../../src/errors';
-import type { Stage } from '../../src/workflows/api';
+import type { ErrorKind } from '../../src/core/errors';
+import type { Stage } from '../../src/core/api';
 
 export type Level = 'fake' | 'local';
 export type FaultPrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup';

@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
 import { loadOrCreateSshIdentity } from '../../src/activities/ssh-identity';
 import { logsCommand } from '../../src/client/commands/logs';
-import type { FleetGroup, FleetShape } from '../../src/fleet/types';
+import type { FleetGroup, FleetShape } from '../../src/core/fleet/types';
 import { LocalProvider, countLive } from '../../src/providers/local';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { fleetWorkflow } from '../../src/workflows';
-import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, type FleetStatus } from '../../src/workflows/fleet-api';
+import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, type FleetStatus } from '../../src/core/fleet-api';
 import { requireServer, requireTool, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
 import { FAST } from '../workflows/helpers';
 

@@ -4,9 +4,9 @@
  * (killed and restarted by a test) and the test itself see the same cloud.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { ProviderError, type BlockScope, type ErrorKind } from '../../src/errors';
+import { ProviderError, type BlockScope, type ErrorKind } from '../../src/core/errors';
 import type { ProbeResult, SshProber } from '../../src/activities/ssh-probe';
-import type { Capabilities, CloudProvider, InstanceSpec, InstanceStatus, Json, Location, Observed, Offer, ResourceRequest } from '../../src/providers/types';
+import type { Capabilities, CloudProvider, InstanceSpec, InstanceStatus, Json, Location, Observed, Offer, ResourceRequest } from '../../src/core/provider';
 
 export type FakePrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup' | 'probe';
 

@@ -16,9 +16,9 @@ import { loadOrCreateSshIdentity } from '../../src/activities/ssh-identity';
 import type { SshProber } from '../../src/activities/ssh-probe';
 import { LocalProvider } from '../../src/providers/local';
 import { ProviderRegistry } from '../../src/providers/registry';
-import type { CloudProvider } from '../../src/providers/types';
+import type { CloudProvider } from '../../src/core/provider';
 import { connectWorker, createWorker, runUntilSignal } from '../../src/worker';
-import { TASK_QUEUE } from '../../src/workflows/api';
+import { TASK_QUEUE } from '../../src/core/api';
 import { FakeProvider } from './fake-provider';
 
 const fakeProber: SshProber = async () => ({ fingerprint: 'SHA256:fake-host-key', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeHostKeyForTests' });

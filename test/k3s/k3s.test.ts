@@ -17,12 +17,12 @@ import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/activities/
 import { GpuprovClient } from '../../src/client/client';
 import { kubeconfigCommand } from '../../src/client/commands/kubeconfig';
 import type { Io } from '../../src/client/command';
-import type { K3sStatus } from '../../src/k3s/access';
+import type { K3sStatus } from '../../src/core/k3s-access';
 import { ProviderRegistry } from '../../src/providers/registry';
-import type { GpuRequest } from '../../src/providers/types';
+import type { GpuRequest } from '../../src/core/provider';
 import type { vmWorkflow } from '../../src/workflows';
-import { teardownSignal, vmWorkflowId, type VmStatus } from '../../src/workflows/api';
-import type { K3sTuning } from '../../src/workflows/k3s';
+import { teardownSignal, vmWorkflowId, type VmStatus } from '../../src/core/api';
+import type { K3sTuning } from '../../src/core/tuning';
 import { requireServer, requireTool, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
 import { FAST, waitFor } from '../workflows/helpers';
 import { freePort, SimulatedK3sCloud, type SimHost } from './sim/simulated-cloud';

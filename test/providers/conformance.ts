@@ -6,10 +6,10 @@
  *   runConformance({ name: 'lambda', make: async () => ({ provider, countLive, arm, ... }) });
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError, type ErrorKind } from '../../src/errors';
+import { ProviderError, type ErrorKind } from '../../src/core/errors';
 import { createOrAdopt } from '../../src/activities/create-or-adopt';
-import { locationOf } from '../../src/offers';
-import type { CloudProvider, InstanceSpec, Location, Observed, Offer, ResourceRequest } from '../../src/providers/types';
+import { locationOf } from '../../src/core/offers';
+import type { CloudProvider, InstanceSpec, Location, Observed, Offer, ResourceRequest } from '../../src/core/provider';
 
 export type Primitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup';
 

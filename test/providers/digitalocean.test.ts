@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorKind, ProviderError } from '../../src/errors';
+import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { DigitalOceanProvider, fromEnv } from '../../src/providers/digitalocean';
 import { classify } from '../../src/providers/digitalocean/errors';
 import { runConformance, specFor } from './conformance';

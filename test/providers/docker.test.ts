@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../src/errors';
+import { ProviderError } from '../../src/core/errors';
 import { renderShellScript } from '../../src/providers/cloud-init';
 import { DockerProvider, fromEnv } from '../../src/providers/docker';
 import { DockerApiError, classify, retryAfterMs } from '../../src/providers/docker/errors';

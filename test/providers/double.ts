@@ -3,9 +3,9 @@
  * with `countLive`, `arm` and `close` for the conformance battery and cross-cloud workflow tests.
  * Each `test/providers/<cloud>/double.ts` says only what is its own (routes, error bodies).
  */
-import type { ErrorKind } from '../../src/errors';
+import type { ErrorKind } from '../../src/core/errors';
 import { HttpError } from '../../src/providers/http';
-import type { ResourceRequest } from '../../src/providers/types';
+import type { ResourceRequest } from '../../src/core/provider';
 import type { Primitive } from './conformance';
 
 /** A provider wired to its fixture server. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProviderError, type BlockScope, type ErrorKind } from '../../src/errors';
+import { ProviderError, type BlockScope, type ErrorKind } from '../../src/core/errors';
 import { classify, classifyOperation } from '../../src/providers/gcp/errors';
 import { HTTP_ERRORS, OPERATION_ERRORS, type HttpErrorBody } from '../fixtures/gcp/bodies';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../src/errors';
+import { ProviderError } from '../../src/core/errors';
 import { GcpProvider, fromEnv } from '../../src/providers/gcp';
 import { runConformance, specFor } from './conformance';
 import { GCP_REQUEST, gcpConformanceEnv, startGcpDouble, type GcpDouble } from './gcp/double';

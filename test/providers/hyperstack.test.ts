@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorKind, ProviderError } from '../../src/errors';
+import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { fromEnv, HyperstackProvider } from '../../src/providers/hyperstack';
 import { HttpError as HyperstackHttpError } from '../../src/providers/http';
 import { classify } from '../../src/providers/hyperstack/errors';

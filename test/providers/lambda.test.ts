@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError, type ErrorKind } from '../../src/errors';
+import { ProviderError, type ErrorKind } from '../../src/core/errors';
 import { LambdaProvider, fromEnv } from '../../src/providers/lambda';
 import { classify } from '../../src/providers/lambda/errors';
 import { parseGpuDescription, STATUS } from '../../src/providers/lambda/map';

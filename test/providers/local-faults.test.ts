@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { ERROR_KINDS, ProviderError } from '../../src/errors';
+import { ERROR_KINDS, ProviderError } from '../../src/core/errors';
 import { LocalProvider } from '../../src/providers/local';
-import type { InstanceSpec, Location, Offer } from '../../src/providers/types';
+import type { InstanceSpec, Location, Offer } from '../../src/core/provider';
 import { describeWithSshd, freshId, makeCloud, sleep, waitFor, type LocalCloud } from './local/helpers';
 
 const A: Location = { cloud: 'local', region: 'local-a' };

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Location, Observed, Offer } from '../../src/providers/types';
+import type { Location, Observed, Offer } from '../../src/core/provider';
 import { describeWithSshd, freshId, makeCloud, run, waitFor, type LocalCloud } from './local/helpers';
 
 const A: Location = { cloud: 'local', region: 'local-a' };

@@ -2,9 +2,9 @@ import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../src/errors';
+import { ProviderError } from '../../src/core/errors';
 import { LocalProvider, countLive, fromEnv } from '../../src/providers/local';
-import type { InstanceSpec, Location, Observed, Offer } from '../../src/providers/types';
+import type { InstanceSpec, Location, Observed, Offer } from '../../src/core/provider';
 import { describeWithSshd, makeClientKey, makeCloud, run, waitFor, type LocalCloud } from './local/helpers';
 
 const A: Location = { cloud: 'local', region: 'local-a' };

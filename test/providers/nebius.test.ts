@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../src/errors';
+import { ProviderError } from '../../src/core/errors';
 import { NebiusProvider, fromEnv } from '../../src/providers/nebius';
 import { serviceCtor } from '../../src/providers/nebius/api';
 import { classify, decodeStatusDetails } from '../../src/providers/nebius/errors';

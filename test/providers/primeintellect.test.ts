@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorKind, ProviderError } from '../../src/errors';
+import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { PrimeIntellectProvider, fromEnv } from '../../src/providers/primeintellect';
 import { classify } from '../../src/providers/primeintellect/errors';
 import { STATUS, parseSshConnection, toObserved } from '../../src/providers/primeintellect/map';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorKind, ProviderError } from '../../src/errors';
+import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { RunPodProvider, fromEnv } from '../../src/providers/runpod';
 import { classify } from '../../src/providers/runpod/errors';
-import { modelMatches } from '../../src/providers/gpu-names';
+import { modelMatches } from '../../src/core/gpu-names';
 import { STATUS, mergeKeys, sshEndpoint } from '../../src/providers/runpod/map';
 import { API_KEY, BODIES } from '../fixtures/runpod/server';
 import { runConformance, specFor, type ConformanceEnv } from './conformance';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError, type ErrorKind } from '../../src/errors';
+import { ProviderError, type ErrorKind } from '../../src/core/errors';
 import { VastProvider, fromEnv } from '../../src/providers/vastai';
 import { classify } from '../../src/providers/vastai/errors';
 import { STATUS, regionOf, sshEndpoint, toObserved } from '../../src/providers/vastai/map';

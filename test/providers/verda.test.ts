@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorKind, ProviderError } from '../../src/errors';
+import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { fromEnv, VerdaProvider } from '../../src/providers/verda';
 import { HttpError as VerdaHttpError } from '../../src/providers/http';
 import { classify } from '../../src/providers/verda/errors';

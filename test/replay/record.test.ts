@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { describe, inject, it } from 'vitest';
-import { teardownSignal } from '../../src/workflows/api';
+import { teardownSignal } from '../../src/core/api';
 import type { teardownWorkflow } from '../../src/workflows';
 import { requireServer, testEnv } from '../harness/temporal';
 import { startLab, waitStage } from '../workflows/helpers';

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTES } from '../../src/workflows/api';
+import { SEARCH_ATTRIBUTES } from '../../src/core/api';
 
 interface Service {
   image: string;

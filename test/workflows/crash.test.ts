@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { vmWorkflow } from '../../src/workflows';
-import { teardownSignal } from '../../src/workflows/api';
+import { teardownSignal } from '../../src/core/api';
 import { FakeProvider } from '../harness/fake-provider';
 import { requireServer, testEnv } from '../harness/temporal';
 import { spawnWorkerProcess, type WorkerProcess } from '../harness/worker-process';

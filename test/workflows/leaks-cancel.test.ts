@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelSignal, teardownSignal } from '../../src/workflows/api';
+import { cancelSignal, teardownSignal } from '../../src/core/api';
 import { requireServer, testEnv } from '../harness/temporal';
 import { startLab, status, waitFor, waitStage, type Lab } from './helpers';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { teardownSignal } from '../../src/workflows/api';
+import { teardownSignal } from '../../src/core/api';
 import { requireServer } from '../harness/temporal';
 import { startLab, status, waitFor, type Lab } from './helpers';
 

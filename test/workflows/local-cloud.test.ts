@@ -8,7 +8,7 @@ import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/activities/
 import { LocalProvider, countLive } from '../../src/providers/local';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { vmWorkflow } from '../../src/workflows';
-import { teardownSignal } from '../../src/workflows/api';
+import { teardownSignal } from '../../src/core/api';
 import { requireServer, requireTool, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
 import { FAST, waitStage } from './helpers';
 

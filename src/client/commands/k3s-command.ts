@@ -1,4 +1,4 @@
-import { K3sAccessError } from '../../k3s/user-ssh';
+import { K3sAccessError } from '../k3s-access';
 import type { Command, Io } from '../command';
 import { errLine } from '../command';
 

@@ -3,10 +3,10 @@ import { execFile } from 'node:child_process';
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { configDir } from '../../paths';
-import { K3S_API_PORT } from '../../k3s/access';
+import { K3S_API_PORT } from '../../core/k3s-access';
 import { apiServerUrl, rewriteKubeconfig, serverOf } from '../../k3s/kubeconfig';
 import { CAT_KUBECONFIG_SCRIPT } from '../../k3s/remote';
-import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../../k3s/user-ssh';
+import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../k3s-access';
 import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
 import { k3sCommand } from './k3s-command';
 

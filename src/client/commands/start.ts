@@ -1,5 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import type { LaunchFailureDetails } from '../../workflows/api';
+import type { LaunchFailureDetails } from '../../core/api';
 import { GpuprovClient } from '../client';
 import { EXIT_FAILED, EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';

@@ -3,7 +3,7 @@ import { GpuprovClient } from '../client';
 import { EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
 import { attemptsRows, duration, price, reportError, table, where } from '../output';
-import { InputError } from '../../errors';
+import { InputError } from '../../core/errors';
 
 export function nameArg(positionals: string[], command: string): string {
   const raw = positionals[0];

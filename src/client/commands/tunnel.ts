@@ -1,7 +1,7 @@
 /** `provision tunnel <name>`: forward 127.0.0.1:6443 to the VM's k3s API over SSH until Ctrl-C. */
 import { spawn } from 'node:child_process';
-import { K3S_API_PORT } from '../../k3s/access';
-import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../../k3s/user-ssh';
+import { K3S_API_PORT } from '../../core/k3s-access';
+import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../k3s-access';
 import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
 import { k3sCommand } from './k3s-command';
 

@@ -1,8 +1,8 @@
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, EC2ClientConfig, Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
-import { ProviderError } from '../../errors';
-import { IDENTITY_TAG } from '../types';
+import { ProviderError } from '../../core/errors';
+import { IDENTITY_TAG } from '../../core/provider';
 import type { ImageFamily } from './catalog';
 import { classify } from './errors';
 import type { Ec2Instance } from './map';

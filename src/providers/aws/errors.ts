@@ -1,4 +1,4 @@
-import { ProviderError, type BlockScope, type ErrorKind } from '../../errors';
+import { ProviderError, type BlockScope, type ErrorKind } from '../../core/errors';
 
 /**
  * EC2 error codes → kind and block scope (cloud-apis.md §10). SDK v3 throws an

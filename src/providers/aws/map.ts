@@ -1,4 +1,4 @@
-import type { InstanceStatus, Json, Observed, Offer, SshEndpoint } from '../types';
+import type { InstanceStatus, Json, Observed, Offer, SshEndpoint } from '../../core/provider';
 import type { CatalogEntry, ImageFamily } from './catalog';
 
 /** EC2 instance-state-name → normalised status. `terminated` means gone and is never observed. */

@@ -1,4 +1,4 @@
-import type { ProviderError } from '../../errors';
+import type { ProviderError } from '../../core/errors';
 import { classifyHttp, retryAfterMs, textField, type HttpRules } from '../classify-http';
 import type { HttpError } from '../http';
 

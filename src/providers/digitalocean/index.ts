@@ -1,6 +1,6 @@
-import { ProviderError } from '../../errors';
+import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { DEFAULT_BASE_URL, DoApi } from './api';
 import { HttpError } from '../http';
 import { keyName, sameKey } from '../ssh-keys';

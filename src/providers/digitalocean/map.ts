@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
-import { gpuMatches } from '../gpu-names';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import { gpuMatches } from '../../core/gpu-names';
 import type { DoDroplet, DoSize } from './api';
 
 export const CLOUD = 'digitalocean';

@@ -1,4 +1,4 @@
-import { ProviderError } from '../../errors';
+import { ProviderError } from '../../core/errors';
 
 /** A non-2xx answer of the Engine API: `{ "message": "..." }` is all the daemon gives. */
 export class DockerApiError extends Error {

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { ProviderError } from '../../errors';
+import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import { IDENTITY_TAG, OWNER_TAG, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { IDENTITY_TAG, OWNER_TAG, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { DockerApi, type CreateBody } from './api';
 import { CLOUD, DEFAULT_IMAGE, REGION, SSH_USER, containerName, hasIdentity, offersFor, sizeOf, toObserved } from './map';
 

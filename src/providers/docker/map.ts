@@ -1,5 +1,5 @@
 /** Pure Docker → gpuprov mapping: status table, endpoint, offers, identity. */
-import { IDENTITY_TAG, type InstanceStatus, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
+import { IDENTITY_TAG, type InstanceStatus, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../../core/provider';
 import type { ContainerSummary, Info } from './api';
 
 export const CLOUD = 'docker';

@@ -5,7 +5,7 @@
  * error is never attached, because its request config carries the auth headers.
  */
 import { z } from 'zod';
-import { ProviderError, type BlockScope, type ErrorKind } from '../../errors';
+import { ProviderError, type BlockScope, type ErrorKind } from '../../core/errors';
 
 /** One entry of a Compute operation's `error.errors[]`. */
 export interface OperationErrorItem {

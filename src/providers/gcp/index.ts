@@ -3,9 +3,9 @@
  * VM identity, a per-VM firewall rule targeted by network tag, cloud-init through `user-data`.
  */
 import { z } from 'zod';
-import { ProviderError } from '../../errors';
-import { IDENTITY_TAG, OWNER_TAG } from '../types';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../types';
+import { ProviderError } from '../../core/errors';
+import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
 import { ComputeApi, type GcpOperation } from './api';
 import { CATALOG } from './catalog';
 import { findAdcFile, findProject, parseRegions } from './config';

@@ -3,10 +3,10 @@
  * and the literal status table.
  */
 import { createHash } from 'node:crypto';
-import { ProviderError } from '../../errors';
+import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import { IDENTITY_TAG, OWNER_TAG, identityName } from '../types';
-import type { InstanceSpec, InstanceStatus, Location, Observed, Offer, ResourceRequest } from '../types';
+import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
+import type { InstanceSpec, InstanceStatus, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
 import { CATALOG, PRICE_SOURCE, type CatalogEntry } from './catalog';
 import type { GcpInstance } from './api';
 

@@ -1,4 +1,4 @@
-import type { ProviderError } from '../../errors';
+import type { ProviderError } from '../../core/errors';
 import { classifyHttp, type HttpRules } from '../classify-http';
 
 /** `{status: false, message, error_reason}`. */

@@ -1,5 +1,5 @@
-import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
-import { gpuMatches } from '../gpu-names';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import { gpuMatches } from '../../core/gpu-names';
 import { envName, type HsFlavor, type HsInstance, type HsPrice } from './api';
 
 export const CLOUD = 'hyperstack';

@@ -1,4 +1,4 @@
-import type { ProviderError } from '../../errors';
+import type { ProviderError } from '../../core/errors';
 import { classifyHttp, type HttpRules, type Verdict } from '../classify-http';
 import { HttpError } from '../http';
 

@@ -2,11 +2,11 @@
  * Lambda Cloud adapter (REST v1). Identity: tag `gpuprov-vm-name` plus the name `gpuprov-<vm>`;
  * the API cannot filter, so every observe lists the account and matches client-side.
  */
-import { ProviderError } from '../../errors';
+import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { guardWith } from '../classify-http';
 import { keyMaterial, keyName } from '../ssh-keys';
-import { IDENTITY_TAG, OWNER_TAG, identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { DEFAULT_LAMBDA_URL, LambdaApi } from './api';
 import { classify, isDuplicate, isNotFound } from './errors';
 import { CLOUD, SSH_USER, hasIdentity, knowsModel, toObserved, toOffers } from './map';

@@ -1,6 +1,6 @@
 /** Pure Lambda → gpuprov mapping: offers, status table, identity, SSH endpoint. */
-import { IDENTITY_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
-import { parseModel } from '../gpu-names';
+import { IDENTITY_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import { parseModel } from '../../core/gpu-names';
 import type { LambdaInstance, LambdaInstanceTypeEntry } from './api';
 
 export const CLOUD = 'lambda';

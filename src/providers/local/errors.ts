@@ -1,4 +1,4 @@
-import { ProviderError, type ErrorKind } from '../../errors';
+import { ProviderError, type ErrorKind } from '../../core/errors';
 
 /** Node system-error codes that go away on their own (resource exhaustion, races). */
 const TRANSIENT_CODES = new Set(['EAGAIN', 'EMFILE', 'ENFILE', 'EBUSY', 'EINTR', 'ETIMEDOUT', 'EADDRINUSE']);

@@ -13,7 +13,7 @@ import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ERROR_KINDS, ProviderError, type ErrorKind } from '../../errors';
+import { ERROR_KINDS, ProviderError, type ErrorKind } from '../../core/errors';
 import { injected } from './errors';
 
 const PRIMITIVES = ['plan', 'prepare', 'create', 'observe', 'delete', 'cleanup'] as const;

@@ -1,7 +1,7 @@
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { ProviderError } from '../../errors';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../types';
+import { ProviderError } from '../../core/errors';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
 import { LocalApi } from './api';
 import { classify, injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';

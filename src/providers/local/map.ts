@@ -1,5 +1,5 @@
-import { ProviderError } from '../../errors';
-import type { InstanceStatus, Observed, Offer, ResourceRequest } from '../types';
+import { ProviderError } from '../../core/errors';
+import type { InstanceStatus, Observed, Offer, ResourceRequest } from '../../core/provider';
 
 export const CLOUD = 'local';
 

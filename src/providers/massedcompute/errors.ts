@@ -1,4 +1,4 @@
-import type { ProviderError } from '../../errors';
+import type { ProviderError } from '../../core/errors';
 import { classifyHttp, type HttpRules } from '../classify-http';
 
 /** The first string among `message`, `error`, `detail`, `response` (even an empty one). */

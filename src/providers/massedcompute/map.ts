@@ -1,5 +1,5 @@
-import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
-import { gpuMatches } from '../gpu-names';
+import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import { gpuMatches } from '../../core/gpu-names';
 import { keyName as hashedKeyName } from '../ssh-keys';
 import type { MassedInstance, MassedProduct } from './api';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { z } from 'zod';
-import { ProviderError } from '../../errors';
+import { ProviderError } from '../../core/errors';
 import { GrpcCode, classify, fromGrpcError, serviceError, type NebiusFailure } from './errors';
 
 /** Where each service lives; `{service}.api.nebius.cloud:443` per the API README. */

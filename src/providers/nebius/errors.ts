@@ -1,4 +1,4 @@
-import { ProviderError } from '../../errors';
+import { ProviderError } from '../../core/errors';
 
 /** gRPC status codes (google.rpc.Code) the adapter distinguishes. */
 export const GrpcCode = {

@@ -1,5 +1,5 @@
 /** Pure Nebius → gpuprov mapping: status table, endpoints, offers, labels. */
-import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../../core/provider';
 import type { Instance, Platform } from './api';
 
 export const CLOUD = 'nebius';

@@ -3,10 +3,10 @@
  * key is registered through the API; the login user, host and port come from `sshConnection`.
  * Identity is the pod name `gpuprov-<vm>` (no tags; the list is filtered client-side).
  */
-import { ProviderError } from '../../errors';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { ProviderError } from '../../core/errors';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { guardWith } from '../classify-http';
-import { modelMatches, parseModel } from '../gpu-names';
+import { modelMatches, parseModel } from '../../core/gpu-names';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
 import { classify, isConflict, isNotFound } from './errors';

@@ -1,6 +1,6 @@
 /** Pure Prime Intellect → gpuprov mapping: one offer per data centre, status table, sshConnection parsing. */
-import { identityName, type InstanceStatus, type Json, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
-import { modelMatches, parseModel } from '../gpu-names';
+import { identityName, type InstanceStatus, type Json, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../../core/provider';
+import { modelMatches, parseModel } from '../../core/gpu-names';
 import type { PrimeAvailability, PrimePod } from './api';
 
 export const CLOUD = 'primeintellect';

@@ -1,4 +1,4 @@
-import type { ProviderError } from '../../errors';
+import type { ProviderError } from '../../core/errors';
 import { classifyHttp, textField, type HttpRules } from '../classify-http';
 import { HttpError } from '../http';
 

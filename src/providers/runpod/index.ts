@@ -2,8 +2,8 @@
  * RunPod adapter (REST v2). Pods are containers: no cloud-init, no k3s. Identity is the pod
  * name `gpuprov-<vm>` (v2 pods carry no tags we can filter on); the owner travels in the env.
  */
-import { ProviderError } from '../../errors';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { ProviderError } from '../../core/errors';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { guardWith } from '../classify-http';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';

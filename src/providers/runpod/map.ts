@@ -1,6 +1,6 @@
 /** Pure RunPod → gpuprov mapping: offers per data centre, status table, NAT'd SSH endpoint. */
-import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../types';
-import { modelMatches, parseModel } from '../gpu-names';
+import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../../core/provider';
+import { modelMatches, parseModel } from '../../core/gpu-names';
 import { keyMaterial } from '../ssh-keys';
 import type { RunPodGpu, RunPodPod } from './api';
 

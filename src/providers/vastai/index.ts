@@ -3,9 +3,9 @@
  * `label` `gpuprov-<vm>`, filtered server-side. A create may fail and still make an instance
  * (dstack saw it on spot asks): observe/delete by label find it, so teardown cleans it up.
  */
-import { ProviderError } from '../../errors';
+import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { guardWith } from '../classify-http';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';

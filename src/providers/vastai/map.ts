@@ -1,7 +1,7 @@
 /** Pure Vast.ai → gpuprov mapping: asks → offers, status table, direct or proxy SSH endpoint. */
 import { shQuote } from '../cloud-init';
-import type { InstanceStatus, Location, Observed, Offer, ResourceRequest, SshEndpoint } from '../types';
-import { modelMatches, parseModel } from '../gpu-names';
+import type { InstanceStatus, Location, Observed, Offer, ResourceRequest, SshEndpoint } from '../../core/provider';
+import { modelMatches, parseModel } from '../../core/gpu-names';
 import type { VastBundle, VastInstance } from './api';
 
 export const CLOUD = 'vastai';

@@ -1,4 +1,4 @@
-import type { ProviderError } from '../../errors';
+import type { ProviderError } from '../../core/errors';
 import { classifyHttp, type HttpRules, type Verdict } from '../classify-http';
 
 /** `{code, message}`; plain text where a proxy answered. */

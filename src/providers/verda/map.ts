@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { gpuMatches } from '../gpu-names';
-import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../types';
+import { gpuMatches } from '../../core/gpu-names';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import type { VerdaAvailability, VerdaInstance, VerdaType } from './api';
 
 export const CLOUD = 'verda';

@@ -14,7 +14,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { renderShellScript, shQuote } from '../../../src/providers/cloud-init';
 import { LocalProvider } from '../../../src/providers/local';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../../src/providers/types';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../../src/core/provider';
 
 const SIM_DIR = __dirname;
 

@@ -5,9 +5,9 @@
  */
 import { DescribeInstanceAttributeCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../../src/errors';
+import { ProviderError } from '../../../src/core/errors';
 import { renderCloudInit } from '../../../src/providers/cloud-init';
-import type { Offer } from '../../../src/providers/types';
+import type { Offer } from '../../../src/core/provider';
 import { locationOf, specFor } from '../conformance';
 import { motoMissing } from '../../harness/moto';
 import { REGION, startAwsDouble, type AwsDouble } from './double';

@@ -10,9 +10,9 @@
  */
 import { resolve } from 'node:path';
 import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
-import type { ErrorKind } from '../../../src/errors';
+import type { ErrorKind } from '../../../src/core/errors';
 import { AwsProvider, type AwsProviderOptions } from '../../../src/providers/aws';
-import type { CloudProvider } from '../../../src/providers/types';
+import type { CloudProvider } from '../../../src/core/provider';
 import type { Primitive } from '../conformance';
 import { errorXml, fixtureFor } from '../../fixtures/aws/errors';
 import { startMoto } from '../../harness/moto';

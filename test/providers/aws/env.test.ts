@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../../src/errors';
+import { ProviderError } from '../../../src/core/errors';
 import { AwsProvider, fromEnv } from '../../../src/providers/aws';
 
 const home = mkdtempSync(join(tmpdir(), 'gpuprov-aws-env-'));

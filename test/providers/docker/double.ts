@@ -1,5 +1,5 @@
 /** The Docker adapter wired to its unix-socket Engine double; reusable by cross-cloud workflow tests. */
-import type { ErrorKind } from '../../../src/errors';
+import type { ErrorKind } from '../../../src/core/errors';
 import { DockerProvider } from '../../../src/providers/docker';
 import { startDockerServer, type DockerServer, type FaultName, type ROUTES } from '../../fixtures/docker/server';
 import type { Primitive } from '../conformance';

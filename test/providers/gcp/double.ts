@@ -2,8 +2,8 @@
  * The GCP test double: the Compute fixture server plus a GcpProvider pointed at it.
  * Reused by the conformance battery, the adapter tests and the lead's failover workflow test.
  */
-import type { ErrorKind } from '../../../src/errors';
-import type { CloudProvider, ResourceRequest } from '../../../src/providers/types';
+import type { ErrorKind } from '../../../src/core/errors';
+import type { CloudProvider, ResourceRequest } from '../../../src/core/provider';
 import { fromEnv } from '../../../src/providers/gcp';
 import { HTTP_ERRORS } from '../../fixtures/gcp/bodies';
 import { ROUTES, startGcpFixture, type GcpFixture, type ZoneFault } from '../../fixtures/gcp/server';

@@ -2,9 +2,9 @@
  * A second process using a local cloud: `tsx child.ts <root> <faultsFile> <op-json>`.
  * Prints `{"ok": result}` or `{"error": {"kind", "message"}}` as one JSON line.
  */
-import { ProviderError } from '../../../src/errors';
+import { ProviderError } from '../../../src/core/errors';
 import { LocalProvider } from '../../../src/providers/local';
-import type { InstanceSpec, Location, Offer } from '../../../src/providers/types';
+import type { InstanceSpec, Location, Offer } from '../../../src/core/provider';
 
 type Op =
   | { op: 'observe'; at: Location; vmName: string }

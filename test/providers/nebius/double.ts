@@ -1,5 +1,5 @@
 /** The Nebius adapter wired to its stateful gRPC fixture; reusable by cross-cloud workflow tests. */
-import type { ErrorKind } from '../../../src/errors';
+import type { ErrorKind } from '../../../src/core/errors';
 import { NebiusProvider } from '../../../src/providers/nebius';
 import { PROJECTS, TOKEN, startNebiusServer, type FaultName, type NebiusServer } from '../../fixtures/nebius/server';
 import type { Primitive } from '../conformance';

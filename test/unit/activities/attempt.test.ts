@@ -7,7 +7,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAttemptActivities, goneDelays, type ReleaseInput } from '../../../src/activities/attempt';
 import { ProviderRegistry } from '../../../src/providers/registry';
-import type { InstanceSpec, Location, Observed } from '../../../src/providers/types';
+import type { InstanceSpec, Location, Observed } from '../../../src/core/provider';
 import { defaultFakeOffers, FakeProvider } from '../../harness/fake-provider';
 
 const offer = defaultFakeOffers()[0]!;

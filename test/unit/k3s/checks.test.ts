@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiAccessFor, k3sWanted, openPortsFor } from '../../../src/k3s/access';
+import { apiAccessFor, k3sWanted, openPortsFor } from '../../../src/core/k3s-access';
 import { clusterFacts, parseSubjectAltName, sanCovers, unmetConditions } from '../../../src/k3s/checks';
 import { apiServerUrl, rewriteKubeconfig, serverOf } from '../../../src/k3s/kubeconfig';
 import { apiPortOf } from '../../../src/k3s/remote';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultClouds } from '../../../src/providers/default-registry';
 import { ProviderRegistry } from '../../../src/providers/registry';
-import type { CloudProvider } from '../../../src/providers/types';
+import type { CloudProvider } from '../../../src/core/provider';
 
 const p = (name: string): CloudProvider => ({ name }) as CloudProvider;
 

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { describe, expect, inject, it } from 'vitest';
 import { devServerArgs, freePort, isTemporalHealthy, startDevServer } from '../../../src/server/dev-server';
-import { SEARCH_ATTRIBUTES } from '../../../src/workflows/api';
+import { SEARCH_ATTRIBUTES } from '../../../src/core/api';
 import { requireServer, requireTool } from '../../harness/temporal';
 
 describe('dev server', () => {

@@ -4,8 +4,8 @@
  * Both the client and the workflows import this module; it holds no logic.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { ErrorKind } from '../errors';
-import type { GpuRequest, Location, Offer, SshEndpoint } from '../providers/types';
+import type { ErrorKind } from './errors';
+import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
 export const API_VERSION = 1;
 export const TASK_QUEUE = 'gpuprov';

@@ -2,7 +2,7 @@
  * The fleet's desired shape and its slots. Pure and free of zod and Temporal, so both the
  * workflow (revision contract, expansion) and the CLI (after zod parsing) use it.
  */
-import type { VmSpec } from '../workflows/api';
+import type { VmSpec } from '../api';
 
 /** A VM's start options without its name (the slot names it). */
 export type VmOptions = Omit<VmSpec, 'name'>;
@@ -145,5 +145,10 @@ export function checkRevision(current: FleetShape, next: FleetShape): RevisionVe
   return { ok: true, changed: true };
 }
 
-/** ApplicationFailure type of a bootstrap that cannot succeed (verify failed, start exited non-zero): not retried. */
-export const BOOTSTRAP_FAILED = 'BootstrapFailed';
+
+/** Default directory of a node's bootstrap files, relative to the login home. */
+export const DEFAULT_REMOTE_DIR = '.gpuprov/bootstrap';
+/** The node's bootstrap directory (relative = under the login home). */
+export const nodeDir = (b: Pick<BootstrapSpec, 'dir'>, node: string): string => `${(b.dir ?? DEFAULT_REMOTE_DIR).replace(/\/+$/, '')}/${node}`;
+/** The node's annotated log (`<stream> <seq> <time> <line>`). */
+export const nodeLogPath = (b: Pick<BootstrapSpec, 'dir'>, node: string): string => `${nodeDir(b, node)}/log`;

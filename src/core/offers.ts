@@ -2,7 +2,7 @@
  * Pure helpers over offers, shared by workflows, activities and tests. No imports but types:
  * workflow code may import this module (it may import providers only as types).
  */
-import type { Location, Offer } from './providers/types';
+import type { Location, Offer } from './provider';
 
 /** Stable key of an offer, used for blocking and for attempt records. */
 export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType'>): string {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Offer } from '../../../src/providers/types';
-import type { AttemptRecord } from '../../../src/workflows/api';
-import { afterFailure, attemptsTable, blockFor, decide, isBlocked, kindOfFailureType, newSearch, nextOffer, replan } from '../../../src/workflows/search';
+import type { Offer } from '../../../src/core/provider';
+import type { AttemptRecord } from '../../../src/core/api';
+import { afterFailure, attemptsTable, blockFor, decide, isBlocked, kindOfFailureType, newSearch, nextOffer, replan } from '../../../src/core/search';
 
 const o = (region: string, instanceType: string, zone?: string, cloud = 'c'): Offer => ({ cloud, region, instanceType, ...(zone ? { zone } : {}) });
 const offers = [o('r1', 't1', 'z1'), o('r1', 't2', 'z1'), o('r1', 't1', 'z2'), o('r2', 't1'), o('r2', 't2'), o('r3', 't1', undefined, 'other')];

@@ -3,7 +3,7 @@
  * an effect recorded as pending before it is dispatched) and `fold` (an observation). Only the
  * driver (fleetWorkflow) calls them; events of a superseded attempt are discarded here.
  */
-import type { SshEndpoint } from '../providers/types';
+import type { SshEndpoint } from '../provider';
 import { backoffMs, type FleetTuning } from './backoff';
 import type { DesiredSlot, SlotTemplate } from './types';
 

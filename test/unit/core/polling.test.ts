@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bootPollDelayMs, bootPolling, DENSE_BOOT_POLL_MS, gonePolling, sshPolling } from '../../../src/workflows/polling';
-import { leakDelayMs, withTuning } from '../../../src/workflows/tuning';
+import { bootPollDelayMs, bootPolling, DENSE_BOOT_POLL_MS, gonePolling, sshPolling } from '../../../src/core/polling';
+import { leakDelayMs, withTuning } from '../../../src/core/tuning';
 
 describe('polling schedules', () => {
   it('boot polling starts fast and backs off to the poll interval within the boot deadline', () => {

@@ -2,7 +2,7 @@
  * Polling schedules as pure functions (no Temporal import). Waiting is done by activity retry
  * policies: a not-ready observation fails, and the retry policy decides when to look again.
  */
-import type { Capabilities } from '../providers/types';
+import type { Capabilities } from './provider';
 
 export interface PollSchedule {
   initialIntervalMs: number;

@@ -5,11 +5,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectClient } from '../client/connect';
-import type { Io } from '../client/command';
-import type { SshEndpoint } from '../providers/types';
-import { statusQuery, vmWorkflowId, type VmStatus } from '../workflows/api';
-import type { K3sStatus } from './access';
+import { connectClient } from './connect';
+import type { Io } from './command';
+import type { SshEndpoint } from '../core/provider';
+import { statusQuery, vmWorkflowId, type VmStatus } from '../core/api';
+import type { K3sStatus } from '../core/k3s-access';
 
 export class K3sAccessError extends Error {
   constructor(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideBoot, parseBootProbe, pushTakesOver, type BootContext, type BootProbe } from '../../../src/k3s/boot-probe';
+import { decideBoot, parseBootProbe, pushTakesOver, type BootContext, type BootProbe } from '../../../src/core/boot-probe';
 
 const MAX = 15 * 60_000;
 const probe = (p: Partial<BootProbe> = {}): BootProbe => ({ marker: 'absent', markerGpu: false, lockHeld: false, cloudInit: 'running', unitActive: false, gpuPresent: false, ...p });

@@ -1,7 +1,7 @@
 /** Shapes and slot records for the pure fleet tests. */
-import { withFleetTuning } from '../../../src/fleet/backoff';
-import type { SlotRecord } from '../../../src/fleet/state';
-import { canonical, expandShape, type DesiredSlot, type FleetShape, type SlotTemplate } from '../../../src/fleet/types';
+import { withFleetTuning } from '../../../../src/core/fleet/backoff';
+import type { SlotRecord } from '../../../../src/core/fleet/state';
+import { canonical, expandShape, type DesiredSlot, type FleetShape, type SlotTemplate } from '../../../../src/core/fleet/types';
 
 export const T = withFleetTuning({ backoffBaseMs: 1_000, backoffCapMs: 60_000 });
 

@@ -4,10 +4,10 @@
  * Both the client and the workflows import this module; it holds no logic.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { FleetTuning } from '../fleet/backoff';
-import type { EffectKind, FleetState, SlotStage } from '../fleet/state';
-import type { FleetShape } from '../fleet/types';
-import type { SshEndpoint } from '../providers/types';
+import type { FleetTuning } from './fleet/backoff';
+import type { EffectKind, FleetState, SlotStage } from './fleet/state';
+import type { FleetShape } from './fleet/types';
+import type { SshEndpoint } from './provider';
 import type { Stage } from './api';
 import type { Tuning } from './tuning';
 

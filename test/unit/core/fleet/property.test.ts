@@ -4,10 +4,10 @@
  * duplicated and stale events) until a fault horizon, while the desired shape changes.
  */
 import { describe, expect, it } from 'vitest';
-import { withFleetTuning } from '../../../src/fleet/backoff';
-import { isConverged, reconcile } from '../../../src/fleet/reconcile';
-import { applyAction, attemptWorkflowId, emptyState, fold, isEffect, type FleetEvent, type FleetState } from '../../../src/fleet/state';
-import { checkRevision, expandShape, type FleetShape } from '../../../src/fleet/types';
+import { withFleetTuning } from '../../../../src/core/fleet/backoff';
+import { isConverged, reconcile } from '../../../../src/core/fleet/reconcile';
+import { applyAction, attemptWorkflowId, emptyState, fold, isEffect, type FleetEvent, type FleetState } from '../../../../src/core/fleet/state';
+import { checkRevision, expandShape, type FleetShape } from '../../../../src/core/fleet/types';
 
 const T = withFleetTuning({ backoffBaseMs: 100, backoffCapMs: 2_000 });
 

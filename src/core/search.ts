@@ -2,9 +2,9 @@
  * The failover search, as pure functions (no Temporal import): which offer to try next, what an
  * error means for the search, and what gets blocked. `launch.ts` is the glue that runs it.
  */
-import { isErrorKind, type BlockScope, type ErrorKind } from '../errors';
-import { offerKey } from '../offers';
-import type { Offer } from '../providers/types';
+import { isErrorKind, type BlockScope, type ErrorKind } from './errors';
+import { offerKey } from './offers';
+import type { Offer } from './provider';
 import type { AttemptRecord } from './api';
 
 /** One blocked slice of the offer space. */
@@ -55,12 +55,13 @@ export const DEFAULT_SCOPE: Record<ErrorKind, BlockScope | undefined> = {
   Credentials: undefined,
 };
 
-/** Activity failure types that are not provider kinds, mapped onto one. */
+/**
+ * The provider kind a failure type counts as in the search: a kind is itself; every other type
+ * of the vocabulary (BootFailed, SshNotReady, HostKeyMismatch, …), a timeout or an unknown type
+ * is `Failed` (the attempt failed; the instance may exist).
+ */
 export function kindOfFailureType(type: string | undefined): ErrorKind {
-  if (isErrorKind(type)) return type;
-  if (type === 'BootFailed' || type === 'SshNotReady') return 'Failed';
-  // A timeout, or an unknown failure type: the attempt failed; the instance may exist.
-  return 'Failed';
+  return isErrorKind(type) ? type : 'Failed';
 }
 
 /**

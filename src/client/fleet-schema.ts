@@ -1,6 +1,6 @@
 /** The zod schema of a fleet shape (CLI and config files: zod stays at the edges). */
 import { z } from 'zod';
-import { MAX_COUNT, shapeProblems, type FleetShape } from './types';
+import { MAX_COUNT, shapeProblems, type FleetShape } from '../core/fleet/types';
 
 const finite = z.number().refine(Number.isFinite, 'must be finite');
 const nonNeg = finite.refine((n) => n >= 0, 'must be >= 0');

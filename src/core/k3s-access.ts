@@ -1,8 +1,8 @@
 /**
  * How the user reaches the k3s API, and the k8s part of the VM's status. Pure (workflows import it).
  */
-import type { Capabilities } from '../providers/types';
-import type { K8sStatus } from '../workflows/api';
+import type { Capabilities } from './provider';
+import type { K8sStatus } from './api';
 
 /** `patched()` id guarding the k3s step in vmWorkflow / launch (histories from before it replay unchanged). */
 export const K3S_PATCH = 'gpuprov-k3s-v1';

@@ -53,19 +53,6 @@ export function isErrorKind(s: unknown): s is ErrorKind {
   return typeof s === 'string' && (ERROR_KINDS as readonly string[]).includes(s);
 }
 
-/** Failure types that are not provider kinds but still cross the activity boundary. */
-export const FAILURE_TYPES = {
-  /** awaitRunning / awaitGone: the cloud has not reached the wanted state yet (retryable: this is the polling). */
-  NotReady: 'NotReady',
-  /** awaitRunning: the instance vanished or failed while booting. */
-  BootFailed: 'BootFailed',
-  /** probeSsh: SSH not answering yet (retryable). */
-  SshNotReady: 'SshNotReady',
-} as const;
-
-/** Activity failure types that Temporal must not retry (everything but Transient and the polling types). */
-export const NON_RETRYABLE_TYPES: readonly string[] = ['Capacity', 'Quota', 'Unavailable', 'Failed', 'InvalidRequest', 'Credentials', FAILURE_TYPES.BootFailed];
-
 /** The kinds that end a launch at once (after compensation). */
 export function isFatal(kind: ErrorKind): boolean {
   return kind === 'InvalidRequest' || kind === 'Credentials';

@@ -1,5 +1,7 @@
+import { BOOT_INSTALL_MAX_WAIT_MS } from './boot-probe';
+
 /** Timings of the lifecycle workflows. Defaults suit real clouds; tests and benchmarks shrink them. */
-export interface Tuning {
+export interface Tuning extends K3sTuning {
   /** Attempts of a mutating cloud call (prepare/create/delete/cleanup) on Transient errors. */
   mutateMaxAttempts: number;
   /** First retry interval of mutating calls. */
@@ -22,6 +24,20 @@ export interface Tuning {
   unsafeSkipCompensationForTests?: boolean;
 }
 
+/** Timings of the k3s step (part of {@link Tuning}). */
+export interface K3sTuning {
+  /** Longest wait for a boot-time install before pushing the installer over SSH. */
+  k3sBootMaxWaitMs: number;
+  /** How often CheckBootInstall looks again while the boot install runs. */
+  k3sProbeIntervalMs: number;
+  /** Budget of one installer run over SSH. */
+  k3sInstallTimeoutMs: number;
+  /** Whole wait for `/readyz`. */
+  k3sApiDeadlineMs: number;
+  /** Whole wait for node Ready, CoreDNS and GPUs. */
+  k3sValidateDeadlineMs: number;
+}
+
 export const DEFAULT_TUNING: Tuning = {
   mutateMaxAttempts: 8,
   mutateInitialIntervalMs: 2_000,
@@ -31,6 +47,11 @@ export const DEFAULT_TUNING: Tuning = {
   healthIntervalMs: 5 * 60_000,
   retryUntilUpDelayMs: 30_000,
   continueAsNewAfterEvents: 4_000,
+  k3sBootMaxWaitMs: BOOT_INSTALL_MAX_WAIT_MS,
+  k3sProbeIntervalMs: 15_000,
+  k3sInstallTimeoutMs: 20 * 60_000,
+  k3sApiDeadlineMs: 10 * 60_000,
+  k3sValidateDeadlineMs: 10 * 60_000,
 };
 
 export function withTuning(t?: Partial<Tuning>): Tuning {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, hashFraction } from '../../../src/fleet/backoff';
-import { decideSlot, isConverged, reconcile } from '../../../src/fleet/reconcile';
-import { applyAction, emptyState, fold, type FleetState } from '../../../src/fleet/state';
+import { backoffMs, hashFraction } from '../../../../src/core/fleet/backoff';
+import { decideSlot, isConverged, reconcile } from '../../../../src/core/fleet/reconcile';
+import { applyAction, emptyState, fold, type FleetState } from '../../../../src/core/fleet/state';
 import { T, desiredOf, rec, shape, want } from './fixtures';
 
 const NOW = 100_000;

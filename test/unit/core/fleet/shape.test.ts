@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseShape } from '../../../src/fleet/schema';
-import { checkRevision, expandShape } from '../../../src/fleet/types';
+import { parseShape } from '../../../../src/client/fleet-schema';
+import { checkRevision, expandShape } from '../../../../src/core/fleet/types';
 import { shape } from './fixtures';
 
 const good = {
