@@ -1,22 +1,26 @@
 /**
  * Replays saved histories with the current workflow code: a change that would replay an existing
  * history differently (non-determinism) fails here. Histories are recorded by
- * `GPUPROV_RECORD_HISTORIES=1 npx vitest run test/replay` (scenarios in record.test.ts); the
- * `*.pre-patch.json` ones were recorded before CLOUD_CALLS_PATCH and replay its old branch.
+ * `GPUPROV_RECORD_HISTORIES=1 npx vitest run test/replay/record.test.ts` (scenarios there); the
+ * `*.pre-patch.json` ones were recorded before CLOUD_CALLS_PATCH and replay its old branch. Each
+ * scenario history is checked to exercise what its name claims (claims.ts), and a workflow whose
+ * command sequence changed must fail to replay one.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, it } from 'vitest';
 import { decodedHistoryText, findSecrets } from '../harness/secrets';
+import { CLAIMS } from './claims';
+import { HISTORY_DIR as dir, activityTypes as activitiesOf, attributesOf, historyFiles, readHistory, workflowTypeOf } from './history-file';
 
-const dir = join(__dirname, '..', 'histories');
-const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+const files = historyFiles();
 
 const SCENARIOS = ['single-attempt', 'failover-compensated', 'teardown'];
-const activityTypes = (file: string): string[] =>
-  (JSON.parse(readFileSync(join(dir, file), 'utf8')) as { events: { activityTaskScheduledEventAttributes?: { activityType: { name: string } } }[] }).events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+const activityTypes = (file: string): string[] => activitiesOf(readHistory(file));
+const loadHistory = (file: string) => historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8')));
 
 describe('saved histories', () => {
   it('include the single-attempt launch, the failover with compensation and the teardown, recorded before and after CLOUD_CALLS_PATCH', () => {
@@ -38,7 +42,7 @@ describe('saved histories', () => {
   });
 
   it('every history replays without a determinism error (one bundle for all)', async () => {
-    const histories = files.map((file) => ({ workflowId: file, history: historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8'))) }));
+    const histories = files.map((file) => ({ workflowId: file, history: loadHistory(file) }));
     const results = Worker.runReplayHistories({ workflowsPath: join(__dirname, '..', '..', 'src', 'workflows', 'index.ts') }, histories);
     const seen: string[] = [];
     for await (const r of results) {
@@ -50,6 +54,43 @@ describe('saved histories', () => {
 
   it.each(files)('%s holds no secret', (file) => {
     expect(findSecrets(decodedHistoryText(readFileSync(join(dir, file), 'utf8')))).toEqual([]);
+  });
+});
+
+describe('scenario histories exercise what they claim', () => {
+  it('every saved history is a patch scenario or has a claim', () => {
+    const claimed = CLAIMS.map((c) => c.file);
+    expect(files).toEqual(expect.arrayContaining(claimed));
+    expect(files.filter((f) => !claimed.includes(f) && !SCENARIOS.some((s) => f === `${s}.json` || f === `${s}.pre-patch.json`))).toEqual([]);
+  });
+
+  it.each(CLAIMS.map((c) => [c.file, c.says, c] as const))('%s: %s', (file, _says, claim) => {
+    claim.check(readHistory(file));
+  });
+
+  it('continue-as-new.run2.json is the run that continue-as-new.run1.json continued as', () => {
+    const run1 = readHistory('continue-as-new.run1.json').events;
+    const run2 = attributesOf(readHistory('continue-as-new.run2.json').events[0]!);
+    expect(run2.continuedExecutionRunId).toBe(attributesOf(run1[0]!).originalExecutionRunId);
+    expect(run2.originalExecutionRunId).toBe(attributesOf(run1.at(-1)!).newExecutionRunId);
+  });
+});
+
+describe('a changed command sequence does not replay', () => {
+  // Every history that starts with a launch (vm) or a fleet's first reconcile: a run continued as
+  // new may open with a timer itself, which the extra timer would match.
+  const fresh = files.filter((f) => attributesOf(readHistory(f).events[0]!).continuedExecutionRunId === undefined && workflowTypeOf(readHistory(f)) !== 'teardownWorkflow');
+
+  it('vmWorkflow and fleetWorkflow with a timer before their first command fail every fresh history with a DeterminismViolationError', async () => {
+    expect(fresh).toEqual(expect.arrayContaining(['single-attempt.json', 'k3s-push.json', 'fleet-scale.json', 'continue-as-new.run1.json']));
+    const histories = fresh.map((file) => ({ workflowId: file, history: loadHistory(file) }));
+    const results = Worker.runReplayHistories({ workflowsPath: join(__dirname, 'altered-workflows.ts') }, histories);
+    const failed: string[] = [];
+    for await (const r of results) {
+      expect(r.error, r.workflowId).toBeInstanceOf(DeterminismViolationError);
+      failed.push(r.workflowId);
+    }
+    expect(failed.sort()).toEqual(fresh);
   });
 });
 
