@@ -29,7 +29,8 @@ export function where(s: Pick<VmStatus, 'offer'>): string {
 
 export function stageLine(s: VmStatus): string {
   const launching = ['preparing', 'creating', 'booting', 'connecting', 'compensating'].includes(s.stage);
-  const attempt = launching ? `, attempt ${s.attempts.length + 1}` : '';
+  // While compensating, the failed attempt is already recorded: it is the last one, not a new one.
+  const attempt = launching ? `, attempt ${s.stage === 'compensating' ? s.attempts.length : s.attempts.length + 1}` : '';
   const leak = s.leak ? ` — LEAKED ${s.leak.location.cloud}/${s.leak.location.region}: ${s.leak.lastError} (retrying; 'provision down ${s.name}' retries now)` : '';
   return `${s.name}: ${s.stage}${s.offer && s.stage !== 'planning' ? ` (${where(s)}${attempt})` : ''}${leak}`;
 }

@@ -132,6 +132,24 @@ export function replan(state: SearchState, offers: Offer[]): SearchState {
   return newSearch(offers, state.attempts, state.round + 1);
 }
 
+/**
+ * The kind that names an exhausted search: the one kind every attempt failed with, else the most
+ * frequent (ties: the latest), else Capacity when nothing was attempted (every offer was blocked).
+ */
+export function exhaustedKind(attempts: readonly AttemptRecord[]): ErrorKind {
+  const counts = new Map<ErrorKind, number>();
+  for (const a of attempts) {
+    const k = kindOfFailureType(a.kind);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  let best: ErrorKind = 'Capacity';
+  let most = 0;
+  for (const a of attempts) {
+    const k = kindOfFailureType(a.kind);
+    if ((counts.get(k) ?? 0) >= most) [best, most] = [k, counts.get(k) ?? 0];
+  }
+  return best;
+}
 
 /** Human table of attempts, for failure messages and the CLI. */
 export function attemptsTable(attempts: readonly AttemptRecord[]): string {

@@ -16,7 +16,7 @@ import { mutating, polling, reading } from './proxies';
 import { VmContext } from './context';
 import { failureInfo } from './failure-info';
 import { bootPolling, sshPolling } from '../core/polling';
-import { afterFailure, attemptsTable, decide, kindOfFailureType, newSearch, nextOffer, replan, type Phase, type SearchState } from '../core/search';
+import { afterFailure, attemptsTable, decide, exhaustedKind, kindOfFailureType, newSearch, nextOffer, replan, type Phase, type SearchState } from '../core/search';
 import { CLOUD_CALLS_PATCH } from '../core/patches';
 import { runTeardown } from './teardown';
 import type { Tuning } from '../core/tuning';
@@ -130,7 +130,8 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     const next = nextOffer(search);
     if (!next) {
       if (!spec.retryUntilUp) {
-        return fail('exhausted', 'Capacity', `every offer was tried and failed:\n${attemptsTable(search.attempts)}`, search.attempts);
+        const kind = exhaustedKind(search.attempts);
+        return fail('exhausted', kind, `every offer was tried and failed:\n${attemptsTable(search.attempts)}`, search.attempts);
       }
       ctx.setStage('waiting-retry');
       try {

@@ -87,5 +87,10 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     expect(JSON.parse(after.out)).toEqual([]);
     expect(countLive(cloudRoot)).toBe(0);
     expect(existsSync(join(home, '.config', 'gpuprov', 'ssh', 'config.d', 'e2e1.conf'))).toBe(false);
+
+    // `down` again on the ended VM: already gone is success, not "no such VM".
+    const downAgain = await provision('down', 'e2e1');
+    expect(downAgain.code, downAgain.err).toBe(0);
+    expect(downAgain.out).toContain('already gone');
   });
 });

@@ -16,6 +16,13 @@ async function stop(kind: 'down' | 'cancel', args: string[], io: Io): Promise<nu
     const conn = await connectClient(io, { autoStart: false });
     const client = new GpuprovClient(conn.client);
     const before = await client.status(name);
+    if (before.endedAt !== undefined) {
+      // Already ended (the status of a closed workflow still answers): nothing to do, and that is success.
+      await removeSshEntry(io.env, name);
+      if (json) io.out(JSON.stringify({ ok: true, alreadyGone: true, status: before }) + '\n');
+      else io.out(`${name} is already gone (${before.stage} at ${before.endedAt}); nothing is billed. next: npx provision list --all\n`);
+      return EXIT_OK;
+    }
     const handle = kind === 'down' ? await client.teardown(name) : await client.cancel(name);
     if (!json) io.err(`${kind === 'down' ? 'Tearing down' : 'Cancelling'} ${name} (was ${before.stage})…\n`);
     if (values.detach) {

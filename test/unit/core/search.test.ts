@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Offer } from '../../../src/core/provider';
 import type { AttemptRecord } from '../../../src/core/api';
-import { afterFailure, attemptsTable, blockFor, decide, isBlocked, kindOfFailureType, newSearch, nextOffer, replan } from '../../../src/core/search';
+import { afterFailure, attemptsTable, blockFor, decide, exhaustedKind, isBlocked, kindOfFailureType, newSearch, nextOffer, replan } from '../../../src/core/search';
 
 const o = (region: string, instanceType: string, zone?: string, cloud = 'c'): Offer => ({ cloud, region, instanceType, ...(zone ? { zone } : {}) });
 const offers = [o('r1', 't1', 'z1'), o('r1', 't2', 'z1'), o('r1', 't1', 'z2'), o('r2', 't1'), o('r2', 't2'), o('r3', 't1', undefined, 'other')];
@@ -125,5 +125,20 @@ describe('the search', () => {
   it('renders the attempts table', () => {
     const a: AttemptRecord = { ...attempt(0, offers[0]!), kind: 'Capacity', phase: 'create', message: 'no room' };
     expect(attemptsTable([a])).toBe('#1 c/r1/z1/t1: failed (Capacity at create) — no room');
+  });
+});
+
+describe('exhaustedKind', () => {
+  const rec = (kind: AttemptRecord['kind']): AttemptRecord => ({ index: 0, offer: { cloud: 'c', region: 'r', instanceType: 't' }, outcome: 'failed', kind, instanceIds: [], compensated: true, startedAt: '', endedAt: '' });
+  it('names the one kind every attempt failed with, not Capacity', () => {
+    expect(exhaustedKind([rec('Unavailable')])).toBe('Unavailable');
+    expect(exhaustedKind([rec('Quota'), rec('Quota')])).toBe('Quota');
+  });
+  it('takes the most frequent kind (ties: the latest), BootFailed counting as Failed', () => {
+    expect(exhaustedKind([rec('Capacity'), rec('BootFailed'), rec('Failed')])).toBe('Failed');
+    expect(exhaustedKind([rec('Capacity'), rec('Quota')])).toBe('Quota');
+  });
+  it('is Capacity when nothing was attempted', () => {
+    expect(exhaustedKind([])).toBe('Capacity');
   });
 });
