@@ -33,7 +33,7 @@ export interface ExecOptions {
   onStdout?: (chunk: Buffer) => void;
   /** Stream stderr here instead of collecting it. */
   onStderr?: (chunk: Buffer) => void;
-  /** Closes the channel; the command then resolves with code null. */
+  /** Ends the command (SIGTERM, then the channel is closed); exec then resolves at once with code null. */
   signal?: AbortSignal;
 }
 
@@ -117,26 +117,36 @@ export class SshSession {
         const out = collector(o.maxBytes);
         const errs = collector(o.maxBytes);
         let settled = false;
-        const settle = (e: Error | undefined, r?: ExecResult): void => {
+        const settle = (e: Error | undefined, code: number | null = null): void => {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
           o.signal?.removeEventListener('abort', abort);
           if (e) reject(e);
-          else resolve(r!);
+          else resolve({ code, stdout: out.text(), stderr: errs.text() });
         };
-        const abort = (): void => void stream.close();
-        const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => {
-          settle(new Error(`remote command timed out after ${o.timeoutMs} ms`));
+        // Closing the channel alone does not end a command that writes nothing (sshd waits for it).
+        const end = (): void => {
+          stream.signal('TERM');
           stream.close();
+        };
+        const abort = (): void => {
+          end();
+          settle(undefined);
+        };
+        const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => {
+          end();
+          settle(new Error(`remote command timed out after ${o.timeoutMs} ms`));
         }, o.timeoutMs);
         if (o.signal?.aborted) abort();
         else o.signal?.addEventListener('abort', abort, { once: true });
-        stream.on('data', (d: Buffer) => (o.onStdout ? o.onStdout(d) : out.add(d)));
-        stream.stderr.on('data', (d: Buffer) => (o.onStderr ? o.onStderr(d) : errs.add(d)));
+        const onStdout = o.onStdout ?? out.add;
+        const onStderr = o.onStderr ?? errs.add;
+        stream.on('data', (d: Buffer) => settled || onStdout(d));
+        stream.stderr.on('data', (d: Buffer) => settled || onStderr(d));
         stream.on('close', (code?: number | null, signal?: string) => {
-          if (code == null && signal == null && this.#lost) return settle(this.#lost);
-          settle(undefined, { code: code ?? null, stdout: out.text(), stderr: errs.text() });
+          if (code == null && signal == null && this.#lost) settle(this.#lost);
+          else settle(undefined, code ?? null);
         });
         if (o.stdin !== undefined) stream.end(o.stdin);
       });
@@ -167,11 +177,11 @@ export async function withSsh<T>(target: SshTarget, identity: Pick<SshIdentity, 
   }
 }
 
-function collector(maxBytes: number | undefined): { add(d: Buffer): void; text(): string } {
+function collector(maxBytes: number | undefined): { add: (d: Buffer) => void; text: () => string } {
   const parts: Buffer[] = [];
   let kept = 0;
   return {
-    add(d) {
+    add: (d) => {
       if (maxBytes !== undefined && kept >= maxBytes) return;
       const part = maxBytes === undefined ? d : d.subarray(0, maxBytes - kept);
       parts.push(part);
