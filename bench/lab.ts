@@ -11,8 +11,8 @@ import { Client, Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities, type Activities, type AwaitRunningInput } from '../src/activities';
-import { loadOrCreateSshIdentity, type SshIdentity } from '../src/activities/ssh-identity';
-import { ssh2Prober, type SshProber } from '../src/activities/ssh-probe';
+import { loadOrCreateSshIdentity, type SshIdentity } from '../src/ssh';
+import { sshProber, type SshProber } from '../src/ssh';
 import { FAILURE_TYPES } from '../src/core/failures';
 import { LocalProvider, liveSshdPids } from '../src/providers/local';
 import { ProviderRegistry } from '../src/providers/registry';
@@ -95,7 +95,7 @@ export async function startLab(o: { fakes: FakeDecl[]; extraProviders?: CloudPro
   const fakeProbers = [...fakes.values()].map((f) => f.prober());
   // Fake instances answer as user `fake` (no sshd behind them); everything else is a real sshd.
   const prober: SshProber = async (target, identity, timeoutMs) => {
-    if (target.user !== 'fake') return ssh2Prober(target, identity, timeoutMs);
+    if (target.user !== 'fake') return sshProber(target, identity, timeoutMs);
     let last: unknown;
     for (const p of fakeProbers) {
       try {

@@ -8,8 +8,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { createOrAdopt } from '../src/activities/create-or-adopt';
-import type { SshIdentity } from '../src/activities/ssh-identity';
-import { ssh2Prober } from '../src/activities/ssh-probe';
+import type { SshIdentity } from '../src/ssh';
+import { sshProber } from '../src/ssh';
 import type { LocalProvider } from '../src/providers/local';
 import type { Capabilities, InstanceSpec, Location } from '../src/core/provider';
 import { vmWorkflowId } from '../src/core/api';
@@ -62,7 +62,7 @@ export async function bareLaunch(p: LocalProvider, ssh: SshIdentity, name: strin
     if (inst?.status !== 'Running' || !inst.endpoint) throw new Error('not running yet');
     return inst.endpoint;
   });
-  await looking(() => ssh2Prober({ host: endpoint.host, port: endpoint.port, user: endpoint.user ?? userOf(caps) }, ssh, 10_000));
+  await looking(() => sshProber({ host: endpoint.host, port: endpoint.port, user: endpoint.user ?? userOf(caps) }, ssh, 10_000));
   const ready = Date.now();
   await p.delete(at, name, [instanceId]);
   await looking(async () => {

@@ -93,7 +93,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   // Loaded here, not at the top: they pull in every cloud SDK, which tests of createWorker do not need.
   const [{ createActivities }, { loadOrCreateSshIdentity }, { registryFromEnv }] = await Promise.all([
     import('./activities'),
-    import('./activities/ssh-identity'),
+    import('./ssh/identity'),
     import('./providers/default-registry'),
   ]);
   // Built (or found in the cache) by a child process while we connect: webpack never enters this

@@ -5,12 +5,11 @@
  * back (stages, exit codes, sequence numbers): log bodies stay on the node.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { Client, type ClientChannel } from 'ssh2';
 import { FAILURE_TYPES } from '../core/failures';
 import { checkScript, nodePort, parseCheck, startScript, stopScript, verifyScript, type NodeIdentity } from '../fleet/remote';
 import type { BootstrapSpec } from '../core/fleet/types';
 import type { SshEndpoint } from '../core/provider';
-import { keyTypeOfBlob, type SshIdentity } from './ssh-identity';
+import { SshError, throwSshFailure, withSsh, type SshIdentity, type SshSession, type SshTarget } from '../ssh';
 
 export interface BootstrapTarget {
   endpoint: SshEndpoint;
@@ -32,99 +31,56 @@ export interface BootstrapStep {
 
 const OUTPUT_CAP = 8 * 1024;
 
-class SshUnreachable extends Error {}
-
 interface Ran {
   code: number | null;
   out: string;
 }
 
-function exec(conn: Client, script: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    conn.exec('sh -s', (err, stream: ClientChannel) => {
-      if (err) return reject(err);
-      let out = '';
-      stream.on('data', (d: Buffer) => {
-        if (out.length < OUTPUT_CAP) out += d.toString('utf8');
-      });
-      stream.stderr.resume();
-      stream.on('close', (code: number | null) => resolve({ code, out }));
-      stream.end(`${script}\n`);
-    });
-  });
+/** Run `script` with `sh -s`; its stdout (capped) is what comes back. */
+async function exec(s: SshSession, script: string): Promise<Ran> {
+  const r = await s.exec('sh -s', { stdin: `${script}\n`, maxBytes: OUTPUT_CAP });
+  return { code: r.code, out: r.stdout };
 }
 
-/** Connect with the worker's key, run `fn`, always close. Connection problems throw SshUnreachable. */
-function withSsh<T>(t: BootstrapTarget, identity: SshIdentity, fn: (conn: Client) => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const conn = new Client();
-    let settled = false;
-    const finish = (err: unknown, v?: T): void => {
-      if (settled) return;
-      settled = true;
-      conn.end();
-      if (err) reject(err instanceof Error ? err : new Error('ssh session failed'));
-      else resolve(v as T);
-    };
-    conn.on('ready', () => {
-      fn(conn).then((v) => finish(undefined, v), (e: unknown) => finish(e));
-    });
-    conn.on('error', (err: Error) => finish(new SshUnreachable(`${t.endpoint.host}:${t.endpoint.port}: ${err.message}`)));
-    conn.on('close', () => finish(new SshUnreachable(`${t.endpoint.host}:${t.endpoint.port}: connection closed`)));
-    conn.connect({
-      host: t.endpoint.host,
-      port: t.endpoint.port,
-      username: t.endpoint.user ?? 'root',
-      privateKey: identity.privateKey,
-      readyTimeout: timeoutMs,
-      hostVerifier: (key: Buffer) => t.hostKey === undefined || t.hostKey === `${keyTypeOfBlob(key)} ${key.toString('base64')}`,
-    });
-  });
+function sshTarget(t: BootstrapTarget): SshTarget {
+  return { host: t.endpoint.host, port: t.endpoint.port, user: t.endpoint.user ?? 'root', ...(t.hostKey ? { hostKey: t.hostKey } : {}) };
 }
 
 /** TCP connect from the node to 127.0.0.1:port; with `path`, an HTTP GET answered 2xx/3xx. */
-function probePort(conn: Client, port: number, path?: string): Promise<boolean> {
+async function probePort(s: SshSession, port: number, path?: string): Promise<boolean> {
+  const stream = await s.forward('127.0.0.1', port).catch(() => undefined);
+  if (!stream) return false;
   return new Promise((resolve) => {
-    conn.forwardOut('127.0.0.1', 0, '127.0.0.1', port, (err, stream) => {
-      if (err) return resolve(false);
-      if (path === undefined) {
-        stream.end();
-        return resolve(true);
-      }
-      let head = '';
-      const timer = setTimeout(() => done(false), 5_000);
-      const done = (ok: boolean): void => {
-        clearTimeout(timer);
-        stream.destroy();
-        resolve(ok);
-      };
-      stream.on('data', (d: Buffer) => {
-        head += d.toString('latin1');
-        const m = /^HTTP\/\d(?:\.\d)? (\d{3})/.exec(head);
-        if (m) done(Number(m[1]) >= 200 && Number(m[1]) < 400);
-        else if (head.length > 1024 || head.includes('\n')) done(false);
-      });
-      stream.on('close', () => done(false));
-      stream.on('error', () => done(false));
-      stream.write(`GET ${path} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    if (path === undefined) {
+      stream.end();
+      return resolve(true);
+    }
+    let head = '';
+    const timer = setTimeout(() => done(false), 5_000);
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      stream.destroy();
+      resolve(ok);
+    };
+    stream.on('data', (d: Buffer) => {
+      head += d.toString('latin1');
+      const m = /^HTTP\/\d(?:\.\d)? (\d{3})/.exec(head);
+      if (m) done(Number(m[1]) >= 200 && Number(m[1]) < 400);
+      else if (head.length > 1024 || head.includes('\n')) done(false);
     });
+    stream.on('close', () => done(false));
+    stream.on('error', () => done(false));
+    stream.write(`GET ${path} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
   });
 }
 
 const fatal = (message: string): ApplicationFailure => ApplicationFailure.create({ type: FAILURE_TYPES.BootstrapFailed, message, nonRetryable: true });
 const notReady = (message: string): ApplicationFailure => ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message });
 
-/** SSH not reachable yet / any more: retryable (the activity's retry policy decides). */
-function translate(err: unknown): never {
-  if (err instanceof ApplicationFailure) throw err;
-  const message = err instanceof Error ? err.message : String(err);
-  throw ApplicationFailure.create({ type: FAILURE_TYPES.SshNotReady, message });
-}
-
 export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => number }) {
   const now = deps.now ?? Date.now;
   const run = async (t: BootstrapTarget, script: string): Promise<Ran> => {
-    const r = await withSsh(t, deps.ssh, (c) => exec(c, script)).catch(translate);
+    const r = await withSsh(sshTarget(t), deps.ssh, (c) => exec(c, script)).catch(throwSshFailure);
     if (r.code === 97) throw fatal(`cannot use the bootstrap directory on ${t.node.node}`);
     return r;
   };
@@ -150,13 +106,13 @@ export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => 
     async bootstrapAwaitReady(t: BootstrapTarget): Promise<BootstrapStep> {
       const ready = t.spec.ready;
       const port = 'http' in ready ? (ready.http.port ?? nodePort(t.spec, t.node.index)) : 'tcp' in ready ? (ready.tcp.port ?? nodePort(t.spec, t.node.index)) : undefined;
-      const seen = await withSsh(t, deps.ssh, async (c) => {
+      const seen = await withSsh(sshTarget(t), deps.ssh, async (c) => {
         const facts = parseCheck((await exec(c, checkScript(t.spec, t.node.node))).out);
         if (!facts) return undefined;
         if (facts.exit !== undefined && facts.exit !== 0) return { facts, ok: false };
         const ok = 'command' in ready ? facts.commandReady === true : port !== undefined && (await probePort(c, port, 'http' in ready ? (ready.http.path ?? '/') : undefined));
         return { facts, ok };
-      }).catch(translate);
+      }).catch(throwSshFailure);
       if (!seen) throw fatal(`bootstrap state missing on ${t.node.node} (was it started?)`);
       const { facts, ok } = seen;
       const seqs = { lastStdoutSeq: facts.lastStdoutSeq, lastStderrSeq: facts.lastStderrSeq };
@@ -171,11 +127,12 @@ export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => 
      */
     async bootstrapStop(t: BootstrapTarget): Promise<BootstrapStep> {
       try {
-        const r = await withSsh(t, deps.ssh, (c) => exec(c, stopScript(t.spec, t.node.node)));
+        const r = await withSsh(sshTarget(t), deps.ssh, (c) => exec(c, stopScript(t.spec, t.node.node)));
         return { stage: 'stopped', at: now(), detail: /stopped|gone|none/.exec(r.out)?.[0] ?? `exit ${r.code}` };
       } catch (err) {
-        if (err instanceof SshUnreachable && Context.current().info.attempt >= 3) return { stage: 'stopped', at: now(), detail: 'unreachable' };
-        return translate(err);
+        // A node presenting another host key is never logged into, not even to give up on it.
+        if (err instanceof SshError && err.reason !== 'host-key-mismatch' && Context.current().info.attempt >= 3) return { stage: 'stopped', at: now(), detail: 'unreachable' };
+        return throwSshFailure(err);
       }
     },
   };

@@ -5,7 +5,7 @@
  * `look-again.ts`). Nothing returned here holds a secret.
  */
 import { ProviderError } from '../core/errors';
-import { FAILURE_TYPES } from '../core/failures';
+import { FAILURE_TYPES, type FailureDetails } from '../core/failures';
 import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../core/provider';
@@ -14,8 +14,7 @@ import { createAttemptActivities, providerOf, withWorkerKey } from './attempt';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { lookAgain } from './look-again';
 import { bootFailed, notReady, toFailure, translated } from './failures';
-import type { SshIdentity } from './ssh-identity';
-import { ssh2Prober, SshProbeError, type ProbeResult, type SshProber } from './ssh-probe';
+import { ProbeCommandError, SshError, sshFailure, sshProber, type ProbeResult, type SshIdentity, type SshProber } from '../ssh';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SshEndpoint } from '../core/provider';
 import { createK3sActivities } from './k3s';
@@ -89,7 +88,7 @@ function orderOffers(perCloud: Offer[][], userOrdered: boolean): Offer[] {
 }
 
 export function createActivities(deps: ActivityDeps) {
-  const prober = deps.prober ?? ssh2Prober;
+  const prober = deps.prober ?? sshProber;
   const now = deps.now ?? Date.now;
   const provider = (cloud: string) => providerOf(deps.registry, cloud);
   const inline = deps.inlineWindowMs === undefined ? {} : { windowMs: deps.inlineWindowMs };
@@ -113,15 +112,17 @@ export function createActivities(deps: ActivityDeps) {
     return { instanceId: inst.id, endpoint: inst.endpoint };
   };
 
-  /** One SSH probe: SshNotReady (retryable) until it works; a failing command is final. */
+  /** One SSH probe: SshNotReady / SshAuthFailed (retryable) until it works; a failing command is final. */
   const probeOnce = async (input: ProbeInput): Promise<ProbeResult> => {
     const target = { host: input.endpoint.host, port: input.endpoint.port, user: input.endpoint.user ?? input.defaultUser };
     try {
       return await prober(target, deps.ssh, 10_000);
     } catch (err) {
+      if (err instanceof SshError) throw sshFailure(err);
       const message = err instanceof Error ? err.message : String(err);
-      const nonRetryable = err instanceof SshProbeError && err.reason === 'command';
-      throw ApplicationFailure.create({ type: FAILURE_TYPES.SshNotReady, message, nonRetryable, details: [{ kind: 'Failed' }] });
+      if (err instanceof ProbeCommandError) throw ApplicationFailure.create({ type: FAILURE_TYPES.CommandFailed, message, nonRetryable: true, details: [{ kind: 'Failed' } satisfies FailureDetails] });
+      // A timed-out `true`, or a test prober's plain error: not reachable yet.
+      throw sshFailure(new SshError('unreachable', message));
     }
   };
 

@@ -14,9 +14,8 @@ import { parseBootProbe, type BootProbe } from '../core/boot-probe';
 import { clusterFacts, parseSubjectAltName, sanCovers, unmetConditions, type SanList } from '../k3s/checks';
 import { installerScript, type InstallerOptions } from '../k3s/installer';
 import { apiPortOf, BOOT_PROBE_SCRIPT, keyValues, READYZ_SCRIPT, RUN_INSTALLER_COMMAND, SECTION, VALIDATE_SCRIPT } from '../k3s/remote';
-import { SshConnectError, withSsh, type SshSession, type SshTarget } from '../k3s/ssh-session';
+import { throwSshFailure, withSsh, type SshIdentity, type SshSession, type SshTarget } from '../ssh';
 import { notReady } from './failures';
-import type { SshIdentity } from './ssh-identity';
 
 /** Where the k3s activities log in: the launch's endpoint, login user and pinned host key. */
 export interface K3sTarget {
@@ -46,6 +45,9 @@ export type ValidateResult =
   | { ok: true; apiPort: number; sans: SanList }
   /** The API certificate does not cover `apiHost`: re-run the installer with it as a SAN. */
   | { ok: false; missingSan: string; apiPort: number; sans: SanList };
+
+/** The installer's own limit (the activity's start-to-close timeout usually ends it first). */
+const INSTALLER_TIMEOUT_MS = 15 * 60_000;
 
 function sshTarget(t: K3sTarget): SshTarget {
   return { host: t.endpoint.host, port: t.endpoint.port, user: t.endpoint.user ?? t.defaultUser, ...(t.hostKey ? { hostKey: t.hostKey } : {}) };
@@ -80,17 +82,7 @@ async function servingCert(s: SshSession, access: ApiAccess, host: string, port:
 }
 
 export function createK3sActivities(deps: { ssh: SshIdentity }) {
-  const ssh = async <T>(t: K3sTarget, fn: (s: SshSession) => Promise<T>): Promise<T> => {
-    try {
-      return await withSsh(sshTarget(t), deps.ssh, fn);
-    } catch (err) {
-      if (err instanceof SshConnectError) {
-        if (err.hostKeyMismatch) throw ApplicationFailure.create({ type: FAILURE_TYPES.HostKeyMismatch, message: err.message, nonRetryable: true });
-        throw ApplicationFailure.create({ type: FAILURE_TYPES.SshNotReady, message: err.message, nonRetryable: false });
-      }
-      throw err;
-    }
-  };
+  const ssh = <T>(t: K3sTarget, fn: (s: SshSession) => Promise<T>): Promise<T> => withSsh(sshTarget(t), deps.ssh, fn).catch(throwSshFailure);
 
   return {
     /** The installer and its environment, as the VM's boot script (workflows cannot read files). */
@@ -100,14 +92,14 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
 
     /** CheckBootInstall's one round trip: marker, lock, cloud-init, k3s unit, GPU. */
     async readBootProbe(target: K3sTarget): Promise<BootProbe> {
-      const r = await ssh(target, (s) => s.exec(BOOT_PROBE_SCRIPT, undefined, 60_000));
+      const r = await ssh(target, (s) => s.exec(BOOT_PROBE_SCRIPT, { timeoutMs: 60_000 }));
       return parseBootProbe(r.stdout);
     },
 
     /** Run the (idempotent, flock-serialised) installer over SSH and wait for it. */
     async pushInstaller(input: PushInput): Promise<{ log: string }> {
       const script = renderShellScript(installerScript(input));
-      const r = await ssh(input.target, (s) => s.exec(RUN_INSTALLER_COMMAND, script));
+      const r = await ssh(input.target, (s) => s.exec(RUN_INSTALLER_COMMAND, { stdin: script, timeoutMs: INSTALLER_TIMEOUT_MS }));
       if (r.code !== 0) {
         throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInstallFailed, message: `k3s installer exited ${r.code}: ${tail(r.stderr || r.stdout)}`, nonRetryable: false });
       }
@@ -116,7 +108,7 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
 
     /** AwaitApi: NotReady until k3s answers `/readyz` with `ok`. */
     async awaitApi(target: K3sTarget, giveUpAt?: number): Promise<{ apiPort: number }> {
-      const r = await ssh(target, (s) => s.exec(READYZ_SCRIPT, undefined, 60_000));
+      const r = await ssh(target, (s) => s.exec(READYZ_SCRIPT, { timeoutMs: 60_000 }));
       const readyz = keyValues(r.stdout).get('readyz') ?? '';
       if (readyz.trim() !== 'ok') {
         const message = `k3s API not ready: ${readyz.trim() || tail(r.stderr, 200)}`;
@@ -132,7 +124,7 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
      */
     async validateCluster(input: ValidateInput): Promise<ValidateResult> {
       return ssh(input.target, async (s) => {
-        const r = await s.exec(VALIDATE_SCRIPT, undefined, 60_000);
+        const r = await s.exec(VALIDATE_SCRIPT, { timeoutMs: 60_000 });
         const apiPort = apiPortOf(r.stdout);
         const host = input.access === 'Direct' ? input.apiHost : '127.0.0.1';
         let cert: PeerCertificate;

@@ -25,7 +25,7 @@ export interface LookAgainOptions {
   now?: () => number;
 }
 
-const WAITING_TYPES: readonly string[] = [FAILURE_TYPES.NotReady, FAILURE_TYPES.SshNotReady];
+const WAITING_TYPES: readonly string[] = [FAILURE_TYPES.NotReady, FAILURE_TYPES.SshNotReady, FAILURE_TYPES.SshAuthFailed];
 
 function delayOf(f: ApplicationFailure, fallback: number): number {
   return msOptionalToNumber(f.nextRetryDelay ?? undefined) ?? fallback;
@@ -41,9 +41,9 @@ export function activitySleep(ms: number): Promise<void> {
 }
 
 /**
- * Run `look` until it returns. A retryable waiting failure (NotReady, SshNotReady) is looked at
- * again in this attempt when its delay is short and the window allows; otherwise it is thrown,
- * for the retry policy to schedule the next look. Every other error is thrown at once.
+ * Run `look` until it returns. A retryable waiting failure (NotReady, SshNotReady, SshAuthFailed)
+ * is looked at again in this attempt when its delay is short and the window allows; otherwise it
+ * is thrown, for the retry policy to schedule the next look. Every other error is thrown at once.
  */
 export async function lookAgain<T>(look: () => Promise<T>, o: LookAgainOptions = {}): Promise<T> {
   const now = o.now ?? Date.now;

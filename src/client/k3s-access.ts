@@ -5,20 +5,27 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectClient } from './connect';
-import type { Io } from './command';
-import type { SshEndpoint } from '../core/provider';
+import { InputError } from '../core/errors';
 import { statusQuery, vmWorkflowId, type VmStatus } from '../core/api';
 import type { K3sStatus } from '../core/k3s-access';
+import type { SshEndpoint } from '../core/provider';
+import type { Io } from './command';
+import { connectClient } from './connect';
+import { CommandFailure } from './output';
 
-export class K3sAccessError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-  ) {
-    super(message);
-    this.name = 'K3sAccessError';
-  }
+/** Flags both k3s access commands take (kubeconfig adds `--out`). */
+export const K3S_ACCESS_FLAGS = {
+  port: { type: 'string' },
+  identity: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+/** What parseFlags returns for K3S_ACCESS_FLAGS (plus kubeconfig's `--out`). */
+export interface K3sAccessValues {
+  port?: string;
+  identity?: string;
+  json?: boolean;
+  out?: string;
 }
 
 /** The VM's status snapshot (query `status` on workflow `vm-<name>`). */
@@ -26,8 +33,6 @@ export async function vmStatus(io: Io, name: string): Promise<VmStatus> {
   const c = await connectClient(io, { autoStart: false });
   try {
     return await c.client.workflow.getHandle(vmWorkflowId(name)).query(statusQuery);
-  } catch (err) {
-    throw new K3sAccessError(`no VM named ${name} answers (${(err as Error).message.split('\n')[0] ?? ''})`, 1);
   } finally {
     await c.connection.close();
   }
@@ -39,11 +44,11 @@ export interface K3sAccess {
   k8s: K3sStatus;
 }
 
-/** The endpoint and k3s facts, or a K3sAccessError saying why k3s cannot be reached. */
+/** The endpoint and k3s facts, or a CommandFailure saying why k3s cannot be reached. */
 export function k3sAccessOf(s: VmStatus): K3sAccess {
-  const k8s = (s.k8s ?? { enabled: false });
-  if (!k8s.enabled) throw new K3sAccessError(`${s.name} runs no k3s${k8s.note ? ` (${k8s.note})` : ''}`, 1);
-  if (!s.endpoint) throw new K3sAccessError(`${s.name} has no SSH endpoint (stage ${s.stage})`, 1);
+  const k8s = s.k8s ?? { enabled: false };
+  if (!k8s.enabled) throw new CommandFailure(`${s.name} runs no k3s${k8s.note ? ` (${k8s.note})` : ''}`, `npx provision status ${s.name}`);
+  if (!s.endpoint) throw new CommandFailure(`${s.name} has no SSH endpoint (stage ${s.stage})`, `npx provision status ${s.name}`);
   return { endpoint: { ...s.endpoint, user: s.endpoint.user ?? 'root' }, ...(s.hostKey ? { hostKey: s.hostKey } : {}), k8s };
 }
 
@@ -66,32 +71,15 @@ export function sshArgs(a: K3sAccess, identity: string | undefined): { args: str
   return { args, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** `--flag value` / `--flag=value` options and positionals. */
-export function parseArgs(args: string[], valued: string[]): { positional: string[]; opts: Map<string, string | true> } {
-  const positional: string[] = [];
-  const opts = new Map<string, string | true>();
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!a.startsWith('--')) {
-      positional.push(a);
-      continue;
-    }
-    const eq = a.indexOf('=');
-    const key = eq > 0 ? a.slice(2, eq) : a.slice(2);
-    if (eq > 0) opts.set(key, a.slice(eq + 1));
-    else if (valued.includes(key)) {
-      const v = args[++i];
-      if (v === undefined) throw new K3sAccessError(`--${key} needs a value`, 2);
-      opts.set(key, v);
-    } else opts.set(key, true);
-  }
-  return { positional, opts };
-}
-
-/** A TCP port option (default `def`). */
-export function portOption(v: string | true | undefined, def: number): number {
+/** `--port` (default `def`): a TCP port, else an InputError naming the flag. */
+export function portFlag(v: string | undefined, def: number): number {
   if (v === undefined) return def;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new K3sAccessError(`--port must be a TCP port, got ${String(v)}`, 2);
+  if (v.trim() === '' || !Number.isInteger(n) || n < 1 || n > 65535) throw new InputError('--port', `"${v}" is not a TCP port`, `give a port from 1 to 65535, e.g. --port ${def}`);
   return n;
+}
+
+/** `--identity`, else $GPUPROV_SSH_IDENTITY, else ssh's own defaults (undefined). */
+export function identityFlag(v: string | undefined, io: Io): string | undefined {
+  return v ?? (io.env.GPUPROV_SSH_IDENTITY || undefined);
 }

@@ -48,6 +48,17 @@ export function attemptsRows(attempts: readonly AttemptRecord[]): string[][] {
   ];
 }
 
+/** A failure a command can explain (exit 1): what went wrong and what to type next. */
+export class CommandFailure extends Error {
+  constructor(
+    message: string,
+    readonly next: string,
+  ) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
+
 /** The one place that turns an error into output and an exit code. */
 export function reportError(io: Io, err: unknown, json: boolean): number {
   if (err instanceof InputError) {
@@ -57,7 +68,9 @@ export function reportError(io: Io, err: unknown, json: boolean): number {
   }
   let message = err instanceof Error ? err.message : String(err);
   let next = 'see the worker log (npx provision server status) or the Web UI';
-  if (err instanceof WorkflowNotFoundError) {
+  if (err instanceof CommandFailure) {
+    next = err.next;
+  } else if (err instanceof WorkflowNotFoundError) {
     message = 'no such VM: nothing with that name was started on this deployment';
     next = 'list VMs with: npx provision list --all';
   } else if (err instanceof WorkflowFailedError && err.cause) {

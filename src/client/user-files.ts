@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { generateEd25519 } from '../keygen';
+import { generateEd25519 } from '../ssh/keygen';
 import type { SshEndpoint } from '../core/provider';
 import { configDir } from '../paths';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { loadOrCreateSshIdentity } from '../../src/activities/ssh-identity';
+import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { Io } from '../../src/client/command';
 import { fleetCommand } from '../../src/client/commands/fleet';
 import { LocalProvider, countLive } from '../../src/providers/local';

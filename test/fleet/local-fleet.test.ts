@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { loadOrCreateSshIdentity } from '../../src/activities/ssh-identity';
+import { loadOrCreateSshIdentity } from '../../src/ssh';
 import { logsCommand } from '../../src/client/commands/logs';
 import type { FleetGroup, FleetShape } from '../../src/core/fleet/types';
 import { LocalProvider, countLive } from '../../src/providers/local';

@@ -5,7 +5,7 @@
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { ProviderError, type BlockScope, type ErrorKind } from '../../src/core/errors';
-import type { ProbeResult, SshProber } from '../../src/activities/ssh-probe';
+import type { ProbeResult, SshProber } from '../../src/ssh';
 import type { Capabilities, CloudProvider, InstanceSpec, InstanceStatus, Json, Location, Observed, Offer, ResourceRequest } from '../../src/core/provider';
 
 export type FakePrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup' | 'probe';

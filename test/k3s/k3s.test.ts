@@ -13,7 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/activities/ssh-identity';
+import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/ssh';
 import { GpuprovClient } from '../../src/client/client';
 import { kubeconfigCommand } from '../../src/client/commands/kubeconfig';
 import type { Io } from '../../src/client/command';

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { loadOrCreateSshIdentity } from '../../src/activities/ssh-identity';
-import type { SshProber } from '../../src/activities/ssh-probe';
+import { loadOrCreateSshIdentity } from '../../src/ssh';
+import type { SshProber } from '../../src/ssh';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { CloudProvider } from '../../src/core/provider';
 import type { launchWorkflow, teardownWorkflow } from '../../src/workflows';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { createActivities } from '../../src/activities';
-import { loadOrCreateSshIdentity } from '../../src/activities/ssh-identity';
+import { loadOrCreateSshIdentity } from '../../src/ssh';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { CloudProvider } from '../../src/core/provider';
 import { statusQuery, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../../src/core/api';
@@ -13,7 +13,7 @@ import type { Tuning } from '../../src/core/tuning';
 import type { vmWorkflow } from '../../src/workflows';
 import { FakeProvider } from '../harness/fake-provider';
 import { startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
-import type { SshProber } from '../../src/activities/ssh-probe';
+import type { SshProber } from '../../src/ssh';
 
 /** Timings small enough for tests; the logic is the production one. */
 export const FAST: Partial<Tuning> = {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/activities/ssh-identity';
+import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/ssh';
 import { LocalProvider, countLive } from '../../src/providers/local';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { vmWorkflow } from '../../src/workflows';

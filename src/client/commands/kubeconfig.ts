@@ -6,11 +6,13 @@ import { configDir } from '../../paths';
 import { K3S_API_PORT } from '../../core/k3s-access';
 import { apiServerUrl, rewriteKubeconfig, serverOf } from '../../k3s/kubeconfig';
 import { CAT_KUBECONFIG_SCRIPT } from '../../k3s/remote';
-import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../k3s-access';
-import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
-import { k3sCommand } from './k3s-command';
+import { identityFlag, K3S_ACCESS_FLAGS, k3sAccessOf, portFlag, sshArgs, vmStatus, type K3sAccessValues } from '../k3s-access';
+import { EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
+import { parseFlags } from '../options';
+import { CommandFailure, reportError } from '../output';
+import { nameArg } from './status';
 
-const USAGE = `Usage: provision kubeconfig <name> [--port <local port>] [--identity <key file>] [--out <file>] [--json]
+const USAGE = `provision kubeconfig NAME [--port <local port>] [--identity <key file>] [--out <file>] [--json]
 
 Fetches the VM's k3s kubeconfig over SSH with your key (never through Temporal), points it at
 the API (the VM's public host, or 127.0.0.1:<port> of \`provision tunnel\` when the cloud opens
@@ -22,27 +24,28 @@ Options:
   --out <file>       where to write it (default <config dir>/kube/<name>.yaml)
   --json             print {"path", "server", "context", "access"}`;
 
-function fetchOverSsh(args: string[]): Promise<string> {
+function fetchOverSsh(args: string[], name: string): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile('ssh', [...args, CAT_KUBECONFIG_SCRIPT], { maxBuffer: 4 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) reject(new K3sAccessError(`could not read the kubeconfig over SSH: ${stderr.trim() || err.message}`, EXIT_FAILED));
+      if (err) reject(new CommandFailure(`could not read the kubeconfig over SSH: ${stderr.trim() || err.message}`, `check that \`ssh ${name}\` works, or pass your key with --identity`));
       else resolve(stdout);
     });
   });
 }
 
-async function run(args: string[], io: Io): Promise<number> {
-  const { positional, opts } = parseArgs(args, ['port', 'identity', 'out']);
-  const name = positional[0];
-  if (!name || positional.length > 1) throw new K3sAccessError(`expected one VM name\n\n${USAGE}`, EXIT_BAD_INPUT);
-  const localPort = portOption(opts.get('port'), K3S_API_PORT);
-  const identity = typeof opts.get('identity') === 'string' ? (opts.get('identity') as string) : io.env.GPUPROV_SSH_IDENTITY;
+async function fetchKubeconfig(args: string[], io: Io): Promise<number> {
+  const parsed = parseFlags(args, { ...K3S_ACCESS_FLAGS, out: { type: 'string' } }, 1);
+  const values = parsed.values as K3sAccessValues;
+  const positionals = parsed.positionals;
+  const name = nameArg(positionals, 'kubeconfig');
+  const localPort = portFlag(values.port, K3S_API_PORT);
+  const identity = identityFlag(values.identity, io);
 
   const access = k3sAccessOf(await vmStatus(io, name));
   const ssh = sshArgs(access, identity);
   let raw: string;
   try {
-    raw = await fetchOverSsh(ssh.args);
+    raw = await fetchOverSsh(ssh.args, name);
   } finally {
     ssh.cleanup();
   }
@@ -51,14 +54,14 @@ async function run(args: string[], io: Io): Promise<number> {
   const server = apiServerUrl({ access: mode, host: access.endpoint.host, apiPort: remotePort, localPort });
   const text = rewriteKubeconfig(raw, { name, server });
 
-  const out = typeof opts.get('out') === 'string' ? (opts.get('out') as string) : join(configDir(io.env), 'kube', `${name}.yaml`);
+  const out = values.out ?? join(configDir(io.env), 'kube', `${name}.yaml`);
   await mkdir(join(out, '..'), { recursive: true, mode: 0o700 });
   const tmp = `${out}.${process.pid}.tmp`;
   await writeFile(tmp, text, { mode: 0o600 });
   await chmod(tmp, 0o600);
   await rename(tmp, out);
 
-  if (opts.get('json') === true) {
+  if (values.json === true) {
     outLine(io, JSON.stringify({ path: out, server, context: name, access: mode }, null, 2));
     return EXIT_OK;
   }
@@ -67,4 +70,15 @@ async function run(args: string[], io: Io): Promise<number> {
   return EXIT_OK;
 }
 
-export const kubeconfigCommand: Command = k3sCommand('kubeconfig', "write the VM's k3s kubeconfig (0600) and print the KUBECONFIG= line", USAGE, run);
+export const kubeconfigCommand: Command = {
+  name: 'kubeconfig',
+  summary: "write the VM's k3s kubeconfig (0600) and print the KUBECONFIG= line",
+  usage: USAGE,
+  async run(args, io) {
+    try {
+      return await fetchKubeconfig(args, io);
+    } catch (err) {
+      return reportError(io, err, args.includes('--json'));
+    }
+  },
+};

@@ -1,11 +1,10 @@
 /** `provision logs NODE [-n N] [--follow]`: the bootstrap log of a fleet node, read over SSH. */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client as SshClient } from 'ssh2';
-import { keyTypeOfBlob } from '../../activities/ssh-identity';
 import { InputError } from '../../core/errors';
 import { tailCommand } from '../../fleet/remote';
 import { stateDir } from '../../paths';
+import { withSsh } from '../../ssh';
 import { fleetStatusQuery, fleetWorkflowId, type SlotStatus } from '../../core/fleet-api';
 import { EXIT_FAILED, EXIT_OK, type Command, type Io } from '../command';
 import { connectClient } from '../connect';
@@ -14,43 +13,30 @@ import { reportError } from '../output';
 
 const NODE_RE = /^([a-z](?:[a-z0-9-]*[a-z0-9])?)-([a-z][a-z0-9]*)-(\d+)$/;
 
-/** Stream `command`'s stdout on the node to `io.out`, line by line; resolves with its exit code. */
-function tailOverSsh(slot: SlotStatus, privateKey: string, command: string, io: Io): Promise<number> {
+/** Stream `command`'s stdout on the node to `io.out`, line by line, until it ends or Ctrl-C; resolves with its exit code. */
+async function tailOverSsh(slot: SlotStatus, privateKey: string, command: string, io: Io): Promise<number> {
   const ep = slot.endpoint!;
-  return new Promise((resolve, reject) => {
-    const conn = new SshClient();
+  const target = { host: ep.host, port: ep.port, user: ep.user ?? 'root', ...(slot.hostKey ? { hostKey: slot.hostKey } : {}) };
+  return withSsh(target, { privateKey }, async (s) => {
     let partial = '';
-    conn.on('ready', () => {
-      conn.exec(command, (err, stream) => {
-        if (err) return reject(err);
-        const stop = (): void => {
-          stream.close();
-        };
-        process.once('SIGINT', stop);
-        stream.on('data', (d: Buffer) => {
-          const text = partial + d.toString('utf8');
-          const lines = text.split('\n');
+    const stop = new AbortController();
+    const onSigint = (): void => stop.abort();
+    process.once('SIGINT', onSigint);
+    try {
+      const r = await s.exec(command, {
+        signal: stop.signal,
+        onStdout: (d) => {
+          const lines = (partial + d.toString('utf8')).split('\n');
           partial = lines.pop() ?? '';
           for (const l of lines) io.out(`${l}\n`);
-        });
-        stream.stderr.on('data', (d: Buffer) => io.err(d.toString('utf8')));
-        stream.on('close', (code: number | null) => {
-          process.removeListener('SIGINT', stop);
-          if (partial) io.out(`${partial}\n`);
-          conn.end();
-          resolve(code ?? 0);
-        });
+        },
+        onStderr: (d) => io.err(d.toString('utf8')),
       });
-    });
-    conn.on('error', reject);
-    conn.connect({
-      host: ep.host,
-      port: ep.port,
-      username: ep.user ?? 'root',
-      privateKey,
-      readyTimeout: 15_000,
-      hostVerifier: (key: Buffer) => slot.hostKey === undefined || slot.hostKey === `${keyTypeOfBlob(key)} ${key.toString('base64')}`,
-    });
+      return r.code ?? 0;
+    } finally {
+      process.removeListener('SIGINT', onSigint);
+      if (partial) io.out(`${partial}\n`);
+    }
   });
 }
 

@@ -1,11 +1,13 @@
 /** `provision tunnel <name>`: forward 127.0.0.1:6443 to the VM's k3s API over SSH until Ctrl-C. */
 import { spawn } from 'node:child_process';
 import { K3S_API_PORT } from '../../core/k3s-access';
-import { K3sAccessError, k3sAccessOf, parseArgs, portOption, sshArgs, vmStatus } from '../k3s-access';
-import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
-import { k3sCommand } from './k3s-command';
+import { identityFlag, K3S_ACCESS_FLAGS, k3sAccessOf, portFlag, sshArgs, vmStatus, type K3sAccessValues } from '../k3s-access';
+import { EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
+import { parseFlags } from '../options';
+import { CommandFailure, reportError } from '../output';
+import { nameArg } from './status';
 
-const USAGE = `Usage: provision tunnel <name> [--port <local port>] [--identity <key file>]
+const USAGE = `provision tunnel NAME [--port <local port>] [--identity <key file>]
 
 Forwards 127.0.0.1:<port> (default 6443) to the k3s API on the VM over SSH, with your key,
 until Ctrl-C. Use it with the kubeconfig of \`provision kubeconfig <name>\` (same --port).
@@ -14,12 +16,13 @@ Options:
   --port <n>         local port (default 6443)
   --identity <file>  SSH private key (default: your ssh defaults / agent; env GPUPROV_SSH_IDENTITY)`;
 
-async function run(args: string[], io: Io): Promise<number> {
-  const { positional, opts } = parseArgs(args, ['port', 'identity']);
-  const name = positional[0];
-  if (!name || positional.length > 1) throw new K3sAccessError(`expected one VM name\n\n${USAGE}`, EXIT_BAD_INPUT);
-  const localPort = portOption(opts.get('port'), K3S_API_PORT);
-  const identity = typeof opts.get('identity') === 'string' ? (opts.get('identity') as string) : io.env.GPUPROV_SSH_IDENTITY;
+async function tunnel(args: string[], io: Io): Promise<number> {
+  const parsed = parseFlags(args, K3S_ACCESS_FLAGS, 1);
+  const values = parsed.values as K3sAccessValues;
+  const positionals = parsed.positionals;
+  const name = nameArg(positionals, 'tunnel');
+  const localPort = portFlag(values.port, K3S_API_PORT);
+  const identity = identityFlag(values.identity, io);
 
   const access = k3sAccessOf(await vmStatus(io, name));
   const remotePort = access.k8s.apiPort ?? K3S_API_PORT;
@@ -43,8 +46,18 @@ async function run(args: string[], io: Io): Promise<number> {
   process.removeListener('SIGTERM', stop);
   ssh.cleanup();
   if (stopped) return EXIT_OK;
-  errLine(io, `the SSH tunnel ended (exit ${code ?? 'signal'}): ${stderr.trim()}`);
-  return EXIT_FAILED;
+  throw new CommandFailure(`the SSH tunnel ended (exit ${code ?? 'signal'}): ${stderr.trim()}`, `check that \`ssh ${name}\` works and that 127.0.0.1:${localPort} is free (or pick another --port)`);
 }
 
-export const tunnelCommand: Command = k3sCommand('tunnel', "forward 127.0.0.1:6443 to the VM's k3s API over SSH", USAGE, run);
+export const tunnelCommand: Command = {
+  name: 'tunnel',
+  summary: "forward 127.0.0.1:6443 to the VM's k3s API over SSH",
+  usage: USAGE,
+  async run(args, io) {
+    try {
+      return await tunnel(args, io);
+    } catch (err) {
+      return reportError(io, err, args.includes('--json'));
+    }
+  },
+};

@@ -70,6 +70,16 @@ const CASES: [string, string[], string][] = [
   ['offers with unknown cloud', ['offers', '--cloud', 'ibm'], '--cloud'],
   ['offers with bad gpu', ['offers', '--gpu', 'A100:99'], '--gpu'],
   ['list with unknown flag', ['list', '--everything'], '--everything'],
+  ['kubeconfig without name', ['kubeconfig'], 'NAME'],
+  ['kubeconfig bad name', ['kubeconfig', 'GPU1'], 'NAME'],
+  ['kubeconfig port not a number', ['kubeconfig', 'g', '--port', 'http'], '--port'],
+  ['kubeconfig port out of range', ['kubeconfig', 'g', '--port', '70000'], '--port'],
+  ['kubeconfig --out without a value', ['kubeconfig', 'g', '--out'], '--out'],
+  ['kubeconfig unknown flag', ['kubeconfig', 'g', '--context', 'x'], '--context'],
+  ['tunnel without name', ['tunnel'], 'NAME'],
+  ['tunnel port zero', ['tunnel', 'g', '--port', '0'], '--port'],
+  ['tunnel --identity without a value', ['tunnel', 'g', '--identity'], '--identity'],
+  ['tunnel extra positional', ['tunnel', 'g', 'h'], 'arguments'],
 ];
 
 describe('bad input → exit 2, the field named, nothing started', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { utils } from 'ssh2';
 import { describe, expect, it } from 'vitest';
-import { generateEd25519, opensshPrivateKey } from '../../src/keygen';
+import { generateEd25519, opensshPrivateKey } from '../../../src/ssh/keygen';
 
 const haveKeygen = existsSync('/usr/bin/ssh-keygen');
 

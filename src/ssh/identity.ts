@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateEd25519 } from '../keygen';
+import { generateEd25519 } from './keygen';
 
 /**
  * The worker's own SSH identity, used to probe and configure VMs. The private key stays in
@@ -12,18 +11,6 @@ export interface SshIdentity {
   privateKeyPath: string;
   /** `ssh-ed25519 AAAA… gpuprov-worker` */
   publicKey: string;
-}
-
-/** `SHA256:<base64 without padding>` of an SSH public key blob, as OpenSSH prints it. */
-export function fingerprintOfBlob(blob: Buffer): string {
-  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
-}
-
-/** The key type written inside an SSH public key blob (`ssh-ed25519`, `ecdsa-sha2-nistp256`, …). */
-export function keyTypeOfBlob(blob: Buffer): string {
-  if (blob.length < 4) return 'unknown';
-  const len = blob.readUInt32BE(0);
-  return blob.subarray(4, 4 + len).toString('ascii');
 }
 
 /** Load `<dir>/id_ed25519` or generate an ed25519 key pair there on first use. */
