@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { createActivities } from '../../src/activities';
-import type { SshIdentity } from '../../src/activities/ssh-identity';
+import type { SshIdentity } from '../../src/ssh/identity';
 import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, type FleetStatus } from '../../src/core/fleet-api';
 import { slotName, type FleetShape } from '../../src/core/fleet/types';
 import { LocalProvider } from '../../src/providers/local';

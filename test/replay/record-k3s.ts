@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { createActivities } from '../../src/activities';
-import type { SshIdentity } from '../../src/activities/ssh-identity';
+import type { SshIdentity } from '../../src/ssh/identity';
 import { teardownSignal, vmWorkflowId, type VmStatus } from '../../src/core/api';
 import type { K3sStatus } from '../../src/core/k3s-access';
 import type { K3sTuning } from '../../src/core/tuning';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, inject, it } from 'vitest';
-import { loadOrCreateSshIdentity } from '../../src/activities/ssh-identity';
+import { loadOrCreateSshIdentity } from '../../src/ssh/identity';
 import { teardownSignal } from '../../src/core/api';
 import type { teardownWorkflow } from '../../src/workflows';
 import { requireServer, requireTool, testEnv } from '../harness/temporal';
