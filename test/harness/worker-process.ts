@@ -48,7 +48,7 @@ export function prebuiltWorkflowBundle(): Promise<string> {
 
 export async function spawnWorkerProcess(o: SpawnWorkerOptions): Promise<WorkerProcess> {
   const entry = path.join(__dirname, 'worker-main.ts');
-  const prebuilt = o.env?.GPUPROV_WORKFLOWS_PATH ? {} : { GPUPROV_WORKFLOW_BUNDLE: await prebuiltWorkflowBundle() };
+  const prebuilt = o.env?.GPUPROV_WORKFLOWS_PATH || o.env?.GPUPROV_WORKFLOW_BUNDLE ? {} : { GPUPROV_WORKFLOW_BUNDLE: await prebuiltWorkflowBundle() };
   const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', pathToFileURL(require.resolve('tsx')).href, entry], {
     env: {
       ...process.env,
