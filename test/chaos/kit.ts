@@ -139,7 +139,7 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
       fs.mkdirSync(laneDir, { recursive: true });
       lanes.push(new Lane(i, o.level === 'fake' ? new FakeChaosCloud(laneDir) : new LocalChaosCloud(laneDir), kit, runTag));
     }
-    // Two at a time: each worker bundles the workflows (CPU-heavy on 2 cores).
+    // Two at a time: worker start-ups are CPU-heavy on 2 cores.
     for (let i = 0; i < lanes.length; i += 2) await Promise.all(lanes.slice(i, i + 2).map((l) => l.start()));
     log(`${lanes.length} lanes up after ${Date.now() - t0} ms; server ${server.address}`);
 
