@@ -19,8 +19,7 @@ import { ProviderRegistry } from '../src/providers/registry';
 import type { Capabilities, CloudProvider } from '../src/core/provider';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
-import { workflowBundlePath } from '../src/server/workflow-bundle';
-import { createWorker } from '../src/worker';
+import { buildWorker, runInBackground } from '../src/worker';
 import { FakeProvider } from '../test/harness/fake-provider';
 
 /**
@@ -126,13 +125,11 @@ export async function startLab(o: { fakes: FakeDecl[]; extraProviders?: CloudPro
     },
   };
   const taskQueue = `bench-${randomUUID()}`;
-  // The prebuilt bundle (built in a child process on a cache miss): no webpack in this process.
-  const workflowBundle = await workflowBundlePath({ log: o.log });
-  o.log(`starting the worker (workflow bundle ${workflowBundle})`);
-  const worker = await createWorker({ connection: native, namespace: 'default', taskQueue, activities, workflowBundlePath: workflowBundle });
-  const running = worker.run();
-  running.catch((err: unknown) => o.log(`worker stopped: ${String(err)}`));
-  while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 10));
+  // buildWorker's default workflows: the prebuilt bundle (built in a child process on a cache miss), no webpack here.
+  o.log('starting the worker');
+  const worker = await buildWorker({ connection: native, namespace: 'default', taskQueue, activities, log: o.log });
+  const running = await runInBackground(worker);
+  running.done.catch((err: unknown) => o.log(`worker stopped: ${String(err)}`));
 
   return {
     client,
@@ -150,8 +147,7 @@ export async function startLab(o: { fakes: FakeDecl[]; extraProviders?: CloudPro
       return f;
     },
     close: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => undefined);
+      await running.stop().catch(() => undefined);
       await native.close();
       await connection.close();
       await server.stop();

@@ -1,5 +1,7 @@
-/** gpuprov as a library: the typed client, the workflow API, and the provider contract. */
-export { GpuprovClient, type StartResult, type VmListing } from './client/client';
+/** gpuprov as a library: the typed client, the workflow API (VMs and fleets), and the provider contract. */
+export { GpuprovClient, FleetClient, type FleetHandle, type StartResult, type VmHandle, type VmListing } from './client/client';
 export * from './core/api';
+export * from './core/fleet-api';
+export type { FleetShape, FleetGroup } from './core/fleet/types';
 export type { CloudProvider, Offer, Observed, InstanceSpec, Capabilities, Location, SshEndpoint, ResourceRequest } from './core/provider';
 export { ProviderError, ERROR_KINDS, type ErrorKind, type BlockScope } from './core/errors';

@@ -1,44 +1,103 @@
 /**
- * The gpuprov worker: the one place where connection, providers, SSH identity, activities and
- * workflows are wired. Run directly (`npm run worker`, or the embedded default's daemon) it
- * connects through @temporalio/envconfig (temporal.toml profile, TEMPORAL_* variables) or to the
- * embedded server whose address the daemon passes in GPUPROV_EMBEDDED_ADDRESS.
+ * The gpuprov worker: the one place where connection, activities, workflows and interceptors are
+ * wired (`buildWorker`). The worker process (`npm run worker`, the embedded default's daemon), the
+ * test harnesses (in-process and spawned workers) and the bench all build their worker here.
+ * Run directly it connects through @temporalio/envconfig (temporal.toml profile, TEMPORAL_*
+ * variables) or to the embedded server whose address the daemon passes in GPUPROV_EMBEDDED_ADDRESS.
+ * Worker processes run with WORKER_NODE_FLAGS (src/server/embedded.ts: a 512 MB heap limit).
  */
 import * as path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
+import type { ActivityDeps } from './activities';
 import { stateDir } from './paths';
 import { WORKER_READY_TEXT } from './server/worker-ready';
-import { defaultWorkflowsPath, workflowBundlePath } from './server/workflow-bundle';
+import { workflowBundlePath } from './server/workflow-bundle';
 import { TASK_QUEUE } from './core/api';
 
-export interface CreateWorkerOptions {
+/**
+ * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`workflowBundlePath()`,
+ * built once per source change in a child process: no webpack in the worker's heap).
+ */
+export type WorkflowSource =
+  /** A bundle file (`bundleWorkflowCode` output), possibly still being built. */
+  | { bundlePath: string | Promise<string> }
+  /** A workflows module bundled by webpack in this process (tests with workflows of their own). */
+  | { workflowsPath: string };
+
+/** The activities: given implementations (tests, the bench), or the deps `createActivities` takes. */
+export type ActivitySource =
+  | { activities: object; deps?: never }
+  /** `owner` defaults to the namespace. */
+  | { deps: Omit<ActivityDeps, 'owner'> & { owner?: string }; activities?: never };
+
+export type BuildWorkerOptions = ActivitySource & {
   connection: NativeConnection;
   namespace: string;
+  /** Default: TASK_QUEUE (`gpuprov`). */
   taskQueue?: string;
-  /** The activity implementations (`createActivities(...)`, or test fakes). */
-  activities: object;
+  workflows?: WorkflowSource;
+  /** Activity (and, with `workflowsPath` only, workflow) interceptors. */
+  interceptors?: WorkerInterceptors;
   /** Concurrent activity executions (default: the SDK's). */
-  maxConcurrent?: number;
-  /** Default: `src/workflows` (tests may pass their own workflows module). */
-  workflowsPath?: string;
-  /**
-   * A prebuilt bundle (`bundleWorkflowCode` output written to a file, e.g. `workflowBundlePath()`
-   * of src/server/workflow-bundle.ts): skips bundling with webpack in this process.
-   */
-  workflowBundlePath?: string;
-}
+  maxConcurrentActivities?: number;
+  /** Where the default bundle is cached (GPUPROV_CACHE_DIR); default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Told when the default bundle has to be built (it takes a while). */
+  log?: (line: string) => void;
+};
 
-/** A worker polling `taskQueue` with gpuprov's workflows and the given activities. */
-export async function createWorker(o: CreateWorkerOptions): Promise<Worker> {
+/** A worker polling `taskQueue` with gpuprov's workflows (or the given ones) and activities. */
+export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
+  const workflows = o.workflows ?? { bundlePath: workflowBundlePath({ ...(o.env ? { env: o.env } : {}), ...(o.log ? { log: o.log } : {}) }) };
+  if ('bundlePath' in workflows && o.interceptors?.workflowModules?.length) {
+    throw new Error('buildWorker: workflow interceptor modules are not in a prebuilt bundle; pass workflows: { workflowsPath }');
+  }
+  let activities: object;
+  if (o.deps) {
+    // Loaded only here: activities pull in every cloud SDK, which workers given fakes do not need.
+    const { createActivities } = await import('./activities');
+    activities = createActivities({ ...o.deps, owner: o.deps.owner ?? o.namespace });
+  } else {
+    activities = o.activities;
+  }
   return Worker.create({
     connection: o.connection,
     namespace: o.namespace,
     taskQueue: o.taskQueue ?? TASK_QUEUE,
-    ...(o.workflowBundlePath ? { workflowBundle: { codePath: o.workflowBundlePath } } : { workflowsPath: o.workflowsPath ?? defaultWorkflowsPath() }),
-    activities: o.activities,
-    ...(o.maxConcurrent !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrent } : {}),
+    ...('bundlePath' in workflows ? { workflowBundle: { codePath: await workflows.bundlePath } } : { workflowsPath: workflows.workflowsPath }),
+    activities,
+    ...(o.interceptors ? { interceptors: o.interceptors } : {}),
+    ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
   });
+}
+
+/** A worker running in the background of this process (tests, the bench). */
+export interface RunningWorker {
+  worker: Worker;
+  /** Settles when the worker stopped (rejects when it failed). */
+  done: Promise<void>;
+  /** Shuts the worker down and waits for `run()` to finish; idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts `worker.run()` and resolves once it polls (or stopped trying). */
+export async function runInBackground(worker: Worker): Promise<RunningWorker> {
+  const done = worker.run();
+  done.catch(() => undefined); // the caller reads it through `done` or `stop()`
+  while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 10));
+  let stopped: Promise<void> | undefined;
+  return {
+    worker,
+    done,
+    stop: () => {
+      stopped ??= (async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await done;
+      })();
+      return stopped;
+    },
+  };
 }
 
 export interface WorkerConnection {
@@ -58,6 +117,11 @@ export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promi
   const address = connectionOptions.address ?? '127.0.0.1:7233';
   const connection = await NativeConnection.connect({ ...connectionOptions, address });
   return { connection, address, namespace: namespace ?? 'default' };
+}
+
+/** The task queue of a worker process: GPUPROV_TASK_QUEUE, else TASK_QUEUE. */
+export function taskQueueFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.GPUPROV_TASK_QUEUE || TASK_QUEUE;
 }
 
 /**
@@ -90,22 +154,17 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     // Must come before any connection or worker is created.
     Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: env.GPUPROV_METRICS_ADDRESS } } } });
   }
-  // Loaded here, not at the top: they pull in every cloud SDK, which tests of createWorker do not need.
-  const [{ createActivities }, { loadOrCreateSshIdentity }, { registryFromEnv }] = await Promise.all([
-    import('./activities'),
-    import('./ssh/identity'),
-    import('./providers/default-registry'),
-  ]);
   // Built (or found in the cache) by a child process while we connect: webpack never enters this
   // process's heap (bundling in-process left ~200 MB of RSS behind).
-  const bundle = workflowBundlePath({ env, log: (line) => process.stdout.write(`${line}\n`) });
-  bundle.catch(() => undefined); // awaited below; not unhandled if connecting fails first
+  const bundlePath = workflowBundlePath({ env, log: (line) => process.stdout.write(`${line}\n`) });
+  bundlePath.catch(() => undefined); // awaited by buildWorker; not unhandled if connecting fails first
+  // Loaded here, not at the top: they pull in every cloud SDK.
+  const [{ loadOrCreateSshIdentity }, { registryFromEnv }] = await Promise.all([import('./ssh/identity'), import('./providers/default-registry')]);
   const conn = await connectWorker(env);
-  const taskQueue = env.GPUPROV_TASK_QUEUE || TASK_QUEUE;
+  const taskQueue = taskQueueFromEnv(env);
   const registry = registryFromEnv(env);
   const ssh = await loadOrCreateSshIdentity(path.join(stateDir(env), 'keys'));
-  const activities = createActivities({ registry, ssh, owner: conn.namespace });
-  const worker = await createWorker({ connection: conn.connection, namespace: conn.namespace, taskQueue, activities, workflowBundlePath: await bundle });
+  const worker = await buildWorker({ connection: conn.connection, namespace: conn.namespace, taskQueue, deps: { registry, ssh }, workflows: { bundlePath } });
   await runUntilSignal(worker, conn, taskQueue, registry.names());
 }
 

@@ -1,16 +1,25 @@
 /**
  * GpuprovClient: the typed library over `@temporalio/client` that the CLI uses and other services
- * may use. Workflow names, inputs and messages are the public API of `src/workflows/api.ts`.
+ * may use. Messages and inputs are the public API of `src/core/api.ts` and `src/core/fleet-api.ts`;
+ * every start names its workflow's type (`start<typeof vmWorkflow>`), so arguments and results are
+ * type-checked without loading workflow code here.
  */
 import { randomUUID } from 'node:crypto';
+import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { PlanInput, PlanOutput } from '../activities';
 import { cancelSignal, retryK8sSignal, statusQuery, TASK_QUEUE, teardownSignal, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../core/api';
+import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, fleetWorkflowId, type ApplyShapeResult, type FleetStatus, type FleetWorkflowInput, type SlotStatus } from '../core/fleet-api';
+import type { FleetShape } from '../core/fleet/types';
 import { SA } from '../core/search-attributes';
 import type { Tuning } from '../core/tuning';
+import type { fleetWorkflow, offersWorkflow, vmWorkflow } from '../workflows';
+
+export type VmHandle = WorkflowHandle<typeof vmWorkflow>;
+export type FleetHandle = WorkflowHandle<typeof fleetWorkflow>;
 
 export interface StartResult {
-  handle: WorkflowHandle;
+  handle: VmHandle;
   /** False when a workflow for this name was already launching or up, and we attached to it. */
   started: boolean;
   /** True when the attached VM was in `k8s-failed` and its k3s step was asked to run again. */
@@ -30,13 +39,18 @@ export interface VmListing {
 }
 
 export class GpuprovClient {
+  /** Fleets: apply a shape, read status, tear down, find a node. */
+  readonly fleet: FleetClient;
+
   constructor(
     readonly temporal: Client,
     readonly taskQueue: string = TASK_QUEUE,
-  ) {}
+  ) {
+    this.fleet = new FleetClient(temporal, taskQueue);
+  }
 
-  private handle(name: string): WorkflowHandle {
-    return this.temporal.workflow.getHandle(vmWorkflowId(name));
+  private handle(name: string): VmHandle {
+    return this.temporal.workflow.getHandle<typeof vmWorkflow>(vmWorkflowId(name));
   }
 
   /** Start the VM's workflow, or attach to the one already running for this name. */
@@ -45,7 +59,7 @@ export class GpuprovClient {
     try {
       const d = await this.temporal.workflow.getHandle(id).describe();
       if (d.status.name === 'RUNNING') {
-        const handle = this.temporal.workflow.getHandle(id);
+        const handle = this.handle(spec.name);
         // Starting a VM whose k3s step failed re-runs that step (the VM itself stays).
         if ((await handle.query(statusQuery)).stage === 'k8s-failed') {
           await handle.signal(retryK8sSignal);
@@ -57,7 +71,7 @@ export class GpuprovClient {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
     const gpu = spec.gpu ? `${spec.gpu.model}:${spec.gpu.count}` : 'no GPU';
-    const handle = await this.temporal.workflow.start('vmWorkflow', {
+    const handle = await this.temporal.workflow.start<typeof vmWorkflow>('vmWorkflow', {
       workflowId: id,
       taskQueue: this.taskQueue,
       args: [{ spec, ...(tuning ? { tuning } : {}) }],
@@ -78,14 +92,14 @@ export class GpuprovClient {
   }
 
   /** Tear the VM down (also retries a leaked teardown at once). */
-  async teardown(name: string): Promise<WorkflowHandle> {
+  async teardown(name: string): Promise<VmHandle> {
     const h = this.handle(name);
     await h.signal(teardownSignal);
     return h;
   }
 
   /** Stop a launch in flight (it compensates what it created). */
-  async cancel(name: string): Promise<WorkflowHandle> {
+  async cancel(name: string): Promise<VmHandle> {
     const h = this.handle(name);
     await h.signal(cancelSignal);
     return h;
@@ -138,6 +152,50 @@ export class GpuprovClient {
 
   /** Every configured cloud's offers, computed on the worker (credentials stay there). */
   async offers(input: PlanInput): Promise<PlanOutput> {
-    return this.temporal.workflow.execute('offersWorkflow', { workflowId: `offers-${randomUUID()}`, taskQueue: this.taskQueue, args: [input], staticSummary: 'list offers' });
+    return this.temporal.workflow.execute<typeof offersWorkflow>('offersWorkflow', { workflowId: `offers-${randomUUID()}`, taskQueue: this.taskQueue, args: [input], staticSummary: 'list offers' });
+  }
+}
+
+/** Fleet operations on `fleet-<name>` workflows (see `GpuprovClient.fleet`). */
+export class FleetClient {
+  constructor(
+    private readonly temporal: Client,
+    private readonly taskQueue: string,
+  ) {}
+
+  handle(name: string): FleetHandle {
+    return this.temporal.workflow.getHandle<typeof fleetWorkflow>(fleetWorkflowId(name));
+  }
+
+  /**
+   * Starts the fleet with `shape`, or applies `shape` to the running one (the `applyShape` Update:
+   * a changed shape needs a higher generation; the same one again is a no-op, `changed: false`).
+   */
+  async apply(shape: FleetShape, opts: Pick<FleetWorkflowInput, 'tuning' | 'vmTuning'> = {}): Promise<ApplyShapeResult> {
+    const handle = await this.temporal.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
+      taskQueue: this.taskQueue,
+      workflowId: fleetWorkflowId(shape.name),
+      args: [{ shape, ...opts }],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      staticSummary: `fleet ${shape.name}`,
+    });
+    // A fresh fleet already has this shape (the update is then a no-op); a running one gets it now.
+    return handle.executeUpdate(applyShapeUpdate, { args: [shape] });
+  }
+
+  async status(name: string): Promise<FleetStatus> {
+    return this.handle(name).query(fleetStatusQuery);
+  }
+
+  /** Asks the fleet to delete every node and end; its `result()` is the final status. */
+  async down(name: string): Promise<FleetHandle> {
+    const h = this.handle(name);
+    await h.signal(fleetTeardownSignal);
+    return h;
+  }
+
+  /** The node's slot (where its bootstrap log is: endpoint, host key, log path), if the fleet has it. */
+  async node(fleet: string, node: string): Promise<SlotStatus | undefined> {
+    return (await this.status(fleet)).slots.find((s) => s.slot === node);
   }
 }

@@ -17,11 +17,6 @@ export interface Tuning extends K3sTuning {
   retryUntilUpDelayMs: number;
   /** Continue-as-new once the history has this many events (the server's suggestion also counts). */
   continueAsNewAfterEvents: number;
-  /**
-   * TEST-ONLY. Skips the compensation (teardown) of failed launch attempts, so the chaos kit
-   * (`test/chaos`) can prove its oracle catches a broken build. Never set it anywhere else.
-   */
-  unsafeSkipCompensationForTests?: boolean;
 }
 
 /** Timings of the k3s step (part of {@link Tuning}). */

@@ -134,7 +134,7 @@ export function buildInChildProcess(workflowsPath: string, outFile: string, time
 const inFlight = new Map<string, Promise<string>>();
 
 /**
- * The path of gpuprov's workflow bundle, for `createWorker({ workflowBundlePath })`: the cached
+ * The path of gpuprov's workflow bundle, for `buildWorker` (src/worker.ts; its default): the cached
  * file when its key matches, else built once (in a child process) and cached. Safe to call from
  * several processes at once: one builds under a lock file, the others wait for it, and the bundle
  * appears by rename, complete or not at all.

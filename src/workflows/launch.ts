@@ -169,8 +169,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     ctx.status.attempts = search.attempts;
 
     ctx.setStage('compensating');
-    // TEST-ONLY switch (see Tuning.unsafeSkipCompensationForTests): a deliberately broken build.
-    if (!t.unsafeSkipCompensationForTests) await runTeardown(ctx, { at: locationOf(next.offer), vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
+    await runTeardown(ctx, { at: locationOf(next.offer), vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
     record.compensated = true;
     record.endedAt = new Date().toISOString();
     ctx.status.instanceIds = [];

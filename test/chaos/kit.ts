@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { freePort, startDevServer, type DevServer } from '../../src/server/dev-server';
 import { obtainTemporalCli } from '../../src/server/temporal-cli';
 import { FakeChaosCloud, LocalChaosCloud } from './cloud';
@@ -26,7 +26,7 @@ export interface KitOptions {
   lanes: number;
   /** Dev-server restarts spread over the run (the `server` variant). */
   serverRestarts: number;
-  /** Run the deliberately broken build (compensation skipped). */
+  /** Run the deliberately broken build (compensation skipped: broken-build.ts). */
   broken?: boolean;
   /** Shrink the first failing trace (default true). */
   shrink?: boolean;
@@ -67,6 +67,16 @@ export interface KitReport {
 }
 
 const WORKFLOWS = path.join(__dirname, '..', '..', 'src', 'workflows', 'index.ts');
+const BROKEN_BUILD = path.join(__dirname, 'broken-build.ts');
+
+/** gpuprov's workflows with the broken build's interceptor, bundled once per run into `dir`. */
+async function brokenBundle(dir: string, log: (line: string) => void): Promise<string> {
+  log('bundling the broken build (workflows + broken-build.ts)');
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, workflowInterceptorModules: [BROKEN_BUILD], logger: new DefaultLogger('WARN') });
+  const file = path.join(dir, 'broken-workflows.js');
+  fs.writeFileSync(file, code);
+  return file;
+}
 
 class ChaosServer {
   restarts = 0;
@@ -109,13 +119,15 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
   const cliPath = o.cliPath ?? (await obtainTemporalCli()).path;
   const server = await ChaosServer.start(cliPath, dir);
   const connection = await Connection.connect({ address: server.address });
+  // The lanes' workers (and the replay) run this bundle instead of gpuprov's own.
+  const bundle = o.broken ? await brokenBundle(dir, log) : undefined;
   const kit: KitContext = {
     client: new Client({ connection, namespace: 'default' }),
     connection,
     address: server.address,
     namespace: 'default',
     serverRestarts: () => server.restarts,
-    broken: o.broken ?? false,
+    workerEnv: bundle ? { GPUPROV_WORKFLOW_BUNDLE: bundle } : {},
     log,
   };
   const runTag = randomUUID().slice(0, 6);
@@ -127,7 +139,7 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
       fs.mkdirSync(laneDir, { recursive: true });
       lanes.push(new Lane(i, o.level === 'fake' ? new FakeChaosCloud(laneDir) : new LocalChaosCloud(laneDir), kit, runTag));
     }
-    // Two at a time: each worker bundles the workflows (CPU-heavy on 2 cores).
+    // Two at a time: worker start-ups are CPU-heavy on 2 cores.
     for (let i = 0; i < lanes.length; i += 2) await Promise.all(lanes.slice(i, i + 2).map((l) => l.start()));
     log(`${lanes.length} lanes up after ${Date.now() - t0} ms; server ${server.address}`);
 
@@ -149,8 +161,8 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
       for (const x of out.violations.slice(0, 5)) log(`  seed ${out.trace.seed}: [${x.invariant}] ${x.vm ?? ''} ${x.detail}`);
     });
 
-    // Every history replays with the current workflow code (one bundle for all).
-    const replayErrors = await replayAll(outcomes);
+    // Every history replays with the workflow code that ran it (one bundle for all).
+    const replayErrors = await replayAll(outcomes, bundle);
     for (const out of outcomes) {
       for (const r of out.runs) {
         const err = replayErrors.get(r.runId);
@@ -208,11 +220,11 @@ async function runOnLanes(lanes: Lane[], jobs: { trace: Trace; tag: string }[], 
   return out;
 }
 
-async function replayAll(outcomes: TraceOutcome[]): Promise<Map<string, string>> {
+async function replayAll(outcomes: TraceOutcome[], bundle: string | undefined): Promise<Map<string, string>> {
   const histories = outcomes.flatMap((x) => x.runs.filter((r) => r.history).map((r) => ({ workflowId: r.runId, history: r.history! })));
   const errors = new Map<string, string>();
   if (histories.length === 0) return errors;
-  for await (const r of Worker.runReplayHistories({ workflowsPath: WORKFLOWS }, histories)) {
+  for await (const r of Worker.runReplayHistories(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: WORKFLOWS }, histories)) {
     if (r.error) errors.set(r.workflowId, r.error instanceof Error ? r.error.message : String(r.error));
   }
   return errors;

@@ -35,7 +35,8 @@ export interface KitContext {
   namespace: string;
   /** Dev server restarts so far (they disrupt every lane). */
   serverRestarts(): number;
-  broken: boolean;
+  /** Extra environment of every lane's worker (the broken build's bundle). */
+  workerEnv: Record<string, string>;
   log(line: string): void;
 }
 
@@ -88,7 +89,7 @@ export class Lane {
   async start(): Promise<void> {
     for (let i = 0; ; i++) {
       try {
-        const w = await spawnWorkerProcess({ address: this.kit.address, namespace: this.kit.namespace, taskQueue: this.taskQueue, env: this.cloud.workerEnv, readyTimeoutMs: 120_000 });
+        const w = await spawnWorkerProcess({ address: this.kit.address, namespace: this.kit.namespace, taskQueue: this.taskQueue, env: { ...this.cloud.workerEnv, ...this.kit.workerEnv }, readyTimeoutMs: 120_000 });
         this.worker = w;
         // A worker that dies on its own (e.g. the server went away for too long) is restarted.
         w.child.once('exit', () => {
@@ -168,7 +169,7 @@ class TraceRun {
     this.vms = trace.vms.map((script) => ({ script, name: vmName(trace, script.vm, tag), runs: [], closed: new Map(), open: false, quiet: true, maxRank: 0, described: false }));
     this.names = this.vms.map((v) => v.name);
     this.serverRestartsAtStart = kit.serverRestarts();
-    this.tuning = { ...CHAOS_TUNING, ...(kit.broken ? { unsafeSkipCompensationForTests: true } : {}) };
+    this.tuning = CHAOS_TUNING;
   }
 
   private get disrupted(): number {

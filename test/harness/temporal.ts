@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker, type WorkerInterceptors } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { createWorker } from '../../src/worker';
+import { buildWorker, runInBackground, type ActivitySource } from '../../src/worker';
 
 export interface TestEnv {
   address: string;
@@ -66,32 +66,21 @@ export interface TestWorker {
 }
 
 /**
- * A worker on the run's server, polling a fresh task queue (unless given), running in the
+ * A worker on the run's server (`buildWorker`: gpuprov's prebuilt workflow bundle unless
+ * `workflowsPath` is given), polling a fresh task queue (unless given), running in the
  * background until `stop()`.
  */
-export async function startTestWorker(o: { activities: object; taskQueue?: string; workflowsPath?: string }): Promise<TestWorker> {
+export async function startTestWorker(o: ActivitySource & { taskQueue?: string; workflowsPath?: string; interceptors?: WorkerInterceptors }): Promise<TestWorker> {
   const env = testEnv();
   const taskQueue = o.taskQueue ?? `test-${randomUUID()}`;
-  const worker = await createWorker({
+  const worker = await buildWorker({
     connection: await env.nativeConnection(),
     namespace: env.namespace,
     taskQueue,
-    activities: o.activities,
-    workflowsPath: o.workflowsPath,
+    ...(o.deps ? { deps: o.deps } : { activities: o.activities }),
+    ...(o.workflowsPath ? { workflows: { workflowsPath: o.workflowsPath } } : {}),
+    ...(o.interceptors ? { interceptors: o.interceptors } : {}),
   });
-  const running = worker.run();
-  running.catch(() => undefined);
-  while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 10));
-  let stopped: Promise<void> | undefined;
-  return {
-    taskQueue,
-    worker,
-    stop: () => {
-      stopped ??= (async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await running;
-      })();
-      return stopped;
-    },
-  };
+  const running = await runInBackground(worker);
+  return { taskQueue, worker, stop: () => running.stop() };
 }

@@ -1,27 +1,43 @@
 /**
  * A gpuprov worker in its own process, for tests that kill and restart workers
- * (spawned by `worker-process.ts`). Everything comes from the environment:
+ * (spawned by `worker-process.ts`), built by `buildWorker` like the real one. Everything comes
+ * from the environment:
  *   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, GPUPROV_TASK_QUEUE   where to poll
  *   GPUPROV_FAKE_STATE=<file>      add the in-memory FakeProvider, its state kept in <file>
  *   GPUPROV_LOCAL_ROOT=<dir>       add the local cloud (GPUPROV_LOCAL_FAULTS = its fault file)
  *   GPUPROV_FAKE_PROBE=1           answer SSH probes without connecting (for FakeProvider endpoints)
  *   GPUPROV_SSH_DIR=<dir>          the worker's SSH key (default: a fresh temp dir)
- *   GPUPROV_WORKFLOWS_PATH=<file>  workflows module (default: src/workflows)
+ *   GPUPROV_WORKFLOWS_PATH=<file>  workflows module, bundled here (default: the prebuilt bundle …
+ *   GPUPROV_WORKFLOW_BUNDLE=<file> … in this file, else built or found in the cache)
+ *   GPUPROV_ACTIVITY_INTERCEPTORS=<module>  a test module exporting `activityInterceptors`
+ *                                  (ActivityInterceptorsFactory[]), e.g. the chaos kit's broken build
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createActivities } from '../../src/activities';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { SshProber } from '../../src/ssh';
 import { LocalProvider } from '../../src/providers/local';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { CloudProvider } from '../../src/core/provider';
-import { connectWorker, createWorker, runUntilSignal } from '../../src/worker';
-import { TASK_QUEUE } from '../../src/core/api';
+import { buildWorker, connectWorker, runUntilSignal, taskQueueFromEnv, type WorkflowSource } from '../../src/worker';
 import { FakeProvider } from './fake-provider';
 
 const fakeProber: SshProber = async () => ({ fingerprint: 'SHA256:fake-host-key', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeHostKeyForTests' });
+
+function workflowsFrom(env: NodeJS.ProcessEnv): WorkflowSource | undefined {
+  if (env.GPUPROV_WORKFLOWS_PATH) return { workflowsPath: env.GPUPROV_WORKFLOWS_PATH };
+  if (env.GPUPROV_WORKFLOW_BUNDLE) return { bundlePath: env.GPUPROV_WORKFLOW_BUNDLE };
+  return undefined;
+}
+
+async function activityInterceptorsFrom(env: NodeJS.ProcessEnv): Promise<ActivityInterceptorsFactory[] | undefined> {
+  if (!env.GPUPROV_ACTIVITY_INTERCEPTORS) return undefined;
+  const mod = (await import(env.GPUPROV_ACTIVITY_INTERCEPTORS)) as { activityInterceptors?: ActivityInterceptorsFactory[] };
+  if (!mod.activityInterceptors) throw new Error(`${env.GPUPROV_ACTIVITY_INTERCEPTORS} exports no activityInterceptors`);
+  return mod.activityInterceptors;
+}
 
 async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const providers: CloudProvider[] = [];
@@ -30,23 +46,20 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   if (env.GPUPROV_LOCAL_ROOT) providers.push(new LocalProvider({ root: env.GPUPROV_LOCAL_ROOT, faultsFile: env.GPUPROV_LOCAL_FAULTS }));
   const registry = new ProviderRegistry(providers);
   const conn = await connectWorker(env);
-  const taskQueue = env.GPUPROV_TASK_QUEUE || TASK_QUEUE;
+  const taskQueue = taskQueueFromEnv(env);
   const sshDir = env.GPUPROV_SSH_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'gpuprov-worker-keys-'));
   const ssh = await loadOrCreateSshIdentity(sshDir);
-  const activities = createActivities({
-    registry,
-    ssh,
-    owner: conn.namespace,
-    // The FakeProvider's prober answers only for its Running instances (and takes scripted 'probe' faults).
-    ...(env.GPUPROV_FAKE_PROBE === '1' ? { prober: fake ? fake.prober() : fakeProber } : {}),
-  });
-  const worker = await createWorker({
+  const workflows = workflowsFrom(env);
+  const activity = await activityInterceptorsFrom(env);
+  const worker = await buildWorker({
     connection: conn.connection,
     namespace: conn.namespace,
     taskQueue,
-    activities,
-    workflowsPath: env.GPUPROV_WORKFLOWS_PATH || undefined,
-    workflowBundlePath: env.GPUPROV_WORKFLOW_BUNDLE || undefined,
+    // The FakeProvider's prober answers only for its Running instances (and takes scripted 'probe' faults).
+    deps: { registry, ssh, ...(env.GPUPROV_FAKE_PROBE === '1' ? { prober: fake ? fake.prober() : fakeProber } : {}) },
+    ...(workflows ? { workflows } : {}),
+    ...(activity ? { interceptors: { activity } } : {}),
+    env,
   });
   await runUntilSignal(worker, conn, taskQueue, registry.names());
 }

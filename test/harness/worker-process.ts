@@ -1,11 +1,13 @@
 /**
- * Starts a gpuprov worker in a separate node process (`worker-main.ts` under tsx), so a test
- * can SIGKILL it mid-workflow and start another. Resolves once the worker logs that it polls.
+ * Starts a gpuprov worker in a separate node process (`worker-main.ts` under tsx, with the
+ * worker's node flags), so a test can SIGKILL it mid-workflow and start another. Resolves once
+ * the worker logs that it polls.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { terminate } from '../../src/server/dev-server';
+import { WORKER_NODE_FLAGS } from '../../src/server/embedded';
 import { WORKER_READY_TEXT } from '../../src/server/worker-ready';
 import { workflowBundlePath } from '../../src/server/workflow-bundle';
 
@@ -46,8 +48,8 @@ export function prebuiltWorkflowBundle(): Promise<string> {
 
 export async function spawnWorkerProcess(o: SpawnWorkerOptions): Promise<WorkerProcess> {
   const entry = path.join(__dirname, 'worker-main.ts');
-  const prebuilt = o.env?.GPUPROV_WORKFLOWS_PATH ? {} : { GPUPROV_WORKFLOW_BUNDLE: await prebuiltWorkflowBundle() };
-  const child = spawn(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, entry], {
+  const prebuilt = o.env?.GPUPROV_WORKFLOWS_PATH || o.env?.GPUPROV_WORKFLOW_BUNDLE ? {} : { GPUPROV_WORKFLOW_BUNDLE: await prebuiltWorkflowBundle() };
+  const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', pathToFileURL(require.resolve('tsx')).href, entry], {
     env: {
       ...process.env,
       ...prebuilt,

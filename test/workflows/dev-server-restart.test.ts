@@ -6,9 +6,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort, startDevServer, type DevServer } from '../../src/server/dev-server';
+import { buildWorker } from '../../src/worker';
 import { requireTool } from '../harness/temporal';
 import { finishSignal, waitForSignalWorkflow } from '../harness/test-workflows';
 
@@ -31,11 +32,7 @@ describe.skipIf(!requireTool('temporal CLI', cliPath !== '', 'pip install tempor
 
   async function withWorker<T>(address: string, taskQueue: string, fn: () => Promise<T>): Promise<T> {
     const connection = await NativeConnection.connect({ address });
-    const worker = await Worker.create({
-      connection,
-      taskQueue,
-      workflowsPath: path.join(__dirname, '../harness/test-workflows.ts'),
-    });
+    const worker = await buildWorker({ connection, namespace: 'default', taskQueue, activities: {}, workflows: { workflowsPath: path.join(__dirname, '../harness/test-workflows.ts') } });
     try {
       return await worker.runUntil(fn);
     } finally {

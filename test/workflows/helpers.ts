@@ -1,10 +1,9 @@
-/** Shared setup for lifecycle workflow tests: a FakeProvider, a worker on the run's dev server, fast timings. */
+/** Shared setup for lifecycle workflow tests: a FakeProvider, a worker on the run's dev server (`buildWorker`), fast timings. */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { createActivities } from '../../src/activities';
 import { loadOrCreateSshIdentity } from '../../src/ssh';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { CloudProvider } from '../../src/core/provider';
@@ -36,8 +35,7 @@ export async function startLab(o: { providers?: CloudProvider[]; prober?: SshPro
   const fake = o.fake ?? new FakeProvider();
   const providers = o.providers ?? [fake];
   const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-test-keys-')));
-  const activities = createActivities({ registry: new ProviderRegistry(providers), ssh, owner: 'default', prober: o.prober ?? fake.prober() });
-  const worker = await startTestWorker({ activities });
+  const worker = await startTestWorker({ deps: { registry: new ProviderRegistry(providers), ssh, prober: o.prober ?? fake.prober() } });
   const client = await testEnv().client();
   return {
     fake,

@@ -1,14 +1,11 @@
 /** `provision fleet apply -f shape.yaml | status F | down F`: fleets of nodes reconciled to a declared shape. */
 import { readFile } from 'node:fs/promises';
-import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import type { Client } from '@temporalio/client';
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../../core/errors';
 import { parseShape } from '../fleet-schema';
 import type { FleetShape } from '../../core/fleet/types';
-import { TASK_QUEUE } from '../../core/api';
-import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, fleetWorkflowId, type FleetStatus } from '../../core/fleet-api';
-import type { fleetWorkflow } from '../../workflows/fleet';
+import type { FleetStatus } from '../../core/fleet-api';
+import { GpuprovClient } from '../client';
 import { EXIT_BAD_INPUT, EXIT_OK, type Command, type Io } from '../command';
 import { connectClient } from '../connect';
 import { parseFlags } from '../options';
@@ -60,17 +57,14 @@ function printStatus(io: Io, s: FleetStatus): void {
   }
 }
 
-async function apply(client: Client, io: Io, file: string, json: boolean): Promise<number> {
+async function connect(io: Io): Promise<GpuprovClient> {
+  const { client } = await connectClient(io, { autoStart: true });
+  return new GpuprovClient(client, io.env.GPUPROV_TASK_QUEUE || undefined);
+}
+
+async function apply(io: Io, file: string, json: boolean): Promise<number> {
   const shape = await loadShape(file);
-  const handle = await client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
-    taskQueue: io.env.GPUPROV_TASK_QUEUE || TASK_QUEUE,
-    workflowId: fleetWorkflowId(shape.name),
-    args: [{ shape }],
-    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-    staticSummary: `fleet ${shape.name}`,
-  });
-  // A fresh fleet already has this shape (the update is then a no-op); a running one gets it now.
-  const r = await handle.executeUpdate(applyShapeUpdate, { args: [shape] });
+  const r = await (await connect(io)).fleet.apply(shape);
   if (json) io.out(JSON.stringify({ ok: true, name: shape.name, ...r }) + '\n');
   else io.out(`fleet ${shape.name}: generation ${r.generation} ${r.changed ? 'applied' : 'already applied'}. next: npx provision fleet status ${shape.name}\n`);
   return EXIT_OK;
@@ -87,21 +81,19 @@ async function run(args: string[], io: Io): Promise<number> {
     if (sub === 'apply') {
       const { values } = parseFlags(rest, { file: { type: 'string', short: 'f' }, json: { type: 'boolean' } });
       if (!values.file) throw new InputError('-f', 'the shape file is required', 'e.g. provision fleet apply -f fleet.yaml');
-      const { client } = await connectClient(io, { autoStart: true });
-      return await apply(client, io, String(values.file), json);
+      return await apply(io, String(values.file), json);
     }
     if (sub === 'status' || sub === 'down') {
       const { positionals, values } = parseFlags(rest, { json: { type: 'boolean' }, detach: { type: 'boolean' } }, 1);
       const name = fleetArg(positionals);
-      const { client } = await connectClient(io, { autoStart: true });
-      const handle = client.workflow.getHandle<typeof fleetWorkflow>(fleetWorkflowId(name));
+      const { fleet } = await connect(io);
       if (sub === 'status') {
-        const s = await handle.query(fleetStatusQuery);
+        const s = await fleet.status(name);
         if (json) io.out(JSON.stringify(s, null, 2) + '\n');
         else printStatus(io, s);
         return EXIT_OK;
       }
-      await handle.signal(fleetTeardownSignal);
+      const handle = await fleet.down(name);
       if (values.detach) {
         if (json) io.out(JSON.stringify({ ok: true, name, signalled: 'teardown' }) + '\n');
         else io.out(`fleet ${name}: teardown requested.\n`);

@@ -1,0 +1,304 @@
+/**
+ * FleetDriver: the state and decisions of one fleetWorkflow run, as `VmContext` is for a VM. It
+ * holds the desired shape, the folded observations (`FleetState`) and a bounded log; `observe`
+ * folds an event, `reconcile` runs the pure reconcile (`src/core/fleet/reconcile.ts`) until only
+ * effects or waits are left and `dispatch`es each effect as a child workflow, a signal or
+ * bootstrap activities, whose outcomes come back through `observe`. `track` counts those
+ * workflow-local operations (they do not survive continue-as-new).
+ *
+ * Determinism: the order of commands follows from the order of `dispatch` calls and of the
+ * promise callbacks below; changing either (even adding an `await`) breaks saved histories.
+ */
+import {
+  CancellationScope, ParentClosePolicy, condition, getExternalWorkflowHandle, setCurrentDetails, startChild, workflowInfo,
+} from '@temporalio/workflow';
+import type { BootstrapTarget } from '../activities/bootstrap';
+import { withFleetTuning, type FleetTuning } from '../core/fleet/backoff';
+import { isConverged, reconcile } from '../core/fleet/reconcile';
+import { applyAction, attemptWorkflowId, emptyState, fold, isEffect, type Action, type FleetEvent, type FleetState, type SlotRecord } from '../core/fleet/state';
+import { checkRevision, expandShape, nodeLogPath, shapeProblems, type FleetShape } from '../core/fleet/types';
+import { API_VERSION, teardownSignal, type VmStatus } from '../core/api';
+import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetWorkflowInput, SlotEvent, SlotStatus } from '../core/fleet-api';
+import { withTuning, type Tuning } from '../core/tuning';
+import { failureInfo } from './failure-info';
+import { bootstrapPolling, bootstrapping } from './proxies';
+import type { vmWorkflow } from './vm';
+
+const LOG_KEEP = 100;
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+type Wanted = ReturnType<typeof expandShape>;
+
+export class FleetDriver {
+  private readonly t: FleetTuning;
+  private readonly vmTuning: Tuning;
+  desired: FleetShape;
+  private down: boolean;
+  private state: FleetState;
+  private readonly log: FleetLogEntry[];
+  /** Something changed since the last `reconcile`. */
+  private dirty = true;
+  /** Workflow-local operations in flight (they do not survive continue-as-new). */
+  private localOps = 0;
+  private readonly bootScopes = new Map<string, CancellationScope>();
+
+  constructor(input: FleetWorkflowInput) {
+    this.t = withFleetTuning(input.tuning);
+    this.vmTuning = withTuning(input.vmTuning);
+    this.desired = input.carried?.desired ?? input.shape;
+    this.down = input.carried?.down ?? false;
+    this.state = input.carried?.state ?? emptyState(this.desired.name);
+    this.log = input.carried?.log ?? [];
+  }
+
+  /** What continue-as-new carries. */
+  carried(): FleetCarried {
+    return { state: this.state, desired: this.desired, down: this.down, log: this.log };
+  }
+
+  // ---- messages ----
+
+  /** The `teardown` signal, or Temporal's cancellation: delete every slot, then end. */
+  requestDown(): void {
+    this.down = true;
+    this.dirty = true;
+  }
+
+  /** A child's `slotEvent` signal. */
+  onSlotEvent(e: SlotEvent): void {
+    const ev = eventOfChild(e);
+    if (ev) this.observe(ev);
+  }
+
+  /** The `applyShape` Update's validator: throws to reject the shape. */
+  validateShape(shape: FleetShape): void {
+    if (this.down) throw new Error('the fleet is being torn down');
+    const p = shapeProblems(shape);
+    if (p.length) throw new Error(`invalid fleet shape: ${p.join('; ')}`);
+    const v = checkRevision(this.desired, shape);
+    if (!v.ok) throw new Error(v.reason);
+  }
+
+  /** The `applyShape` Update (after its validator). */
+  applyShape(shape: FleetShape): ApplyShapeResult {
+    const v = checkRevision(this.desired, shape);
+    this.desired = shape;
+    this.dirty = true;
+    if (v.ok && v.changed) this.note('*', 0, `generation ${shape.generation} applied`);
+    return { generation: shape.generation, changed: v.ok && v.changed };
+  }
+
+  // ---- the loop ----
+
+  /**
+   * Reconcile passes until only effects or waits are left (transitions complete a slot's step),
+   * dispatching every effect. Returns when the earliest stored deadline falls, if any.
+   */
+  reconcile(): number | undefined {
+    let wakeAt: number | undefined;
+    this.dirty = false;
+    const want = this.wanted();
+    this.state = { ...this.state, observedGeneration: this.desired.generation };
+    for (let n = 0; n < 100; n++) {
+      const now = Date.now();
+      const pass = reconcile(this.state, want, now);
+      wakeAt = pass.wakeAt;
+      let transitioned = false;
+      for (const a of pass.actions) {
+        this.state = applyAction(this.state, a, want, now, this.t);
+        const r = this.state.slots[a.slot];
+        this.note(a.slot, r?.attempt ?? 0, a.kind === 'beginDelete' ? `beginDelete (${a.why})` : a.kind);
+        if (isEffect(a)) {
+          if (r) this.dispatch(a, r);
+        } else {
+          transitioned = true;
+          if (a.kind === 'beginDelete') this.bootScopes.get(a.slot)?.cancel();
+        }
+      }
+      if (!transitioned) break;
+    }
+    const converged = !this.down && isConverged(this.state, want);
+    const d = this.desired;
+    setCurrentDetails(`**fleet ${d.name}** — generation ${d.generation}, ${converged ? 'converged' : 'converging'}${this.down ? ' (tearing down)' : ''}`);
+    return wakeAt;
+  }
+
+  /** Torn down: no slot left and nothing in flight. */
+  finished(): boolean {
+    return this.down && Object.keys(this.state.slots).length === 0 && this.localOps === 0;
+  }
+
+  /** The history is long (or the server says so) and nothing workflow-local is in flight. */
+  shouldContinueAsNew(): boolean {
+    const info = workflowInfo();
+    return (info.continueAsNewSuggested || info.historyLength > this.t.continueAsNewAfterEvents) && this.localOps === 0;
+  }
+
+  /** Waits for a change, or until `wakeAt`. */
+  async changed(wakeAt: number | undefined): Promise<void> {
+    const timeout = wakeAt === undefined ? undefined : Math.max(1, wakeAt - Date.now());
+    await (timeout === undefined ? condition(() => this.dirty) : condition(() => this.dirty, timeout));
+  }
+
+  /** The `status` query's snapshot (`want`: the slots wanted now; none once ended). */
+  status(want: Wanted = this.wanted()): FleetStatus {
+    return snapshot(this.state, this.desired, this.down, this.log, want);
+  }
+
+  // ---- observations and effects ----
+
+  private wanted(): Wanted {
+    return this.down ? new Map() : expandShape(this.desired);
+  }
+
+  private note(slot: string, attempt: number, what: string): void {
+    this.log.push({ at: iso(Date.now()), slot, attempt, what });
+    if (this.log.length > LOG_KEEP) this.log.splice(0, this.log.length - LOG_KEEP);
+  }
+
+  private observe(e: FleetEvent): void {
+    const before = this.state;
+    this.state = fold(this.state, e, Date.now(), this.t);
+    if (this.state !== before) {
+      this.note(e.slot, e.attempt, e.type === 'vmEnded' ? `vm ${e.outcome}` : e.type === 'bootDone' ? `bootstrap ${e.stage}` : e.type === 'opFailed' ? `${e.op} failed: ${e.reason}` : e.type);
+      this.dirty = true;
+    }
+  }
+
+  private track(p: Promise<unknown>): void {
+    this.localOps += 1;
+    void p.finally(() => {
+      this.localOps -= 1;
+      this.dirty = true;
+    });
+  }
+
+  private targetOf(r: SlotRecord): BootstrapTarget {
+    return {
+      endpoint: r.endpoint!,
+      ...(r.hostKey ? { hostKey: r.hostKey } : {}),
+      node: { fleet: this.desired.name, group: r.group, index: r.index, role: r.template.role, node: r.slot },
+      spec: r.template.bootstrap!,
+    };
+  }
+
+  private dispatch(a: Extract<Action, { attempt: number }>, r: SlotRecord): void {
+    const { slot, attempt } = a;
+    const childId = attemptWorkflowId(slot, attempt);
+    const observe = (e: FleetEvent): void => this.observe(e);
+    switch (a.kind) {
+      case 'startVm':
+        this.track(
+          startChild<typeof vmWorkflow>('vmWorkflow', {
+            workflowId: childId,
+            args: [{ spec: { ...r.template.vm, name: slot }, tuning: this.vmTuning }],
+            // The fleet continues-as-new while children live on; they report by signal.
+            parentClosePolicy: ParentClosePolicy.ABANDON,
+            staticSummary: `fleet ${this.desired.name}: slot ${slot}, attempt ${attempt}`,
+          }).then(
+            (h) => {
+              observe({ type: 'vmStarted', slot, attempt });
+              h.result().then(
+                (s: VmStatus) => observe({ type: 'vmEnded', slot, attempt, outcome: s.stage === 'lost' ? 'lost' : s.stage === 'cancelled' ? 'cancelled' : 'terminated' }),
+                (err: unknown) => observe({ type: 'vmEnded', slot, attempt, outcome: 'failed', reason: failureInfo(err).message }),
+              );
+            },
+            (err: unknown) => observe({ type: 'opFailed', slot, attempt, op: 'startVm', reason: failureInfo(err).message }),
+          ),
+        );
+        return;
+      case 'teardownVm':
+        // A child that is gone (closed) has already deleted everything it created.
+        this.track(getExternalWorkflowHandle(childId).signal(teardownSignal).catch(() => observe({ type: 'vmEnded', slot, attempt, outcome: 'gone' })));
+        return;
+      case 'stopBootstrap':
+        this.track(
+          bootstrapping(`stop bootstrap on ${slot}`, 60_000, 5).bootstrapStop(this.targetOf(r)).then(
+            () => observe({ type: 'bootStopped', slot, attempt }),
+            (err: unknown) => observe({ type: 'opFailed', slot, attempt, op: 'stopBootstrap', reason: failureInfo(err).message }),
+          ),
+        );
+        return;
+      case 'startBootstrap': {
+        const target = this.targetOf(r);
+        const timeoutMs = Math.round(target.spec.timeout * 1000);
+        const scope = new CancellationScope();
+        this.bootScopes.set(slot, scope);
+        const run = async (): Promise<FleetEvent> => {
+          await bootstrapping(`verify ${slot}`, timeoutMs, 3).bootstrapVerify(target);
+          observe({ type: 'bootObserved', slot, attempt, stage: 'starting' });
+          const started = await bootstrapping(`start bootstrap on ${slot}`, 60_000, 3).bootstrapStart(target);
+          observe({ type: 'bootObserved', slot, attempt, stage: 'waiting-ready', startedAt: started.at });
+          const ready = await bootstrapPolling(`wait until ${slot} is ready`, timeoutMs, this.t.readyPollMs).bootstrapAwaitReady(target);
+          return { type: 'bootDone', slot, attempt, ok: true, stage: 'ready', ...seqsOf(ready) };
+        };
+        this.track(
+          scope
+            .run(run)
+            .then(observe, (err: unknown) => {
+              const f = failureInfo(err);
+              const stage = f.cancelled ? 'cancelled' : f.type === 'Timeout' ? 'ready-timeout' : 'failed';
+              observe({ type: 'bootDone', slot, attempt, ok: false, stage, reason: f.message });
+            })
+            .finally(() => this.bootScopes.delete(slot)),
+        );
+        return;
+      }
+    }
+  }
+}
+
+/** `vm-<slot>-a<attempt>` → slot and attempt. */
+function parseAttemptId(id: string): { slot: string; attempt: number } | undefined {
+  const m = /^vm-(.+)-a(\d+)$/.exec(id);
+  return m ? { slot: m[1]!, attempt: Number(m[2]) } : undefined;
+}
+
+/** A child's report as a fleet event (`ready` and the terminal stages; nothing else). */
+function eventOfChild(e: SlotEvent): FleetEvent | undefined {
+  const id = parseAttemptId(e.workflowId);
+  if (!id) return undefined;
+  if (e.stage === 'ready' && e.endpoint) return { type: 'vmReady', ...id, endpoint: e.endpoint, ...(e.hostKey ? { hostKey: e.hostKey } : {}) };
+  if (e.stage === 'failed' || e.stage === 'lost' || e.stage === 'terminated' || e.stage === 'cancelled') {
+    return { type: 'vmEnded', ...id, outcome: e.stage, ...(e.error ? { reason: `${e.error.kind}: ${e.error.message}` } : {}) };
+  }
+  if (e.stage === 'k8s-failed') return { type: 'vmEnded', ...id, outcome: 'failed', reason: 'k3s failed' };
+  return undefined;
+}
+
+function seqsOf(s: { lastStdoutSeq?: number; lastStderrSeq?: number }): { lastStdoutSeq?: number; lastStderrSeq?: number } {
+  return { ...(s.lastStdoutSeq !== undefined ? { lastStdoutSeq: s.lastStdoutSeq } : {}), ...(s.lastStderrSeq !== undefined ? { lastStderrSeq: s.lastStderrSeq } : {}) };
+}
+
+function snapshot(state: FleetState, desired: FleetShape, down: boolean, log: FleetLogEntry[], want: Wanted): FleetStatus {
+  const slots: SlotStatus[] = Object.values(state.slots)
+    .sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : a.index - b.index))
+    .map((r) => {
+      const b = r.template.bootstrap;
+      return {
+        slot: r.slot, group: r.group, index: r.index, role: r.template.role, attempt: r.attempt,
+        workflowId: attemptWorkflowId(r.slot, r.attempt), stage: r.stage, intent: r.intent, ready: r.ready,
+        current: want.get(r.slot)?.key === r.key, failures: r.failures,
+        ...(r.pending ? { pending: r.pending.op } : {}),
+        ...(r.restartAt !== undefined && r.stage === 'destroyed' ? { restartAt: iso(r.restartAt) } : {}),
+        ...(r.failedReason ? { failedReason: r.failedReason } : {}),
+        ...(r.endpoint ? { endpoint: r.endpoint } : {}),
+        ...(r.hostKey ? { hostKey: r.hostKey } : {}),
+        ...(b
+          ? {
+              bootstrap: {
+                state: r.boot.state, logPath: nodeLogPath(b, r.slot),
+                ...(r.boot.stage ? { stage: r.boot.stage } : {}),
+                ...seqsOf(r.boot),
+                ...(r.boot.startedAt !== undefined ? { startedAt: iso(r.boot.startedAt) } : {}),
+                ...(r.boot.readyAt !== undefined ? { readyAt: iso(r.boot.readyAt) } : {}),
+              },
+            }
+          : {}),
+      };
+    });
+  return {
+    apiVersion: API_VERSION, name: desired.name, generation: desired.generation, observedGeneration: state.observedGeneration,
+    converged: !down && isConverged(state, want), down, slots, log: [...log],
+  };
+}
