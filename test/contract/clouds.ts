@@ -1,0 +1,80 @@
+/**
+ * The HTTP clouds with a published vendor client: the calls our adapter makes (by method and
+ * path pattern), how to start a fresh fixture with our adapter pointed at it, and what the
+ * vendor's driver needs to reach the same fixture.
+ */
+import type { CloudProvider, ResourceRequest } from '../../src/core/provider';
+import type { HttpFixture } from '../fixtures/http-fixture';
+import { API_KEY as VAST_KEY } from '../fixtures/vastai/server';
+import { startVastaiDouble } from '../providers/vastai/double';
+import { startVerdaDouble } from '../providers/verda/double';
+import type { CallRoute, ShapeOptions } from './shapes';
+
+/** A fresh fixture and our adapter pointed at it. */
+export interface ContractEnv {
+  provider: CloudProvider;
+  http: HttpFixture;
+  /** What the vendor's client needs to authenticate at the fixture. */
+  credentials: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface HttpContract {
+  cloud: string;
+  /** The vendor's client on PyPI (pinned in requirements.txt). */
+  client: string;
+  routes: CallRoute[];
+  shape?: ShapeOptions;
+  /** A request our adapter plans at the fixture. */
+  request: ResourceRequest;
+  start(): Promise<ContractEnv>;
+}
+
+const r = (call: string, method: string, pattern: string): CallRoute => ({ call, method, pattern });
+
+export const HTTP_CONTRACTS: HttpContract[] = [
+  {
+    cloud: 'vastai',
+    client: 'vastai',
+    routes: [
+      r('search', 'POST', '/api/v0/bundles'),
+      r('ssh-keys', 'GET', '/api/v0/ssh'),
+      r('add-ssh-key', 'POST', '/api/v0/ssh'),
+      r('create', 'PUT', '/api/v0/asks/:id'),
+      r('list', 'GET', '/api/v1/instances'),
+      r('delete', 'DELETE', '/api/v0/instances/:id'),
+    ],
+    // `env` is a map of docker args to values: its keys are data, not fields.
+    shape: { opaque: ['body.env'], values: ['body.type', 'body.runtype', 'body.client_id'] },
+    // US: the cheapest ask there has direct ports, so create asks for direct SSH.
+    request: { vmName: 'contract', gpu: { model: 'RTX4090', count: 1 }, regions: ['US'], k8s: false },
+    start: async () => {
+      const d = await startVastaiDouble();
+      return { provider: d.provider, http: d.server.http, credentials: { apiKey: VAST_KEY }, close: () => d.close() };
+    },
+  },
+  {
+    cloud: 'verda',
+    client: 'verda',
+    routes: [
+      r('token', 'POST', '/oauth2/token'),
+      r('instance-types', 'GET', '/instance-types'),
+      r('availability', 'GET', '/instance-availability'),
+      r('ssh-keys', 'GET', '/sshkeys'),
+      r('add-ssh-key', 'POST', '/sshkeys'),
+      r('scripts', 'GET', '/scripts'),
+      r('add-script', 'POST', '/scripts'),
+      r('delete-scripts', 'DELETE', '/scripts'),
+      r('create', 'POST', '/instances'),
+      r('list', 'GET', '/instances'),
+      r('get', 'GET', '/instances/:id'),
+      r('delete', 'PUT', '/instances'),
+    ],
+    shape: { values: ['body.action', 'body.grant_type', 'query.isSpot', 'query.currency', 'body.is_spot'] },
+    request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
+    start: async () => {
+      const d = await startVerdaDouble();
+      return { provider: d.provider, http: d.server.http, credentials: { clientId: d.server.clientId, clientSecret: d.server.clientSecret }, close: () => d.close() };
+    },
+  },
+];

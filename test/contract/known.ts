@@ -1,0 +1,48 @@
+/**
+ * Every difference the contract suite finds between a request our adapter sends and the one the
+ * vendor's published client sends for the same call. The suite fails on a difference listed in
+ * neither table, and on a row that no longer occurs (fixed: remove it).
+ *
+ * `ours` / `vendor` are descriptors: JSON types (`string`, `number|null`, `absent`), the path
+ * template as sent, `authorization Bearer`, or a JSON value for the enum-like fields each
+ * cloud compares by value (see `shape.values` in clouds.ts).
+ */
+import type { Difference } from './shapes';
+
+export interface KnownDifference extends Difference {
+  why: string;
+}
+
+const k = (cloud: string, call: string, aspect: string, ours: string, vendor: string, why: string): KnownDifference => ({ cloud, call, aspect, ours, vendor, why });
+
+/** Adapter bugs: the real API may refuse or misread what we send. For the adapters to fix. */
+export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
+  // --- Vast.ai (vastai.api.*): issue 15 ---------------------------------------------------
+  k('vastai', 'search', 'path', '/api/v0/bundles', '/api/v0/bundles/', 'the client calls every v0 collection with a trailing slash'),
+  k('vastai', 'search', 'value.body.type', '"ondemand"', '"on-demand"', 'offer type is "on-demand" (or "bid", "reserved")'),
+  k('vastai', 'search', 'body.allocated_storage', 'absent', 'number', 'without it the quoted dph_total leaves out the disk we ask for'),
+  k('vastai', 'ssh-keys', 'path', '/api/v0/ssh', '/api/v0/ssh/', 'trailing slash'),
+  k('vastai', 'add-ssh-key', 'path', '/api/v0/ssh', '/api/v0/ssh/', 'trailing slash'),
+  k('vastai', 'create', 'value.body.runtype', '"ssh_direct"', '"ssh_direc ssh_proxy"', 'direct SSH is the runtype "ssh_direc ssh_proxy"; "ssh_direct" is no runtype'),
+  k('vastai', 'create', 'body.env', 'string', 'object', 'env is a map {"-p 22:22": "1", "NAME": "value"}, not a docker-args string'),
+  k('vastai', 'list', 'path', '/api/v1/instances', '/api/v1/instances/', 'trailing slash'),
+  // --- Verda (verda.instances.action) -------------------------------------------------------
+  k('verda', 'delete', 'body.id', 'string', 'array', 'the client always sends a list of ids'),
+  k('verda', 'delete', 'body.volume_ids', 'absent', 'array', 'delete_permanently without volume_ids is ignored: the OS volume outlives the instance and bills'),
+];
+
+/**
+ * Deliberate differences: the vendor's client sends an optional field we leave at the API's
+ * default, or a query parameter we do not need.
+ */
+export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
+  k('vastai', 'search', 'body.external', 'absent', 'object', 'a default filter of the client; our search sets its own filters'),
+  k('vastai', 'create', 'body.python_utf8', 'absent', 'boolean', 'client default false'),
+  k('vastai', 'create', 'body.lang_utf8', 'absent', 'boolean', 'client default false'),
+  k('vastai', 'create', 'body.use_jupyter_lab', 'absent', 'boolean', 'client default false'),
+  k('vastai', 'create', 'body.force', 'absent', 'boolean', 'client default false'),
+  k('vastai', 'list', 'query.order_by', 'absent', 'json', 'we filter by label and do not need an order'),
+  k('vastai', 'delete', 'body', 'absent', 'object', 'the client sends an empty JSON body {} with DELETE'),
+  k('verda', 'create', 'body.volumes', 'absent', 'array', 'client default []: no extra volumes'),
+  k('verda', 'create', 'body.existing_volumes', 'absent', 'array', 'client default []'),
+];
