@@ -8,6 +8,7 @@ import type { HttpFixture } from '../fixtures/http-fixture';
 import { API_KEY as VAST_KEY } from '../fixtures/vastai/server';
 import { startVastaiDouble } from '../providers/vastai/double';
 import { startVerdaDouble } from '../providers/verda/double';
+import { startHyperstackDouble } from '../providers/hyperstack/double';
 import type { CallRoute, ShapeOptions } from './shapes';
 
 /** A fresh fixture and our adapter pointed at it. */
@@ -75,6 +76,28 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     start: async () => {
       const d = await startVerdaDouble();
       return { provider: d.provider, http: d.server.http, credentials: { clientId: d.server.clientId, clientSecret: d.server.clientSecret }, close: () => d.close() };
+    },
+  },
+  {
+    cloud: 'hyperstack',
+    client: 'hyperstack',
+    routes: [
+      r('flavors', 'GET', '/core/flavors'),
+      r('pricebook', 'GET', '/pricebook'),
+      r('environments', 'GET', '/core/environments'),
+      r('create-environment', 'POST', '/core/environments'),
+      r('keypairs', 'GET', '/core/keypairs'),
+      r('create-keypair', 'POST', '/core/keypairs'),
+      r('create', 'POST', '/core/virtual-machines'),
+      r('list', 'GET', '/core/virtual-machines'),
+      r('get', 'GET', '/core/virtual-machines/:id'),
+      r('delete', 'DELETE', '/core/virtual-machines/:id'),
+    ],
+    shape: { values: ['body.assign_floating_ip', 'body.count', 'body.security_rules[].direction', 'body.security_rules[].protocol', 'body.security_rules[].ethertype'] },
+    request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
+    start: async () => {
+      const d = await startHyperstackDouble();
+      return { provider: d.provider, http: d.server.http, credentials: { apiKey: d.server.apiKey }, close: () => d.close() };
     },
   },
 ];

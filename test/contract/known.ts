@@ -45,4 +45,5 @@ export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('vastai', 'delete', 'body', 'absent', 'object', 'the client sends an empty JSON body {} with DELETE'),
   k('verda', 'create', 'body.volumes', 'absent', 'array', 'client default []: no extra volumes'),
   k('verda', 'create', 'body.existing_volumes', 'absent', 'array', 'client default []'),
+  k('hyperstack', 'create', 'body.enhanced_monitoring_enabled', 'absent', 'boolean', 'client default false'),
 ];
