@@ -79,7 +79,7 @@ export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`):
   let result;
   try {
     const sent = Object.fromEntries([...mine.calls].map(([call, reqs]) => [call, reqs.map(bare)]));
-    result = await runDriver(driver, { url: vendorEnv.http.url, credentials: vendorEnv.credentials, ours: sent });
+    result = await runDriver(driver, { url: vendorEnv.baseUrl ?? vendorEnv.http.url, credentials: vendorEnv.credentials, ours: sent });
   } finally {
     await vendorEnv.close();
   }

@@ -9,12 +9,16 @@ import { API_KEY as VAST_KEY } from '../fixtures/vastai/server';
 import { startVastaiDouble } from '../providers/vastai/double';
 import { startVerdaDouble } from '../providers/verda/double';
 import { startHyperstackDouble } from '../providers/hyperstack/double';
+import { API_KEY as LAMBDA_KEY } from '../fixtures/lambda/server';
+import { startLambdaDouble } from '../providers/lambda/double';
 import type { CallRoute, ShapeOptions } from './shapes';
 
 /** A fresh fixture and our adapter pointed at it. */
 export interface ContractEnv {
   provider: CloudProvider;
   http: HttpFixture;
+  /** Where the vendor's client is pointed (default: the fixture's root). */
+  baseUrl?: string;
   /** What the vendor's client needs to authenticate at the fixture. */
   credentials: Record<string, string>;
   close(): Promise<void>;
@@ -98,6 +102,24 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     start: async () => {
       const d = await startHyperstackDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: d.server.apiKey }, close: () => d.close() };
+    },
+  },
+  {
+    cloud: 'lambda',
+    client: 'lambda-cloud-api-client',
+    routes: [
+      r('instance-types', 'GET', '/api/v1/instance-types'),
+      r('ssh-keys', 'GET', '/api/v1/ssh-keys'),
+      r('add-ssh-key', 'POST', '/api/v1/ssh-keys'),
+      r('launch', 'POST', '/api/v1/instance-operations/launch'),
+      r('list', 'GET', '/api/v1/instances'),
+      r('get', 'GET', '/api/v1/instances/:id'),
+      r('terminate', 'POST', '/api/v1/instance-operations/terminate'),
+    ],
+    request: { vmName: 'contract', gpu: { model: 'A10', count: 1 }, k8s: true },
+    start: async () => {
+      const d = await startLambdaDouble();
+      return { provider: d.provider, http: d.server.http, baseUrl: d.server.url, credentials: { apiKey: LAMBDA_KEY }, close: () => d.close() };
     },
   },
 ];

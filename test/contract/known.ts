@@ -46,4 +46,7 @@ export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('verda', 'create', 'body.volumes', 'absent', 'array', 'client default []: no extra volumes'),
   k('verda', 'create', 'body.existing_volumes', 'absent', 'array', 'client default []'),
   k('hyperstack', 'create', 'body.enhanced_monitoring_enabled', 'absent', 'boolean', 'client default false'),
+  // lambda-cloud-api-client 0.1.145 was generated from an older OpenAPI document than Lambda's current one, which has both.
+  k('lambda', 'launch', 'body.user_data', 'string', 'absent', 'cloud-init user data: in the current Lambda API, not in this client'),
+  k('lambda', 'launch', 'body.tags', 'array', 'absent', 'instance tags: in the current Lambda API, not in this client'),
 ];
