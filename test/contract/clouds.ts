@@ -11,6 +11,8 @@ import { startVerdaDouble } from '../providers/verda/double';
 import { startHyperstackDouble } from '../providers/hyperstack/double';
 import { API_KEY as LAMBDA_KEY } from '../fixtures/lambda/server';
 import { startLambdaDouble } from '../providers/lambda/double';
+import { API_KEY as PRIME_KEY } from '../fixtures/primeintellect/server';
+import { startPrimeIntellectDouble } from '../providers/primeintellect/double';
 import type { CallRoute, ShapeOptions } from './shapes';
 
 /** A fresh fixture and our adapter pointed at it. */
@@ -120,6 +122,26 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     start: async () => {
       const d = await startLambdaDouble();
       return { provider: d.provider, http: d.server.http, baseUrl: d.server.url, credentials: { apiKey: LAMBDA_KEY }, close: () => d.close() };
+    },
+  },
+  {
+    cloud: 'primeintellect',
+    client: 'prime',
+    routes: [
+      r('availability', 'GET', '/api/v1/availability/gpus'),
+      r('ssh-keys', 'GET', '/api/v1/ssh_keys'),
+      r('add-ssh-key', 'POST', '/api/v1/ssh_keys'),
+      r('create', 'POST', '/api/v1/pods'),
+      r('list', 'GET', '/api/v1/pods'),
+      r('status', 'GET', '/api/v1/pods/status'),
+      r('get', 'GET', '/api/v1/pods/:id'),
+      r('delete', 'DELETE', '/api/v1/pods/:id'),
+    ],
+    shape: { values: ['body.provider.type'] },
+    request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
+    start: async () => {
+      const d = await startPrimeIntellectDouble();
+      return { provider: d.provider, http: d.server.http, credentials: { apiKey: PRIME_KEY }, close: () => d.close() };
     },
   },
 ];

@@ -26,6 +26,10 @@ export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
   k('vastai', 'create', 'value.body.runtype', '"ssh_direct"', '"ssh_direc ssh_proxy"', 'direct SSH is the runtype "ssh_direc ssh_proxy"; "ssh_direct" is no runtype'),
   k('vastai', 'create', 'body.env', 'string', 'object', 'env is a map {"-p 22:22": "1", "NAME": "value"}, not a docker-args string'),
   k('vastai', 'list', 'path', '/api/v1/instances', '/api/v1/instances/', 'trailing slash'),
+  // --- Prime Intellect (prime_cli: PodsClient, and the body `prime pods create` builds) -----
+  k('primeintellect', 'create', 'path', '/api/v1/pods/', '/api/v1/pods', 'the client posts to /pods; /pods/ works only through a redirect if that is not the route'),
+  k('primeintellect', 'list', 'path', '/api/v1/pods/', '/api/v1/pods', 'same as create'),
+  k('primeintellect', 'create', 'body.pod.sshKeyId', 'string', 'absent', 'the CLI never names a key (pods get the account\'s keys); check that the API honours sshKeyId, else register the worker key as the account key'),
   // --- Verda (verda.instances.action) -------------------------------------------------------
   k('verda', 'delete', 'body.id', 'string', 'array', 'the client always sends a list of ids'),
   k('verda', 'delete', 'body.volume_ids', 'absent', 'array', 'delete_permanently without volume_ids is ignored: the OS volume outlives the instance and bills'),
@@ -46,6 +50,10 @@ export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('verda', 'create', 'body.volumes', 'absent', 'array', 'client default []: no extra volumes'),
   k('verda', 'create', 'body.existing_volumes', 'absent', 'array', 'client default []'),
   k('hyperstack', 'create', 'body.enhanced_monitoring_enabled', 'absent', 'boolean', 'client default false'),
+  k('primeintellect', 'create', 'body.pod.country', 'string', 'null', 'we pin the offer\'s country; the CLI leaves it to the API'),
+  k('primeintellect', 'create', 'body.pod.security', 'string', 'null', 'we pin the offer\'s security tier; the CLI leaves it to the API'),
+  k('primeintellect', 'create', 'body.pod.maxPrice', 'number', 'null', 'we cap the price at the offer\'s; the CLI sends no cap'),
+  k('primeintellect', 'create', 'body.pod.autoRestart', 'absent', 'boolean', 'CLI default false'),
   // lambda-cloud-api-client 0.1.145 was generated from an older OpenAPI document than Lambda's current one, which has both.
   k('lambda', 'launch', 'body.user_data', 'string', 'absent', 'cloud-init user data: in the current Lambda API, not in this client'),
   k('lambda', 'launch', 'body.tags', 'array', 'absent', 'instance tags: in the current Lambda API, not in this client'),
