@@ -13,6 +13,7 @@ import { API_KEY as LAMBDA_KEY } from '../fixtures/lambda/server';
 import { startLambdaDouble } from '../providers/lambda/double';
 import { API_KEY as PRIME_KEY } from '../fixtures/primeintellect/server';
 import { startPrimeIntellectDouble } from '../providers/primeintellect/double';
+import { startDigitalOceanDouble } from '../providers/digitalocean/double';
 import type { CallRoute, ShapeOptions } from './shapes';
 
 /** A fresh fixture and our adapter pointed at it. */
@@ -142,6 +143,25 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     start: async () => {
       const d = await startPrimeIntellectDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: PRIME_KEY }, close: () => d.close() };
+    },
+  },
+  {
+    cloud: 'digitalocean',
+    client: 'pydo',
+    routes: [
+      r('sizes', 'GET', '/v2/sizes'),
+      r('ssh-keys', 'GET', '/v2/account/keys'),
+      r('add-ssh-key', 'POST', '/v2/account/keys'),
+      r('create', 'POST', '/v2/droplets'),
+      r('list', 'GET', '/v2/droplets'),
+      r('get', 'GET', '/v2/droplets/:id'),
+      r('delete', 'DELETE', '/v2/droplets/:id'),
+    ],
+    shape: { values: ['query.type'] },
+    request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
+    start: async () => {
+      const d = await startDigitalOceanDouble();
+      return { provider: d.provider, http: d.server.http, credentials: { token: d.server.token }, close: () => d.close() };
     },
   },
 ];

@@ -54,6 +54,9 @@ export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('primeintellect', 'create', 'body.pod.security', 'string', 'null', 'we pin the offer\'s security tier; the CLI leaves it to the API'),
   k('primeintellect', 'create', 'body.pod.maxPrice', 'number', 'null', 'we cap the price at the offer\'s; the CLI sends no cap'),
   k('primeintellect', 'create', 'body.pod.autoRestart', 'absent', 'boolean', 'CLI default false'),
+  k('digitalocean', 'sizes', 'query.page', 'absent', 'number', 'pydo always sends page=1; the API defaults to it'),
+  k('digitalocean', 'ssh-keys', 'query.page', 'absent', 'number', 'pydo always sends page=1'),
+  k('digitalocean', 'list', 'query.page', 'absent', 'number', 'pydo always sends page=1'),
   // lambda-cloud-api-client 0.1.145 was generated from an older OpenAPI document than Lambda's current one, which has both.
   k('lambda', 'launch', 'body.user_data', 'string', 'absent', 'cloud-init user data: in the current Lambda API, not in this client'),
   k('lambda', 'launch', 'body.tags', 'array', 'absent', 'instance tags: in the current Lambda API, not in this client'),
