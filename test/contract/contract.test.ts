@@ -7,6 +7,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkHttpCloud, type CloudReport } from './check';
 import { HTTP_CONTRACTS } from './clouds';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { judge } from './check';
+import { PROTO_ROOT, compareNebiusProtos } from './nebius-protos';
 import { vendorsMissing } from './vendor';
 
 /** Clouds we adapt to whose vendor publishes no client to check against. */
@@ -27,4 +32,28 @@ describe.skipIf(vendorsMissing())('contract: the vendors\' clients against our f
       expect(report.failures).toEqual([]);
     }, 300_000);
   }
+
+  it('nebius: our .proto files declare what the SDK\'s descriptors declare, and our addresses are the SDK\'s', async () => {
+    const r = await compareNebiusProtos();
+    expect(r.differences).toEqual([]);
+    expect(r.checked).toBeGreaterThan(40);
+    const found = r.addresses.filter((a) => a.ours !== a.sdk).map((a) => ({ cloud: 'nebius', call: a.service, aspect: 'address', ours: a.ours ?? 'absent', vendor: a.sdk }));
+    const j = judge('nebius', found);
+    reports.push({ cloud: 'nebius', client: 'nebius', version: r.sdk, mismatches: j.mismatches, accepted: j.accepted, failures: j.failures, notes: [] });
+    process.stdout.write(`contract nebius: ${r.checked} messages, enums and services compared with the SDK's descriptors\n`);
+    expect(j.failures).toEqual([]);
+  }, 300_000);
+
+  it('nebius: a field number changed on purpose in a copy of our protos is caught', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpuprov-protos-'));
+    try {
+      cpSync(PROTO_ROOT, dir, { recursive: true });
+      const file = join(dir, 'nebius/vpc/v1/vpc.proto');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('string page_token = 3;', 'string page_token = 4;'));
+      const r = await compareNebiusProtos(dir);
+      expect(r.differences).toEqual(['nebius.vpc.v1.ListSubnetsRequest.page_token: number ours 4, SDK 3']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
