@@ -50,7 +50,8 @@ class Driver:
         print(json.dumps({"client": self.package, "version": version, "calls": self.calls, "notes": self.notes}))
 
 
-def need(cond, what):
-    """Fail the current call with `what` when the vendor client's result lacks something it should carry."""
-    if not cond:
+def need(value, what):
+    """Fail the current call with `what` when the vendor client's result lacks something; else return it."""
+    if not value:
         raise AssertionError(what)
+    return value

@@ -14,6 +14,7 @@ import { startLambdaDouble } from '../providers/lambda/double';
 import { API_KEY as PRIME_KEY } from '../fixtures/primeintellect/server';
 import { startPrimeIntellectDouble } from '../providers/primeintellect/double';
 import { startDigitalOceanDouble } from '../providers/digitalocean/double';
+import { startGcpDouble } from '../providers/gcp/double';
 import type { CallRoute, ShapeOptions } from './shapes';
 
 /** A fresh fixture and our adapter pointed at it. */
@@ -162,6 +163,31 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     start: async () => {
       const d = await startDigitalOceanDouble();
       return { provider: d.provider, http: d.server.http, credentials: { token: d.server.token }, close: () => d.close() };
+    },
+  },
+  {
+    cloud: 'gcp',
+    client: 'google-cloud-compute',
+    routes: [
+      r('zones', 'GET', '/compute/v1/projects/:project/zones'),
+      r('accelerators', 'GET', '/compute/v1/projects/:project/aggregated/acceleratorTypes'),
+      r('image-family', 'GET', '/compute/v1/projects/:project/global/images/family/:family'),
+      r('firewall', 'GET', '/compute/v1/projects/:project/global/firewalls/:name'),
+      r('create-firewall', 'POST', '/compute/v1/projects/:project/global/firewalls'),
+      r('delete-firewall', 'DELETE', '/compute/v1/projects/:project/global/firewalls/:name'),
+      r('global-operation', 'GET', '/compute/v1/projects/:project/global/operations/:operation'),
+      r('create', 'POST', '/compute/v1/projects/:project/zones/:zone/instances'),
+      r('list', 'GET', '/compute/v1/projects/:project/zones/:zone/instances'),
+      r('get', 'GET', '/compute/v1/projects/:project/zones/:zone/instances/:instance'),
+      r('delete', 'DELETE', '/compute/v1/projects/:project/zones/:zone/instances/:instance'),
+      r('operation', 'GET', '/compute/v1/projects/:project/zones/:zone/operations/:operation'),
+    ],
+    // `labels` and `metadata` keys are data.
+    shape: { opaque: ['body.labels'] },
+    request: { vmName: 'contract', gpu: { model: 'T4', count: 1 }, regions: ['us-central1'], k8s: true },
+    start: async () => {
+      const d = await startGcpDouble();
+      return { provider: d.provider, http: d.server.http, credentials: { project: d.server.project }, close: () => d.close() };
     },
   },
 ];
