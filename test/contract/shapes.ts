@@ -88,6 +88,7 @@ const add = (acc: Acc, k: string, v: string): void => {
 };
 
 function flatten(v: unknown, at: string, acc: Acc, opts: ShapeOptions): void {
+  if (v === undefined) return;
   add(acc, at, jsonType(v));
   if (opts.values?.includes(at)) add(acc, `value.${at}`, JSON.stringify(v));
   if (opts.opaque?.includes(at) || v === null || typeof v !== 'object') return;
