@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EC2_ERRORS, UNKNOWN_TYPE, errorXml } from '../fixtures/aws/errors';
 import { checkHttpCloud, judge, type CloudReport } from './check';
 import { HTTP_CONTRACTS } from './clouds';
+import { checkNebiusGrpc } from './nebius-grpc';
 import { PROTO_ROOT, compareNebiusProtos } from './nebius-protos';
 import { pinned, runDriver, vendorsMissing } from './vendor';
 
@@ -44,9 +45,16 @@ describe.skipIf(vendorsMissing())('contract: the vendors\' clients against our f
     expect(r.checked).toBeGreaterThan(40);
     const found = r.addresses.filter((a) => a.ours !== a.sdk).map((a) => ({ cloud: 'nebius', call: a.service, aspect: 'address', ours: a.ours ?? 'absent', vendor: a.sdk }));
     const j = judge('nebius', found);
-    reports.push({ cloud: 'nebius', client: 'nebius', version: r.sdk, mismatches: j.mismatches, accepted: j.accepted, failures: j.failures, notes: [] });
+    reports.push({ cloud: 'nebius (protos, addresses)', client: 'nebius', version: r.sdk, mismatches: j.mismatches, accepted: j.accepted, failures: j.failures, notes: [] });
     process.stdout.write(`contract nebius: ${r.checked} messages, enums and services compared with the SDK's descriptors\n`);
     expect(j.failures).toEqual([]);
+  }, 300_000);
+
+  it('nebius: the fixture serves the nebius SDK every RPC our adapter makes', async () => {
+    const report = await checkNebiusGrpc();
+    reports.push(report);
+    for (const n of report.notes) process.stdout.write(`contract nebius: ${n}\n`);
+    expect(report.failures).toEqual([]);
   }, 300_000);
 
   it('aws: our EC2 error bodies parse in botocore with their codes and messages', async () => {
