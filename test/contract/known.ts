@@ -38,8 +38,9 @@ export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
 ];
 
 /**
- * Deliberate differences: the vendor's client sends an optional field we leave at the API's
- * default, or a query parameter we do not need.
+ * Harmless differences: the vendor's client sends an optional field we leave at the API's
+ * default (or we set one it leaves unset), a query parameter we do not need, or its serializer
+ * drops what ours keeps (empty maps).
  */
 export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('vastai', 'search', 'body.external', 'absent', 'object', 'a default filter of the client; our search sets its own filters'),
