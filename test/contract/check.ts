@@ -1,0 +1,108 @@
+/**
+ * One HTTP cloud's contract check: our adapter runs a whole life (plan, prepare, create with a
+ * boot script, observe until running, delete, observe until gone, cleanup) against a fresh
+ * fixture; the vendor's client makes the same calls against another fresh fixture; then
+ * (a) every call the vendor's client could not complete is a failure, and
+ * (b) every difference between our requests and the vendor's, per call, is either listed in
+ *     known.ts or a failure, and every entry of known.ts for the cloud must still occur.
+ */
+import { locationOf } from '../../src/core/offers';
+import type { CloudProvider, InstanceSpec, ResourceRequest } from '../../src/core/provider';
+import type { HttpContract } from './clouds';
+import { ACCEPTED_DIFFERENCES, KNOWN_ADAPTER_MISMATCHES, type KnownDifference } from './known';
+import { byCall, diffShapes, differenceKey, shapeOf, type Difference } from './shapes';
+import { bare, runDriver } from './vendor';
+
+const MAX_POLLS = 10;
+
+/** What the summary line and the assertions need of one cloud. */
+export interface CloudReport {
+  cloud: string;
+  client: string;
+  version: string;
+  /** Differences with the vendor's client that are adapter mismatches (known or new). */
+  mismatches: number;
+  accepted: number;
+  failures: string[];
+  notes: string[];
+}
+
+const SPEC: InstanceSpec = {
+  vmName: 'contract',
+  owner: 'contract',
+  publicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIContractKeyOfTheWorkerXXXXXXXXXXXXXXXXXXXXXX contract@worker'],
+  bootScript: { script: '#!/bin/sh\necho contract-boot', env: { GPUPROV_CONTRACT: '1' } },
+  idempotencyKey: 'contract/1',
+  openPorts: [22],
+};
+
+/** A whole life of one VM through the adapter, each wait bounded by a number of polls. */
+export async function exercise(provider: CloudProvider, request: ResourceRequest): Promise<void> {
+  const offer = (await provider.plan(request))[0];
+  if (!offer) throw new Error(`${provider.name}: the fixture planned no offer for the contract request`);
+  const at = locationOf(offer);
+  const prepared = await provider.prepare(offer, SPEC);
+  const id = await provider.create(offer, prepared, SPEC);
+  for (let i = 0; i < MAX_POLLS; i++) {
+    if ((await provider.observe(at, SPEC.vmName)).some((o) => o.status === 'Running' && o.endpoint)) break;
+  }
+  await provider.delete(at, SPEC.vmName, [id]);
+  for (let i = 0; i < MAX_POLLS; i++) {
+    if ((await provider.observe(at, SPEC.vmName)).length === 0) break;
+  }
+  await provider.cleanup(at, SPEC.vmName);
+}
+
+const keyOf = (k: KnownDifference): string => differenceKey(k);
+
+/** Split `found` into adapter mismatches, accepted differences and unexpected ones; list stale table rows. */
+export function judge(cloud: string, found: Difference[]): { mismatches: number; accepted: number; failures: string[] } {
+  const known = new Set(KNOWN_ADAPTER_MISMATCHES.filter((k) => k.cloud === cloud).map(keyOf));
+  const accepted = new Set(ACCEPTED_DIFFERENCES.filter((k) => k.cloud === cloud).map(keyOf));
+  const seen = new Set(found.map(differenceKey));
+  const failures = [
+    ...found.filter((d) => !known.has(differenceKey(d)) && !accepted.has(differenceKey(d))).map((d) => `new difference: ${differenceKey(d)}`),
+    ...[...known, ...accepted].filter((k) => !seen.has(k)).map((k) => `table entry no longer occurs (remove it from known.ts): ${k}`),
+  ];
+  return { mismatches: found.filter((d) => !accepted.has(differenceKey(d))).length, accepted: found.filter((d) => accepted.has(differenceKey(d))).length, failures };
+}
+
+export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`): Promise<CloudReport> {
+  const ours = await c.start();
+  try {
+    await exercise(ours.provider, c.request);
+  } finally {
+    await ours.close();
+  }
+  const mine = byCall(c.routes, ours.http.requests);
+  const vendorEnv = await c.start();
+  let result;
+  try {
+    const sent = Object.fromEntries([...mine.calls].map(([call, reqs]) => [call, reqs.map(bare)]));
+    result = await runDriver(driver, { url: vendorEnv.baseUrl ?? vendorEnv.http.url, credentials: vendorEnv.credentials, ours: sent });
+  } finally {
+    await vendorEnv.close();
+  }
+  const theirs = byCall(c.routes, vendorEnv.http.requests);
+  const failures = [
+    ...result.calls.filter((x) => !x.ok && !x.skipped).map((x) => `the vendor's client rejected the fixture at ${x.call}: ${x.error ?? ''}`),
+    ...mine.stray.map((q) => `our adapter sent a request that fits no call of the contract: ${q.method} ${q.path}`),
+  ];
+  const notes = [
+    ...result.notes,
+    ...result.calls.filter((x) => x.skipped).map((x) => `${x.call} skipped: ${x.skipped ?? ''}`),
+    ...theirs.stray.map((q) => `the vendor's client also sent ${q.method} ${q.path} (no call of ours)`),
+  ];
+  const found: Difference[] = [];
+  for (const route of c.routes) {
+    const o = mine.calls.get(route.call);
+    const v = theirs.calls.get(route.call);
+    if (!o && !v) continue;
+    if (!o) notes.push(`the vendor's client made ${route.call}, which our adapter does not`);
+    else if (!v && !result.calls.some((x) => x.call === route.call && x.skipped)) found.push({ cloud: c.cloud, call: route.call, aspect: 'call', ours: 'sent', vendor: 'not sent' });
+    else if (!v) continue;
+    else found.push(...diffShapes(c.cloud, route.call, shapeOf(route, o, c.shape), shapeOf(route, v, c.shape)));
+  }
+  const j = judge(c.cloud, found);
+  return { cloud: c.cloud, client: result.client, version: result.version, mismatches: j.mismatches, accepted: j.accepted, failures: [...failures, ...j.failures], notes };
+}

@@ -1,0 +1,81 @@
+/**
+ * The contract suite: our fixtures against the vendors' own published clients, and our adapters'
+ * requests against the vendors' requests for the same calls (see check.ts and known.ts).
+ * Prints one summary line: each cloud, the client and version it was checked against, and its
+ * mismatch count.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EC2_ERRORS, UNKNOWN_TYPE, errorXml } from '../fixtures/aws/errors';
+import { checkHttpCloud, judge, type CloudReport } from './check';
+import { HTTP_CONTRACTS } from './clouds';
+import { checkNebiusGrpc } from './nebius-grpc';
+import { PROTO_ROOT, compareNebiusProtos } from './nebius-protos';
+import { pinned, runDriver, vendorsMissing } from './vendor';
+
+/** Clouds not checked against a vendor client, and why. */
+const NOT_CHECKED = [
+  `runpod runpod==${pinned('runpod')} not comparable (the SDK speaks GraphQL only; our adapter and fixture speak REST v2)`,
+  'massedcompute (no vendor client)',
+  'local (not a vendor cloud)',
+  'docker (not a vendor cloud)',
+];
+
+describe.skipIf(vendorsMissing())('contract: the vendors\' clients against our fixtures', () => {
+  const reports: CloudReport[] = [];
+  afterAll(() => {
+    const done = reports.map((r) => `${r.cloud} ${r.client}==${r.version} ${r.mismatches} mismatch${r.mismatches === 1 ? '' : 'es'}${r.accepted ? ` (+${r.accepted} accepted difference${r.accepted === 1 ? '' : 's'})` : ''}`);
+    process.stdout.write(`\ncontract summary: ${[...done, ...NOT_CHECKED].join('; ')}\n`);
+  });
+
+  for (const c of HTTP_CONTRACTS) {
+    it(`${c.cloud}: the fixture serves ${c.client}, and our requests match its requests`, async () => {
+      const report = await checkHttpCloud(c);
+      reports.push(report);
+      for (const n of report.notes) process.stdout.write(`contract ${c.cloud}: ${n}\n`);
+      expect(report.failures).toEqual([]);
+    }, 300_000);
+  }
+
+  it('nebius: our .proto files declare what the SDK\'s descriptors declare, and our addresses are the SDK\'s', async () => {
+    const r = await compareNebiusProtos();
+    expect(r.differences).toEqual([]);
+    expect(r.checked).toBeGreaterThan(40);
+    const found = r.addresses.filter((a) => a.ours !== a.sdk).map((a) => ({ cloud: 'nebius', call: a.service, aspect: 'address', ours: a.ours ?? 'absent', vendor: a.sdk }));
+    const j = judge('nebius', found);
+    reports.push({ cloud: 'nebius (protos, addresses)', client: 'nebius', version: r.sdk, mismatches: j.mismatches, accepted: j.accepted, failures: j.failures, notes: [] });
+    process.stdout.write(`contract nebius: ${r.checked} messages, enums and services compared with the SDK's descriptors\n`);
+    expect(j.failures).toEqual([]);
+  }, 300_000);
+
+  it('nebius: the fixture serves the nebius SDK every RPC our adapter makes', async () => {
+    const report = await checkNebiusGrpc();
+    reports.push(report);
+    for (const n of report.notes) process.stdout.write(`contract nebius: ${n}\n`);
+    expect(report.failures).toEqual([]);
+  }, 300_000);
+
+  it('aws: our EC2 error bodies parse in botocore with their codes and messages', async () => {
+    const errors = [...EC2_ERRORS, UNKNOWN_TYPE].map((e) => ({ code: e.code, status: e.status, message: e.message, xml: errorXml(e.code, e.message) }));
+    const r = await runDriver('aws.py', { url: '', errors });
+    const failures = r.calls.filter((c) => !c.ok).map((c) => `${c.call}: ${c.error ?? c.skipped ?? ''}`);
+    reports.push({ cloud: 'aws (error bodies)', client: r.client, version: r.version, mismatches: failures.length, accepted: 0, failures, notes: r.notes });
+    expect(r.calls).toHaveLength(errors.length);
+    expect(failures).toEqual([]);
+  }, 300_000);
+
+  it('nebius: a field number changed on purpose in a copy of our protos is caught', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpuprov-protos-'));
+    try {
+      cpSync(PROTO_ROOT, dir, { recursive: true });
+      const file = join(dir, 'nebius/vpc/v1/vpc.proto');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('string page_token = 3;', 'string page_token = 4;'));
+      const r = await compareNebiusProtos(dir);
+      expect(r.differences).toEqual(['nebius.vpc.v1.ListSubnetsRequest.page_token: number ours 4, SDK 3']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});

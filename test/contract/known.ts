@@ -1,0 +1,69 @@
+/**
+ * Every difference the contract suite finds between a request our adapter sends and the one the
+ * vendor's published client sends for the same call. The suite fails on a difference listed in
+ * neither table, and on a row that no longer occurs (fixed: remove it).
+ *
+ * `ours` / `vendor` are descriptors: JSON types (`string`, `number|null`, `absent`), the path
+ * template as sent, `authorization Bearer`, or a JSON value for the enum-like fields each
+ * cloud compares by value (see `shape.values` in clouds.ts).
+ */
+import type { Difference } from './shapes';
+
+export interface KnownDifference extends Difference {
+  why: string;
+}
+
+const k = (cloud: string, call: string, aspect: string, ours: string, vendor: string, why: string): KnownDifference => ({ cloud, call, aspect, ours, vendor, why });
+
+/** Adapter bugs: the real API may refuse or misread what we send. For the adapters to fix. */
+export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
+  // --- Vast.ai (vastai.api.*): issue 15 ---------------------------------------------------
+  k('vastai', 'search', 'path', '/api/v0/bundles', '/api/v0/bundles/', 'the client calls every v0 collection with a trailing slash'),
+  k('vastai', 'search', 'value.body.type', '"ondemand"', '"on-demand"', 'offer type is "on-demand" (or "bid", "reserved")'),
+  k('vastai', 'search', 'body.allocated_storage', 'absent', 'number', 'without it the quoted dph_total leaves out the disk we ask for'),
+  k('vastai', 'ssh-keys', 'path', '/api/v0/ssh', '/api/v0/ssh/', 'trailing slash'),
+  k('vastai', 'add-ssh-key', 'path', '/api/v0/ssh', '/api/v0/ssh/', 'trailing slash'),
+  k('vastai', 'create', 'value.body.runtype', '"ssh_direct"', '"ssh_direc ssh_proxy"', 'direct SSH is the runtype "ssh_direc ssh_proxy"; "ssh_direct" is no runtype'),
+  k('vastai', 'create', 'body.env', 'string', 'object', 'env is a map {"-p 22:22": "1", "NAME": "value"}, not a docker-args string'),
+  k('vastai', 'list', 'path', '/api/v1/instances', '/api/v1/instances/', 'trailing slash'),
+  // --- Prime Intellect (prime_cli: PodsClient, and the body `prime pods create` builds) -----
+  k('primeintellect', 'create', 'path', '/api/v1/pods/', '/api/v1/pods', 'the client posts to /pods; /pods/ works only through a redirect if that is not the route'),
+  k('primeintellect', 'list', 'path', '/api/v1/pods/', '/api/v1/pods', 'same as create'),
+  k('primeintellect', 'create', 'body.pod.sshKeyId', 'string', 'absent', 'the CLI never names a key (pods get the account\'s keys); check that the API honours sshKeyId, else register the worker key as the account key'),
+  // --- Nebius (the SDK's address resolver: api_service_name + ".api.nebius.cloud:443") -----
+  k('nebius', 'nebius.billing.v1.CalculatorService', 'address', 'calculator.billing-data-plane.api.nebius.cloud:443', 'api.calculator.billing-data-plane.api.nebius.cloud:443', 'the calculator is never reached, so every offer is unpriced (issue 15)'),
+  // --- Verda (verda.instances.action) -------------------------------------------------------
+  k('verda', 'delete', 'body.id', 'string', 'array', 'the client always sends a list of ids'),
+  k('verda', 'delete', 'body.volume_ids', 'absent', 'array', 'delete_permanently without volume_ids is ignored: the OS volume outlives the instance and bills'),
+];
+
+/**
+ * Harmless differences: the vendor's client sends an optional field we leave at the API's
+ * default (or we set one it leaves unset), a query parameter we do not need, or its serializer
+ * drops what ours keeps (empty maps).
+ */
+export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
+  k('vastai', 'search', 'body.external', 'absent', 'object', 'a default filter of the client; our search sets its own filters'),
+  k('vastai', 'create', 'body.python_utf8', 'absent', 'boolean', 'client default false'),
+  k('vastai', 'create', 'body.lang_utf8', 'absent', 'boolean', 'client default false'),
+  k('vastai', 'create', 'body.use_jupyter_lab', 'absent', 'boolean', 'client default false'),
+  k('vastai', 'create', 'body.force', 'absent', 'boolean', 'client default false'),
+  k('vastai', 'list', 'query.order_by', 'absent', 'json', 'we filter by label and do not need an order'),
+  k('vastai', 'delete', 'body', 'absent', 'object', 'the client sends an empty JSON body {} with DELETE'),
+  k('verda', 'create', 'body.volumes', 'absent', 'array', 'client default []: no extra volumes'),
+  k('verda', 'create', 'body.existing_volumes', 'absent', 'array', 'client default []'),
+  k('hyperstack', 'create', 'body.enhanced_monitoring_enabled', 'absent', 'boolean', 'client default false'),
+  k('primeintellect', 'create', 'body.pod.country', 'string', 'null', 'we pin the offer\'s country; the CLI leaves it to the API'),
+  k('primeintellect', 'create', 'body.pod.security', 'string', 'null', 'we pin the offer\'s security tier; the CLI leaves it to the API'),
+  k('primeintellect', 'create', 'body.pod.maxPrice', 'number', 'null', 'we cap the price at the offer\'s; the CLI sends no cap'),
+  k('primeintellect', 'create', 'body.pod.autoRestart', 'absent', 'boolean', 'CLI default false'),
+  k('digitalocean', 'sizes', 'query.page', 'absent', 'number', 'pydo always sends page=1; the API defaults to it'),
+  k('digitalocean', 'ssh-keys', 'query.page', 'absent', 'number', 'pydo always sends page=1'),
+  k('digitalocean', 'list', 'query.page', 'absent', 'number', 'pydo always sends page=1'),
+  // Our adapter uses Google's Node client; both clients serialize the same message, but only the Node one keeps empty maps.
+  k('gcp', 'create', 'body.disks[].initializeParams.labels', 'object', 'absent', 'an empty map {}: the Python client drops it'),
+  k('gcp', 'create', 'body.disks[].initializeParams.resourceManagerTags', 'object', 'absent', 'an empty map {}: the Python client drops it'),
+  // lambda-cloud-api-client 0.1.145 was generated from an older OpenAPI document than Lambda's current one, which has both.
+  k('lambda', 'launch', 'body.user_data', 'string', 'absent', 'cloud-init user data: in the current Lambda API, not in this client'),
+  k('lambda', 'launch', 'body.tags', 'array', 'absent', 'instance tags: in the current Lambda API, not in this client'),
+];

@@ -1,0 +1,111 @@
+"""Nebius through the official `nebius` SDK (async gRPC clients), pointed at our gRPC fixture
+(insecure, one address for every service, the fixture's static token). Makes every RPC our
+adapter makes, with requests built the way the adapter builds them (see src/providers/nebius).
+The SDK decodes each answer with its own descriptors (which the proto check matched to ours).
+"""
+import asyncio
+
+from _driver import Driver, need
+from nebius.base.options import INSECURE
+from nebius.base.protos.dynamic import REGISTRY
+from nebius.base.resolver import Constant
+from nebius.sdk import SDK
+from nebius.aio.service_error import RequestError
+from nebius.api.nebius.billing.v1 import (CalculatorServiceClient, EstimateBatchRequest, FilterAggregationUnit,
+                                          ResourceSpec)
+from nebius.api.nebius.common.v1 import GetByNameRequest, ResourceMetadata
+from nebius.api.nebius.compute.v1 import (AttachedDiskSpec, CreateDiskRequest, CreateInstanceRequest, DeleteDiskRequest,
+                                          DeleteInstanceRequest, DiskServiceClient, DiskSpec, ExistingDisk, InstanceServiceClient,
+                                          InstanceSpec, InstanceStatus, IPAddress, ListInstancesRequest, ListPlatformsRequest,
+                                          NetworkInterfaceSpec, PlatformServiceClient, PublicIPAddress, ResourcesSpec,
+                                          SourceImageFamily)
+from nebius.api.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceClient
+
+d = Driver("nebius")
+addr = d.url
+project = d.cred["project"]
+public = f"project-{project[len('project-'):len('project-') + 3]}public-images"
+NAME = "gpuprov-contract"
+
+
+async def call(name, coro_fn):
+    """d.call for coroutines: the SDK's clients are async."""
+    holder = {}
+
+    async def run():
+        holder["v"] = await coro_fn()
+
+    try:
+        await run()
+    except Exception as e:  # noqa: BLE001 - reported through d.call below
+        err = e
+        d.call(name, lambda: (_ for _ in ()).throw(err))
+        return None
+    d.call(name, lambda: holder["v"])
+    return holder["v"]
+
+
+async def not_found(coro):
+    try:
+        return await coro
+    except RequestError as e:
+        need("NOT_FOUND" in str(e.status.code) or "not found" in str(e).lower(), f"NotFound, got {e}")
+        return None
+
+
+async def main():
+    sdk = SDK(resolver=Constant(addr), address_options={addr: [(INSECURE, True)]}, credentials=d.cred["token"],
+              domain=addr, user_agent_prefix="gpuprov-contract")
+    try:
+        platforms = await call("PlatformService.List", lambda: PlatformServiceClient(sdk).list(ListPlatformsRequest(parent_id=public, page_size=100)))
+        plat = platforms.items[0] if platforms and platforms.items else None
+        subnets = await call("SubnetService.List", lambda: SubnetServiceClient(sdk).list(ListSubnetsRequest(parent_id=project, page_size=100)))
+        subnet = subnets.items[0].metadata.id if subnets and subnets.items else None
+        if not (plat and subnet):
+            return
+        preset = plat.spec.presets[0].name
+        create = CreateInstanceRequest(
+            metadata=ResourceMetadata(parent_id=project, name=NAME, labels={"gpuprov-vm-name": "contract"}),
+            spec=InstanceSpec(resources=ResourcesSpec(platform=plat.metadata.name, preset=preset),
+                              network_interfaces=[NetworkInterfaceSpec(name="eth0", subnet_id=subnet, ip_address=IPAddress(),
+                                                                       public_ip_address=PublicIPAddress())],
+                              cloud_init_user_data="#cloud-config\n"))
+        estimate = EstimateBatchRequest(resource_specs=[ResourceSpec(spec=REGISTRY.pack_any(create))], currency="usd",
+                                        filter_aggregation_unit=FilterAggregationUnit(
+                                            filter_aggregation_unit_values=[FilterAggregationUnit.FilterAggregationUnitValue.FILTER_AGGREGATION_UNIT_HOUR]))
+        await call("CalculatorService.EstimateBatch", lambda: CalculatorServiceClient(sdk).estimate_batch(estimate))
+        disks = DiskServiceClient(sdk)
+        await call("DiskService.GetByName", lambda: not_found(disks.get_by_name(GetByNameRequest(parent_id=project, name=NAME + "-boot"))))
+        disk_op = await call("DiskService.Create", lambda: disks.create(CreateDiskRequest(
+            metadata=ResourceMetadata(parent_id=project, name=NAME + "-boot"),
+            spec=DiskSpec(size_gibibytes=50, type=DiskSpec.DiskType.NETWORK_SSD,
+                          source_image_family=SourceImageFamily(image_family="ubuntu22.04-cuda12")))))
+        if not disk_op:
+            return
+        create.spec.boot_disk = AttachedDiskSpec(attach_mode=AttachedDiskSpec.AttachMode.READ_WRITE,
+                                                 existing_disk=ExistingDisk(id=disk_op.resource_id))
+        instances = InstanceServiceClient(sdk)
+        op = await call("InstanceService.Create", lambda: instances.create(create))
+        if not op:
+            return
+
+        async def running():
+            for _ in range(6):
+                page = await instances.list(ListInstancesRequest(parent_id=project, page_size=100))
+                mine = [i for i in page.items if i.metadata.id == op.resource_id]
+                if mine and mine[0].status.state == InstanceStatus.InstanceState.RUNNING:
+                    return mine
+            raise AssertionError("never RUNNING after 6 lists")
+
+        await call("InstanceService.List", running)
+        await call("InstanceService.GetByName", lambda: instances.get_by_name(GetByNameRequest(parent_id=project, name=NAME)))
+        await call("InstanceService.Delete", lambda: instances.delete(DeleteInstanceRequest(id=op.resource_id)))
+        for _ in range(4):
+            await instances.list(ListInstancesRequest(parent_id=project, page_size=100))
+        await call("DiskService.Delete", lambda: disks.delete(DeleteDiskRequest(id=disk_op.resource_id)))
+    finally:
+        await sdk.close()
+
+
+asyncio.run(main())
+d.done()
