@@ -47,12 +47,9 @@ ensure_namespace() { has_namespace || t operator namespace create -n "$NAMESPACE
 # creating attributes before that raced and failed. A visibility list goes through that cache.
 namespace_served() { t workflow list -n "$NAMESPACE" --limit 1; }
 
-add_attributes() {
-  set --
-  for a in $ATTRIBUTES; do set -- "$@" --name "$a"; done
-  # One call, one namespace update: attributes that already exist are skipped by the server.
-  t operator search-attribute create -n "$NAMESPACE" "$@" --type Keyword
-}
+# One call per attribute (the temporal CLI adds only the first of several --name); the server
+# skips an attribute that already exists, so a re-run or a concurrent run is harmless.
+add_attribute() { t operator search-attribute create -n "$NAMESPACE" --name "$1" --type Keyword; }
 
 # A query naming every attribute is accepted only once the frontend maps all of them.
 attributes_served() {
@@ -64,6 +61,6 @@ attributes_served() {
 until_ok "the server at $TEMPORAL_ADDRESS" t operator cluster health
 until_ok "namespace $NAMESPACE" ensure_namespace
 until_ok "namespace $NAMESPACE in the frontend's cache" namespace_served
-until_ok "search attributes $ATTRIBUTES" add_attributes
+for a in $ATTRIBUTES; do until_ok "search attribute $a" add_attribute "$a"; done
 until_ok "search attributes usable in queries" attributes_served
 echo "setup-namespace: namespace $NAMESPACE with search attributes $ATTRIBUTES is ready at $TEMPORAL_ADDRESS"

@@ -137,7 +137,7 @@ describe.skipIf(!available)('docker-compose.temporal.yml (compose-go loader)', (
     const listed = /^ATTRIBUTES="([^"]*)"$/m.exec(text)?.[1]?.split(/\s+/);
     expect(listed).toEqual([...SEARCH_ATTRIBUTES]);
     expect(text).toMatch(/search-attribute create [^\n]*--type Keyword/);
-    const order = ['until_ok "namespace $NAMESPACE"', 'namespace_served\n', 'add_attributes\n', 'attributes_served\n'].map((s) => text.lastIndexOf(s));
+    const order = ['until_ok "namespace $NAMESPACE"', 'namespace_served\n', 'add_attribute "$a"', 'attributes_served\n'].map((s) => text.lastIndexOf(s));
     expect(order.every((i) => i > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
