@@ -13,6 +13,7 @@ import { bootPollDelayMs } from '../core/polling';
 import { createAttemptActivities, providerOf, withWorkerKey } from './attempt';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { lookAgain } from './look-again';
+import { withLiveness } from './liveness';
 import { bootFailed, notReady, toFailure, translated } from './failures';
 import { ProbeCommandError, SshError, sshFailure, sshProber, type ProbeResult, type SshIdentity, type SshProber } from '../ssh';
 import { ApplicationFailure } from '@temporalio/common';
@@ -126,7 +127,7 @@ export function createActivities(deps: ActivityDeps) {
     }
   };
 
-  return {
+  return withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
     ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, now }),
@@ -201,7 +202,7 @@ export function createActivities(deps: ActivityDeps) {
     async cleanup(at: Location, vmName: string): Promise<void> {
       return translated(() => provider(at.cloud).cleanup(at, vmName));
     },
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -8,6 +8,17 @@ import { NON_RETRYABLE_TYPES } from '../core/failures';
 import type { PollSchedule } from '../core/polling';
 import type { Tuning } from '../core/tuning';
 
+/**
+ * Every activity heartbeats while it runs (src/activities/liveness.ts), so a dead worker or a
+ * completion lost in a server outage is noticed within this timeout, not the start-to-close one.
+ */
+export const HEARTBEAT_TIMEOUT = '10s';
+
+/** A typed proxy with the heartbeat timeout every option set shares. */
+function proxy(options: ActivityOptions): Activities {
+  return proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT, ...options });
+}
+
 function pollOptions(p: PollSchedule, summary: string): ActivityOptions {
   return {
     summary,
@@ -32,7 +43,7 @@ function fewRetries(t: Tuning): RetryPolicy {
 
 /** Mutating cloud calls: a few retries on Transient, never retried on a classified error. */
 export function mutating(t: Tuning, summary: string): Activities {
-  return proxyActivities<Activities>({
+  return proxy({
     summary,
     startToCloseTimeout: '2 minutes',
     retry: fewRetries(t),
@@ -45,22 +56,21 @@ export function mutating(t: Tuning, summary: string): Activities {
  * the gone wait's own deadline travels in the input.
  */
 export function releasing(t: Tuning, summary: string): Activities {
-  return proxyActivities<Activities>({
+  return proxy({
     summary,
     startToCloseTimeout: t.goneDeadlineMs + 2 * 60_000,
-    heartbeatTimeout: '30s',
     retry: fewRetries(t),
   });
 }
 
 /** Waits done by retry (awaitRunning, probeSsh, awaitGone). */
 export function polling(p: PollSchedule, summary: string): Activities {
-  return proxyActivities<Activities>(pollOptions(p, summary));
+  return proxy(pollOptions(p, summary));
 }
 
 /** Read-only calls (plan, health observe). */
 export function reading(t: Tuning, summary: string): Activities {
-  return proxyActivities<Activities>({
+  return proxy({
     summary,
     startToCloseTimeout: '2 minutes',
     retry: fewRetries(t),
@@ -74,7 +84,7 @@ const K3S_DEADLINE_MARGIN_MS = 60_000;
 
 /** k3s waits done by retry (awaitApi, validateCluster), bounded by `deadlineMs`. */
 export function k3sPolling(summary: string, deadlineMs: number): Activities {
-  return proxyActivities<Activities>({
+  return proxy({
     summary,
     startToCloseTimeout: '2 minutes',
     scheduleToCloseTimeout: deadlineMs + K3S_DEADLINE_MARGIN_MS,
@@ -84,24 +94,24 @@ export function k3sPolling(summary: string, deadlineMs: number): Activities {
 
 /** The boot probe (CheckBootInstall): a few quick retries of one SSH round trip. */
 export function k3sProbing(): Activities {
-  return proxyActivities<Activities>({ summary: 'k3s: boot probe', startToCloseTimeout: '2 minutes', retry: { initialInterval: 1_000, maximumInterval: 10_000, maximumAttempts: 10, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+  return proxy({ summary: 'k3s: boot probe', startToCloseTimeout: '2 minutes', retry: { initialInterval: 1_000, maximumInterval: 10_000, maximumAttempts: 10, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
 }
 
 /** The installer pushed over SSH: its own budget, three tries. */
 export function k3sInstalling(t: Pick<Tuning, 'k3sInstallTimeoutMs'>): Activities {
-  return proxyActivities<Activities>({ summary: 'k3s: run the installer over SSH', startToCloseTimeout: t.k3sInstallTimeoutMs, retry: { initialInterval: 5_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+  return proxy({ summary: 'k3s: run the installer over SSH', startToCloseTimeout: t.k3sInstallTimeoutMs, retry: { initialInterval: 5_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
 }
 
 // ---- fleet bootstrap ----
 
 /** A fleet node's bootstrap step (verify, start, stop): `attempts` tries within `timeoutMs` each. */
 export function bootstrapping(summary: string, timeoutMs: number, attempts: number): Activities {
-  return proxyActivities<Activities>({ summary, startToCloseTimeout: timeoutMs, retry: { initialInterval: 500, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: attempts, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+  return proxy({ summary, startToCloseTimeout: timeoutMs, retry: { initialInterval: 500, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: attempts, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
 }
 
 /** Wait for a node's ready check, looking every `pollMs` until `deadlineMs`. */
 export function bootstrapPolling(summary: string, deadlineMs: number, pollMs: number): Activities {
-  return proxyActivities<Activities>({
+  return proxy({
     summary,
     startToCloseTimeout: 30_000,
     scheduleToCloseTimeout: deadlineMs,
