@@ -11,6 +11,7 @@ import { stateDir } from './paths';
 import { WORKER_READY_TEXT } from './server/worker-ready';
 import { defaultWorkflowsPath, workflowBundlePath } from './server/workflow-bundle';
 import { TASK_QUEUE } from './core/api';
+import { InputError } from './core/errors';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -91,11 +92,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: env.GPUPROV_METRICS_ADDRESS } } } });
   }
   // Loaded here, not at the top: they pull in every cloud SDK, which tests of createWorker do not need.
-  const [{ createActivities }, { loadOrCreateSshIdentity }, { registryFromEnv }] = await Promise.all([
+  const [{ createActivities }, { loadWorkerIdentity }, { registryFromEnv }] = await Promise.all([
     import('./activities'),
-    import('./ssh/identity'),
+    import('./ssh/deployment-key'),
     import('./providers/default-registry'),
   ]);
+  // Before anything starts: a bad GPUPROV_SSH_KEY_FILE / GPUPROV_SSH_PRIVATE_KEY exits 2 at once.
+  const ssh = await loadWorkerIdentity(env, path.join(stateDir(env), 'keys'));
   // Built (or found in the cache) by a child process while we connect: webpack never enters this
   // process's heap (bundling in-process left ~200 MB of RSS behind).
   const bundle = workflowBundlePath({ env, log: (line) => process.stdout.write(`${line}\n`) });
@@ -103,7 +106,6 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const conn = await connectWorker(env);
   const taskQueue = env.GPUPROV_TASK_QUEUE || TASK_QUEUE;
   const registry = registryFromEnv(env);
-  const ssh = await loadOrCreateSshIdentity(path.join(stateDir(env), 'keys'));
   const activities = createActivities({ registry, ssh, owner: conn.namespace });
   const worker = await createWorker({ connection: conn.connection, namespace: conn.namespace, taskQueue, activities, workflowBundlePath: await bundle });
   await runUntilSignal(worker, conn, taskQueue, registry.names());
@@ -111,6 +113,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
 
 if (require.main === module) {
   main().catch((err: unknown) => {
+    if (err instanceof InputError) {
+      process.stderr.write(`gpuprov worker: ${err.field}: ${err.message}\n${err.suggestion ? `  fix: ${err.suggestion}\n` : ''}`);
+      process.exit(2);
+    }
     process.stderr.write(`gpuprov worker: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   });
