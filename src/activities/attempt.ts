@@ -67,6 +67,7 @@ export function withWorkerKey(spec: InstanceSpec, key: string): InstanceSpec {
   return spec.publicKeys.includes(key) ? spec : { ...spec, publicKeys: [key, ...spec.publicKeys] };
 }
 
+/** The create's result naming the worker key it installed (the VM's status records it). */
 export function withKeyFingerprint(r: CreateResult, fingerprint: string | undefined): CreateResult {
   return fingerprint ? { ...r, workerKeyFingerprint: fingerprint } : r;
 }
