@@ -14,6 +14,7 @@ import { stateDir } from './paths';
 import { WORKER_READY_TEXT } from './server/worker-ready';
 import { workflowBundlePath } from './server/workflow-bundle';
 import { TASK_QUEUE } from './core/api';
+import { InputError } from './core/errors';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`workflowBundlePath()`,
@@ -154,22 +155,28 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     // Must come before any connection or worker is created.
     Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: env.GPUPROV_METRICS_ADDRESS } } } });
   }
+  // Before anything starts: a bad GPUPROV_SSH_KEY_FILE / GPUPROV_SSH_PRIVATE_KEY exits 2 at once.
+  const { loadWorkerIdentity } = await import('./ssh/deployment-key');
+  const ssh = await loadWorkerIdentity(env, path.join(stateDir(env), 'keys'));
   // Built (or found in the cache) by a child process while we connect: webpack never enters this
   // process's heap (bundling in-process left ~200 MB of RSS behind).
   const bundlePath = workflowBundlePath({ env, log: (line) => process.stdout.write(`${line}\n`) });
   bundlePath.catch(() => undefined); // awaited by buildWorker; not unhandled if connecting fails first
   // Loaded here, not at the top: they pull in every cloud SDK.
-  const [{ loadOrCreateSshIdentity }, { registryFromEnv }] = await Promise.all([import('./ssh/identity'), import('./providers/default-registry')]);
+  const { registryFromEnv } = await import('./providers/default-registry');
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
   const registry = registryFromEnv(env);
-  const ssh = await loadOrCreateSshIdentity(path.join(stateDir(env), 'keys'));
   const worker = await buildWorker({ connection: conn.connection, namespace: conn.namespace, taskQueue, deps: { registry, ssh }, workflows: { bundlePath } });
   await runUntilSignal(worker, conn, taskQueue, registry.names());
 }
 
 if (require.main === module) {
   main().catch((err: unknown) => {
+    if (err instanceof InputError) {
+      process.stderr.write(`gpuprov worker: ${err.field}: ${err.message}\n${err.suggestion ? `  fix: ${err.suggestion}\n` : ''}`);
+      process.exit(2);
+    }
     process.stderr.write(`gpuprov worker: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   });

@@ -16,6 +16,8 @@ export interface AttemptDeps {
   registry: ProviderRegistry;
   /** The worker's OpenSSH public key, added to every instance. */
   publicKey: string;
+  /** `SHA256:…` of that key, returned by the create so that the VM records which key it trusts. */
+  keyFingerprint?: string;
   now?: () => number;
   /** Injected for tests; default: the activity context's cancellable sleep. */
   sleep?: (ms: number) => Promise<void>;
@@ -65,6 +67,11 @@ export function withWorkerKey(spec: InstanceSpec, key: string): InstanceSpec {
   return spec.publicKeys.includes(key) ? spec : { ...spec, publicKeys: [key, ...spec.publicKeys] };
 }
 
+/** The create's result naming the worker key it installed (the VM's status records it). */
+export function withKeyFingerprint(r: CreateResult, fingerprint: string | undefined): CreateResult {
+  return fingerprint ? { ...r, workerKeyFingerprint: fingerprint } : r;
+}
+
 export function createAttemptActivities(deps: AttemptDeps) {
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? activitySleep;
@@ -75,6 +82,7 @@ export function createAttemptActivities(deps: AttemptDeps) {
      * Prepare the offer's side resources, then create the instance, or adopt one that already
      * carries this VM's identity (a retry after a lost response or a crash). A failure of the
      * prepare step carries `phase: 'prepare'` in its details: nothing can have been created.
+     * The result names the worker key installed (`workerKeyFingerprint`).
      */
     async prepareAndCreate(offer: Offer, spec: InstanceSpec): Promise<CreateResult> {
       const p = providerOf(deps.registry, offer.cloud);
@@ -85,7 +93,7 @@ export function createAttemptActivities(deps: AttemptDeps) {
       } catch (err) {
         throw toFailure(err, 'prepare');
       }
-      return translated(() => createOrAdopt(p, offer, prepared, s));
+      return withKeyFingerprint(await translated(() => createOrAdopt(p, offer, prepared, s)), deps.keyFingerprint);
     },
 
     /**

@@ -9,12 +9,14 @@ import { FAILURE_TYPES } from '../core/failures';
 import { checkScript, nodePort, parseCheck, startScript, stopScript, verifyScript, type NodeIdentity } from '../fleet/remote';
 import type { BootstrapSpec } from '../core/fleet/types';
 import type { SshEndpoint } from '../core/provider';
-import { SshError, throwSshFailure, withSsh, type SshIdentity, type SshSession, type SshTarget } from '../ssh';
+import { requireWorkerKey, SshError, throwSshFailure, withSsh, type SshIdentity, type SshSession, type SshTarget, type WorkerKeyRef } from '../ssh';
 
 export interface BootstrapTarget {
   endpoint: SshEndpoint;
   /** `<type> <base64>` the launch pinned; the connection is refused when the node presents another. */
   hostKey?: string;
+  /** The key the VM was created with: a worker with another key fails at once (WorkerKeyMismatch). */
+  workerKey?: WorkerKeyRef;
   node: NodeIdentity;
   spec: BootstrapSpec;
 }
@@ -80,6 +82,7 @@ const notReady = (message: string): ApplicationFailure => ApplicationFailure.cre
 export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => number }) {
   const now = deps.now ?? Date.now;
   const run = async (t: BootstrapTarget, script: string): Promise<Ran> => {
+    requireWorkerKey(deps.ssh, t.workerKey);
     const r = await withSsh(sshTarget(t), deps.ssh, (c) => exec(c, script)).catch(throwSshFailure);
     if (r.code === 97) throw fatal(`cannot use the bootstrap directory on ${t.node.node}`);
     return r;
@@ -105,6 +108,7 @@ export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => 
     /** NotReady (retryable: the retry policy polls) until the ready condition holds; fatal when the start command exited non-zero. */
     async bootstrapAwaitReady(t: BootstrapTarget): Promise<BootstrapStep> {
       const ready = t.spec.ready;
+      requireWorkerKey(deps.ssh, t.workerKey);
       const port = 'http' in ready ? (ready.http.port ?? nodePort(t.spec, t.node.index)) : 'tcp' in ready ? (ready.tcp.port ?? nodePort(t.spec, t.node.index)) : undefined;
       const seen = await withSsh(sshTarget(t), deps.ssh, async (c) => {
         const facts = parseCheck((await exec(c, checkScript(t.spec, t.node.node))).out);
@@ -126,6 +130,7 @@ export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => 
      * reports `unreachable` (a VM that cannot be reached cannot be cleaned by SSH; its teardown follows).
      */
     async bootstrapStop(t: BootstrapTarget): Promise<BootstrapStep> {
+      requireWorkerKey(deps.ssh, t.workerKey);
       try {
         const r = await withSsh(sshTarget(t), deps.ssh, (c) => exec(c, stopScript(t.spec, t.node.node)));
         return { stage: 'stopped', at: now(), detail: /stopped|gone|none/.exec(r.out)?.[0] ?? `exit ${r.code}` };

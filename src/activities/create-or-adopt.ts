@@ -5,6 +5,8 @@ export interface CreateResult {
   instanceId: string;
   /** True when an instance with this VM's identity already existed at the location and was adopted. */
   adopted: boolean;
+  /** `SHA256:…` of the worker key this create installed (absent in histories older than the field). */
+  workerKeyFingerprint?: string;
 }
 
 /**

@@ -10,12 +10,12 @@ import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../core/provider';
 import { bootPollDelayMs } from '../core/polling';
-import { createAttemptActivities, providerOf, withWorkerKey } from './attempt';
+import { createAttemptActivities, providerOf, withKeyFingerprint, withWorkerKey } from './attempt';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { lookAgain } from './look-again';
 import { withLiveness } from './liveness';
 import { bootFailed, notReady, toFailure, translated } from './failures';
-import { ProbeCommandError, SshError, sshFailure, sshProber, type ProbeResult, type SshIdentity, type SshProber } from '../ssh';
+import { ProbeCommandError, requireWorkerKey, SshError, sshFailure, sshProber, type ProbeResult, type SshIdentity, type SshProber, type WorkerKeyRef } from '../ssh';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SshEndpoint } from '../core/provider';
 import { createK3sActivities } from './k3s';
@@ -70,6 +70,8 @@ export interface ProbeInput {
   endpoint: SshEndpoint;
   /** Login user when the endpoint does not name one. */
   defaultUser: string;
+  /** The key the VM was created with: a worker with another key fails at once (WorkerKeyMismatch). */
+  workerKey?: WorkerKeyRef;
 }
 
 /** Delay between SSH probe tries within one attempt (sshd usually answers moments after Running). */
@@ -130,7 +132,7 @@ export function createActivities(deps: ActivityDeps) {
   return withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
-    ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, now }),
+    ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, now }),
     /** Every configured (or chosen) cloud's offers, ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
       const clouds = input.clouds?.length ? input.clouds : defaultClouds(deps.registry);
@@ -171,7 +173,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Observe first and adopt an instance that already carries the identity; else create once. */
     async createInstance(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
-      return translated(() => createOrAdopt(provider(offer.cloud), offer, prepared, withWorkerKey(spec, deps.ssh.publicKey)));
+      return withKeyFingerprint(await translated(() => createOrAdopt(provider(offer.cloud), offer, prepared, withWorkerKey(spec, deps.ssh.publicKey))), deps.ssh.fingerprint);
     },
 
     /** NotReady (retryable) until the instance is Running with an SSH endpoint. */
@@ -181,6 +183,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Connect with the worker's key and run `true`; SshNotReady (retryable) until it works. */
     async probeSsh(input: ProbeInput): Promise<ProbeResult> {
+      requireWorkerKey(deps.ssh, input.workerKey);
       return lookAgain(() => probeOnce(input), { ...inline, defaultDelayMs: SSH_LOOK_DELAY_MS });
     },
 

@@ -14,7 +14,7 @@ import { parseBootProbe, type BootProbe } from '../core/boot-probe';
 import { clusterFacts, parseSubjectAltName, sanCovers, unmetConditions, type SanList } from '../k3s/checks';
 import { installerScript, type InstallerOptions } from '../k3s/installer';
 import { apiPortOf, BOOT_PROBE_SCRIPT, keyValues, READYZ_SCRIPT, RUN_INSTALLER_COMMAND, SECTION, VALIDATE_SCRIPT } from '../k3s/remote';
-import { throwSshFailure, withSsh, type SshIdentity, type SshSession, type SshTarget } from '../ssh';
+import { requireWorkerKey, throwSshFailure, withSsh, type SshIdentity, type SshSession, type SshTarget, type WorkerKeyRef } from '../ssh';
 import { notReady } from './failures';
 
 /** Where the k3s activities log in: the launch's endpoint, login user and pinned host key. */
@@ -24,6 +24,8 @@ export interface K3sTarget {
   defaultUser: string;
   /** `<type> <base64>` pinned at launch. */
   hostKey?: string;
+  /** The key the VM was created with: a worker with another key fails at once (WorkerKeyMismatch). */
+  workerKey?: WorkerKeyRef;
 }
 
 export interface PushInput extends InstallerOptions {
@@ -82,7 +84,10 @@ async function servingCert(s: SshSession, access: ApiAccess, host: string, port:
 }
 
 export function createK3sActivities(deps: { ssh: SshIdentity }) {
-  const ssh = <T>(t: K3sTarget, fn: (s: SshSession) => Promise<T>): Promise<T> => withSsh(sshTarget(t), deps.ssh, fn).catch(throwSshFailure);
+  const ssh = async <T>(t: K3sTarget, fn: (s: SshSession) => Promise<T>): Promise<T> => {
+    requireWorkerKey(deps.ssh, t.workerKey);
+    return withSsh(sshTarget(t), deps.ssh, fn).catch(throwSshFailure);
+  };
 
   return {
     /** The installer and its environment, as the VM's boot script (workflows cannot read files). */

@@ -87,6 +87,8 @@ export interface LaunchResult {
   hostKeyFingerprint: string;
   /** The host key itself (`ssh-ed25519 AAAA…`), public. */
   hostKey: string;
+  /** `SHA256:…` of the worker (deployment) SSH key the VM was created with; absent before this field existed. */
+  workerKeyFingerprint?: string;
   attempts: AttemptRecord[];
 }
 
@@ -133,6 +135,8 @@ export interface VmStatus {
   endpoint?: SshEndpoint;
   hostKeyFingerprint?: string;
   hostKey?: string;
+  /** `SHA256:…` of the worker (deployment) SSH key the VM trusts: every worker must have this key. */
+  workerKeyFingerprint?: string;
   attempts: AttemptRecord[];
   createdAt: string;
   readyAt?: string;

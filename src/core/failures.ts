@@ -17,6 +17,8 @@ const OTHER_TYPES = {
   SshAuthFailed: { retryable: true },
   /** The VM presented another host key than the one pinned at launch: never retried. */
   HostKeyMismatch: { retryable: false },
+  /** This worker's SSH key is not the deployment key the VM was created with: workers must share one key. */
+  WorkerKeyMismatch: { retryable: false },
   /** A remote command that must succeed exited non-zero (the probe's `true`, a bootstrap verify). */
   CommandFailed: { retryable: false },
   /** The k3s installer ran and exited non-zero (retried a few times by its proxy). */

@@ -97,6 +97,8 @@ export interface SlotEvent {
   stage: Stage;
   endpoint?: SshEndpoint;
   hostKey?: string;
+  /** `SHA256:…` of the worker key the VM was created with (its bootstrap checks it). */
+  workerKeyFingerprint?: string;
   error?: { kind: string; message: string };
 }
 

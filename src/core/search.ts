@@ -3,6 +3,7 @@
  * error means for the search, and what gets blocked. `launch.ts` is the glue that runs it.
  */
 import { isErrorKind, type BlockScope, type ErrorKind } from './errors';
+import { FAILURE_TYPES } from './failures';
 import { offerKey } from './offers';
 import type { Offer } from './provider';
 import type { AttemptRecord } from './api';
@@ -56,11 +57,13 @@ export const DEFAULT_SCOPE: Record<ErrorKind, BlockScope | undefined> = {
 };
 
 /**
- * The provider kind a failure type counts as in the search: a kind is itself; every other type
- * of the vocabulary (BootFailed, SshNotReady, HostKeyMismatch, …), a timeout or an unknown type
- * is `Failed` (the attempt failed; the instance may exist).
+ * The provider kind a failure type counts as in the search: a kind is itself; WorkerKeyMismatch
+ * is `Credentials` (the workers do not share one SSH key: no other offer can help, so the launch
+ * ends); every other type of the vocabulary (BootFailed, SshNotReady, HostKeyMismatch, …), a
+ * timeout or an unknown type is `Failed` (the attempt failed; the instance may exist).
  */
 export function kindOfFailureType(type: string | undefined): ErrorKind {
+  if (type === FAILURE_TYPES.WorkerKeyMismatch) return 'Credentials';
   return isErrorKind(type) ? type : 'Failed';
 }
 

@@ -9,8 +9,10 @@ import { FAILURE_TYPES, isRetryableType, type FailureDetails, type FailureType }
  * - `unreachable`: no SSH session (refused, timed out, closed before login, lost mid-command).
  * - `auth`: sshd answered and refused the key.
  * - `host-key-mismatch`: the host presented another key than the one pinned at launch.
+ * - `worker-key-mismatch`: this worker's key is not the one the VM was created with (found
+ *   before connecting: see `requireWorkerKey`).
  */
-export type SshErrorReason = 'unreachable' | 'auth' | 'host-key-mismatch';
+export type SshErrorReason = 'unreachable' | 'auth' | 'host-key-mismatch' | 'worker-key-mismatch';
 
 export class SshError extends Error {
   constructor(
@@ -28,6 +30,7 @@ const FAILURE_OF_REASON: { readonly [R in SshErrorReason]: FailureType } = {
   // Retryable: cloud-init may not have installed the worker's key yet.
   auth: FAILURE_TYPES.SshAuthFailed,
   'host-key-mismatch': FAILURE_TYPES.HostKeyMismatch,
+  'worker-key-mismatch': FAILURE_TYPES.WorkerKeyMismatch,
 };
 
 /** The activity failure for an SshError (every activity that uses SSH throws this). */

@@ -177,6 +177,7 @@ export class FleetDriver {
     return {
       endpoint: r.endpoint!,
       ...(r.hostKey ? { hostKey: r.hostKey } : {}),
+      ...(r.workerKeyFingerprint ? { workerKey: { fingerprint: r.workerKeyFingerprint, vm: r.slot } } : {}),
       node: { fleet: this.desired.name, group: r.group, index: r.index, role: r.template.role, node: r.slot },
       spec: r.template.bootstrap!,
     };
@@ -258,7 +259,9 @@ function parseAttemptId(id: string): { slot: string; attempt: number } | undefin
 function eventOfChild(e: SlotEvent): FleetEvent | undefined {
   const id = parseAttemptId(e.workflowId);
   if (!id) return undefined;
-  if (e.stage === 'ready' && e.endpoint) return { type: 'vmReady', ...id, endpoint: e.endpoint, ...(e.hostKey ? { hostKey: e.hostKey } : {}) };
+  if (e.stage === 'ready' && e.endpoint) {
+    return { type: 'vmReady', ...id, endpoint: e.endpoint, ...(e.hostKey ? { hostKey: e.hostKey } : {}), ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}) };
+  }
   if (e.stage === 'failed' || e.stage === 'lost' || e.stage === 'terminated' || e.stage === 'cancelled') {
     return { type: 'vmEnded', ...id, outcome: e.stage, ...(e.error ? { reason: `${e.error.kind}: ${e.error.message}` } : {}) };
   }

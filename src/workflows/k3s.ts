@@ -34,7 +34,12 @@ export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOut
   const kt = ctx.tuning;
   const r = input.result;
   const access = apiAccessFor(input.caps);
-  const target: K3sTarget = { endpoint: r.endpoint, defaultUser: defaultUser(input.caps), hostKey: r.hostKey };
+  const target: K3sTarget = {
+    endpoint: r.endpoint,
+    defaultUser: defaultUser(input.caps),
+    hostKey: r.hostKey,
+    ...(r.workerKeyFingerprint ? { workerKey: { fingerprint: r.workerKeyFingerprint, vm: ctx.status.name } } : {}),
+  };
   const apiHost = access === 'Direct' ? r.endpoint.host : '127.0.0.1';
   const sans = [...new Set([r.endpoint.host, apiHost])];
   const k8s: K3sStatus = { enabled: true, access, pushes: 0, note: 'k3s: checking the boot install' };

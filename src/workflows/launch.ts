@@ -85,9 +85,13 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
 
     phase = 'connect';
     ctx.setStage('connecting', { instanceIds, endpoint: running.endpoint });
-    const probe = await ctx.interruptibly(() => polling(sshPolling(caps), `ssh probe ${running.endpoint.host}:${running.endpoint.port}`).probeSsh({ endpoint: running.endpoint, defaultUser: defaultUser(caps) }));
+    // The key the create installed (absent in older histories): a probe on a worker with another key fails at once.
+    const workerKey = created.workerKeyFingerprint;
+    const probe = await ctx.interruptibly(() =>
+      polling(sshPolling(caps), `ssh probe ${running.endpoint.host}:${running.endpoint.port}`).probeSsh({ endpoint: running.endpoint, defaultUser: defaultUser(caps), ...(workerKey ? { workerKey: { fingerprint: workerKey, vm: spec.name } } : {}) }),
+    );
     const endpoint = running.endpoint.user ? running.endpoint : { ...running.endpoint, user: defaultUser(caps) };
-    return { ok: true, result: { offer, location: at, instanceId: running.instanceId, endpoint, hostKeyFingerprint: probe.fingerprint, hostKey: probe.hostKey } };
+    return { ok: true, result: { offer, location: at, instanceId: running.instanceId, endpoint, hostKeyFingerprint: probe.fingerprint, hostKey: probe.hostKey, ...(workerKey ? { workerKeyFingerprint: workerKey } : {}) } };
   } catch (err) {
     const f = failureInfo(err);
     if (f.phase === 'prepare') phase = 'prepare';
@@ -196,7 +200,8 @@ export async function launchWorkflow(input: LaunchWorkflowInput): Promise<Launch
   CancellationScope.current().cancelRequested.catch(() => ctx.requestCancel(true));
   const outcome = await CancellationScope.nonCancellable(() => runLaunch(ctx));
   if (outcome.kind === 'ready') {
-    ctx.setStage('ready', { readyAt: new Date().toISOString(), endpoint: outcome.result.endpoint, instanceIds: [outcome.result.instanceId] });
+    const { workerKeyFingerprint } = outcome.result;
+    ctx.setStage('ready', { readyAt: new Date().toISOString(), endpoint: outcome.result.endpoint, instanceIds: [outcome.result.instanceId], ...(workerKeyFingerprint ? { workerKeyFingerprint } : {}) });
     return outcome.result;
   }
   if (outcome.kind === 'cancelled') {

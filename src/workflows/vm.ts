@@ -100,6 +100,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
         endpoint: r.endpoint,
         hostKeyFingerprint: r.hostKeyFingerprint,
         hostKey: r.hostKey,
+        ...(r.workerKeyFingerprint ? { workerKeyFingerprint: r.workerKeyFingerprint } : {}),
         instanceIds: [r.instanceId],
         ...(input.spec.ttlMs ? { ttlExpiresAt: new Date(Date.now() + input.spec.ttlMs).toISOString() } : {}),
       };
@@ -165,6 +166,7 @@ async function notifyParent(ctx: VmContext): Promise<void> {
       stage: s.stage,
       ...(s.endpoint ? { endpoint: s.endpoint } : {}),
       ...(s.hostKey ? { hostKey: s.hostKey } : {}),
+      ...(s.workerKeyFingerprint ? { workerKeyFingerprint: s.workerKeyFingerprint } : {}),
       ...(s.error ? { error: s.error } : {}),
     });
   } catch {

@@ -13,7 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/ssh';
+import { loadOrCreateSshIdentity, type SshKeyFile } from '../../src/ssh';
 import { GpuprovClient } from '../../src/client/client';
 import { kubeconfigCommand } from '../../src/client/commands/kubeconfig';
 import type { Io } from '../../src/client/command';
@@ -32,7 +32,7 @@ const K3S_FAST: K3sTuning = { k3sBootMaxWaitMs: 30_000, k3sProbeIntervalMs: 300,
 
 describe.skipIf(!requireServer() || !requireTool('sshd, openssl, flock', haveTools, 'apt-get install -y openssh-server openssl util-linux'))('k3s on simulated k3s hosts', () => {
   let root: string;
-  let ssh: SshIdentity;
+  let ssh: SshKeyFile;
   let worker: TestWorker;
   /** Boot script + open ports (Direct API access). */
   let bootDirect: SimulatedK3sCloud;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { loadOrCreateSshIdentity, type SshIdentity } from '../../src/ssh';
+import { loadOrCreateSshIdentity, type SshKeyFile } from '../../src/ssh';
 import { LocalProvider, countLive } from '../../src/providers/local';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { vmWorkflow } from '../../src/workflows';
@@ -17,7 +17,7 @@ const haveSshd = existsSync('/usr/sbin/sshd');
 describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get install -y openssh-server'))('launch on the local cloud (real sshd)', () => {
   let root: string;
   let worker: TestWorker;
-  let ssh: SshIdentity;
+  let ssh: SshKeyFile;
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'gpuprov-localcloud-'));
     ssh = await loadOrCreateSshIdentity(join(root, 'keys'));

@@ -62,7 +62,8 @@ async function run(args: string[], io: Io): Promise<number> {
     if (!slot) throw new InputError('NODE', `fleet ${fleet} has no node ${node}`, `see npx provision fleet status ${fleet}`);
     if (!slot.bootstrap) throw new InputError('NODE', `${node} has no bootstrap, so no log`, 'add a bootstrap to its group');
     if (!slot.endpoint) throw new InputError('NODE', `${node} has no SSH endpoint yet (stage ${slot.stage})`, 'wait until its VM is up');
-    const keyPath = typeof values.identity === 'string' ? values.identity : join(stateDir(io.env), 'keys', 'id_ed25519');
+    // The worker's key: the deployment key when one is set, else the one this host's worker made.
+    const keyPath = typeof values.identity === 'string' ? values.identity : io.env.GPUPROV_SSH_KEY_FILE || join(stateDir(io.env), 'keys', 'id_ed25519');
     const privateKey = await readFile(keyPath, 'utf8').catch(() => {
       throw new InputError('--identity', `cannot read the SSH key ${keyPath}`, "run this where the worker runs, or pass the worker's key with -i");
     });

@@ -41,6 +41,8 @@ export interface SlotRecord {
   vm: 'none' | 'launching' | 'up' | 'gone';
   endpoint?: SshEndpoint;
   hostKey?: string;
+  /** `SHA256:…` of the worker key the VM was created with. */
+  workerKeyFingerprint?: string;
   boot: BootFacts;
   pending?: { op: EffectKind; seq: number; since: number };
   /** Consecutive failed attempts; reset when an attempt becomes ready, carried into replacements. */
@@ -66,7 +68,7 @@ export type VmEnd = 'failed' | 'lost' | 'terminated' | 'cancelled' | 'gone';
 
 export type FleetEvent =
   | { type: 'vmStarted'; slot: string; attempt: number }
-  | { type: 'vmReady'; slot: string; attempt: number; endpoint: SshEndpoint; hostKey?: string }
+  | { type: 'vmReady'; slot: string; attempt: number; endpoint: SshEndpoint; hostKey?: string; workerKeyFingerprint?: string }
   | { type: 'vmEnded'; slot: string; attempt: number; outcome: VmEnd; reason?: string }
   | { type: 'bootObserved'; slot: string; attempt: number; stage: string; lastStdoutSeq?: number; lastStderrSeq?: number; startedAt?: number }
   | { type: 'bootDone'; slot: string; attempt: number; ok: boolean; stage: string; reason?: string; lastStdoutSeq?: number; lastStderrSeq?: number }
@@ -168,7 +170,7 @@ export function fold(s: FleetState, e: FleetEvent, now: number, t: FleetTuning):
       break;
     case 'vmReady': {
       if (r.vm !== 'launching') return s;
-      r = { ...clearPending(r, ['startVm']), vm: 'up', endpoint: e.endpoint, ...(e.hostKey ? { hostKey: e.hostKey } : {}) };
+      r = { ...clearPending(r, ['startVm']), vm: 'up', endpoint: e.endpoint, ...(e.hostKey ? { hostKey: e.hostKey } : {}), ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}) };
       if (r.intent === 'active' && !r.template.bootstrap) r = { ...r, ready: true, stage: 'ready', failures: 0, cleanupTries: 0 };
       break;
     }

@@ -27,16 +27,18 @@ const EXPECTED: Record<SshErrorReason, { type: FailureType; nonRetryable: boolea
   unreachable: { type: FAILURE_TYPES.SshNotReady, nonRetryable: false },
   auth: { type: FAILURE_TYPES.SshAuthFailed, nonRetryable: false },
   'host-key-mismatch': { type: FAILURE_TYPES.HostKeyMismatch, nonRetryable: true },
+  'worker-key-mismatch': { type: FAILURE_TYPES.WorkerKeyMismatch, nonRetryable: true },
 };
 
 describe('sshFailure', () => {
-  it('maps each reason to one failure type; only a host-key mismatch is final', () => {
+  it('maps each reason to one failure type; only a host-key or worker-key mismatch is final', () => {
     for (const [reason, want] of Object.entries(EXPECTED) as [SshErrorReason, (typeof EXPECTED)[SshErrorReason]][]) {
       const f = sshFailure(new SshError(reason, `x: ${reason}`));
       expect({ type: f.type, nonRetryable: f.nonRetryable, details: f.details }).toEqual({ ...want, details: [{ kind: 'Failed' }] });
       expect(NON_RETRYABLE_TYPES.includes(want.type)).toBe(want.nonRetryable);
-      // The launch counts each as a failed attempt (the failover moves on).
-      expect(kindOfFailureType(want.type)).toBe('Failed');
+      // The launch counts each as a failed attempt (the failover moves on), except a worker-key
+      // mismatch: another offer cannot fix the deployment's keys, so the launch ends.
+      expect(kindOfFailureType(want.type)).toBe(reason === 'worker-key-mismatch' ? 'Credentials' : 'Failed');
     }
   });
 });
