@@ -8,7 +8,7 @@
  * Needs scripts/temporal-server.sh's build and PostgreSQL (`.ci/run` provides both).
  * GPUPROV_KEEP_CLUSTER=1 keeps its directory (server, PostgreSQL and worker logs) for a look.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
@@ -57,17 +57,12 @@ describe.skipIf(!enabled)('production topology: Temporal on PostgreSQL, two work
     cluster = await startCluster({ bins: found.bins, temporalCli: cliPath });
     note(`cluster (PostgreSQL, schema, 4 server processes, namespace) ready in ${secs(Date.now() - t0)}`);
     await prebuiltWorkflowBundle();
-    site = createSite({ dir: path.join(cluster.dir, 'site'), address: cluster.address, namespace: cluster.namespace, cacheDir: cacheDir(process.env) });
+    // One deployment SSH identity for both hosts, as README's "workers on several hosts" says.
+    const keyDir = path.join(cluster.dir, 'deployment-key');
+    workerKey = (await loadOrCreateSshIdentity(keyDir)).privateKey;
+    site = createSite({ dir: path.join(cluster.dir, 'site'), address: cluster.address, namespace: cluster.namespace, cacheDir: cacheDir(process.env), sshKeyFile: path.join(keyDir, 'id_ed25519') });
     a = site.host('host-a');
     b = site.host('host-b');
-    // TODO(issue 17 item 2): both hosts get a copy of one key until the shared deployment SSH
-    // identity exists; with a key per host, an activity landing on the other host fails auth.
-    const keyDir = path.join(cluster.dir, 'site', 'deployment-key');
-    workerKey = (await loadOrCreateSshIdentity(keyDir)).privateKey;
-    for (const h of [a, b]) {
-      mkdirSync(path.join(h.stateDir, 'keys'), { recursive: true, mode: 0o700 });
-      for (const f of ['id_ed25519', 'id_ed25519.pub']) copyFileSync(path.join(keyDir, f), path.join(h.stateDir, 'keys', f));
-    }
     await Promise.all([a.startWorker(), b.startWorker()]);
     connection = await Connection.connect({ address: cluster.address });
     client = new Client({ connection, namespace: cluster.namespace });

@@ -83,7 +83,7 @@ exec '${real}' "$@"
 }
 
 /** A site under `dir`: the shared cloud, the stand-in, and hosts connected to `address`. */
-export function createSite(o: { dir: string; address: string; namespace: string; cacheDir: string }): Site {
+export function createSite(o: { dir: string; address: string; namespace: string; cacheDir: string; sshKeyFile: string }): Site {
   const cloudRoot = path.join(o.dir, 'cloud');
   const control = path.join(o.dir, 'control');
   const binDir = path.join(o.dir, 'bin');
@@ -106,6 +106,8 @@ export function createSite(o: { dir: string; address: string; namespace: string;
       GPUPROV_LOCAL_ROOT: cloudRoot,
       // The workflow bundle is a deterministic build of the same sources: shared, not rebuilt per host.
       GPUPROV_CACHE_DIR: o.cacheDir,
+      // The deployment SSH identity every worker host shares (README: workers on several hosts).
+      GPUPROV_SSH_KEY_FILE: o.sshKeyFile,
     };
     const h: Host = {
       name,
