@@ -5,7 +5,7 @@ import { DEFAULT_BASE_URL, DoApi } from './api';
 import { HttpError } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { classify } from './errors';
-import { CLOUD, SSH_USER, anyFits, fingerprint, identityTag, ownerTag, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, fingerprint, identityTag, ownerTag, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface DigitalOceanOptions {
@@ -49,14 +49,11 @@ export class DigitalOceanProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
     const sizes = await this.api.sizes().catch((e: unknown) => {
       throw classify(e);
     });
-    if (!anyFits(req, sizes)) {
-      throw new ProviderError('InvalidRequest', `digitalocean has no size for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
-    }
-    return toOffers(req, sizes);
+    return toOffers(sizes);
   }
 
   /** Registers the worker's key (hash-named) and returns the fingerprints create passes; other keys go in via cloud-init. */

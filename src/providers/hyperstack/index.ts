@@ -4,7 +4,7 @@ import { identityName, type Capabilities, type CloudProvider, type InstanceSpec,
 import { keyName } from '../ssh-keys';
 import { DEFAULT_BASE_URL, HyperstackApi } from './api';
 import { classify } from './errors';
-import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, matchingFlavors, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface HyperstackOptions {
@@ -58,16 +58,11 @@ export class HyperstackProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
     const [flavors, prices] = await Promise.all([this.api.flavors(), this.api.pricebook()]).catch((e: unknown) => {
       throw classify(e);
     });
-    const matching = matchingFlavors(req, flavors);
-    if (matching.length === 0) {
-      const what = req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only';
-      throw new ProviderError('InvalidRequest', `hyperstack has no flavor for ${what} in the requested regions/types`);
-    }
-    return toOffers(req, matching, prices);
+    return toOffers(flavors, prices);
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {

@@ -9,7 +9,7 @@ import { keyMaterial, keyName } from '../ssh-keys';
 import { IDENTITY_TAG, OWNER_TAG, identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { DEFAULT_LAMBDA_URL, LambdaApi } from './api';
 import { classify, isDuplicate, isNotFound } from './errors';
-import { CLOUD, SSH_USER, hasIdentity, knowsModel, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, hasIdentity, toObserved, toOffers } from './map';
 
 export interface LambdaOptions {
   /** API key; `LAMBDA_API_KEY` in {@link fromEnv}. */
@@ -41,10 +41,8 @@ export class LambdaProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    const types = await this.guard(() => this.api.instanceTypes());
-    if (!knowsModel(types, req)) throw new ProviderError('InvalidRequest', `Lambda has no instance type with GPU ${req.gpu?.model ?? ''}`);
-    return toOffers(types, req);
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    return toOffers(await this.guard(() => this.api.instanceTypes()));
   }
 
   /** Registers the worker's key (first of `publicKeys`) once; the launch takes exactly one key name. */

@@ -5,7 +5,7 @@ import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observe
 import { LocalApi } from './api';
 import { classify, injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';
-import { CLOUD, isKnownOffer, planOffers, toObserved } from './map';
+import { CLOUD, isKnownOffer, listOffers, toObserved } from './map';
 
 export { countLive, liveSshdPids } from './procs';
 
@@ -53,8 +53,8 @@ export class LocalProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    return this.guard({ primitive: 'plan' }, async () => planOffers(req));
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    return this.guard({ primitive: 'plan' }, async () => listOffers());
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {

@@ -4,7 +4,7 @@ import { identityName, type Capabilities, type CloudProvider, type InstanceSpec,
 import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';
 import { classify } from './errors';
-import { ANY_REGION, CLOUD, fits, hasIdentity, keyName, toObserved, toOffers } from './map';
+import { ANY_REGION, CLOUD, hasIdentity, keyName, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface MassedComputeOptions {
@@ -57,14 +57,11 @@ export class MassedComputeProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
     const inventory = await this.api.inventory().catch((e: unknown) => {
       throw classify(e);
     });
-    if (!Object.keys(inventory).some((name) => fits(req, name))) {
-      throw new ProviderError('InvalidRequest', `massedcompute has no product for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
-    }
-    return toOffers(req, inventory);
+    return toOffers(inventory);
   }
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {

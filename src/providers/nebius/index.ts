@@ -62,21 +62,22 @@ class NebiusProvider implements CloudProvider {
     return p;
   }
 
+  /** Every platform preset of the configured (or asked) regions, priced; `planOffers` keeps the ones that match. */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     const regions = Object.keys(this.projects).filter((r) => !req.regions?.length || req.regions.includes(r));
     if (regions.length === 0) throw new ProviderError('InvalidRequest', `nebius: none of the regions ${req.regions?.join(', ')} is configured`);
     const offers: Offer[] = [];
     for (const region of regions) {
       const projectId = this.project(region);
-      const regionOffers = offersFor(await this.api.listPlatforms(platformsParent(projectId)), region, req);
+      const regionOffers = offersFor(await this.api.listPlatforms(platformsParent(projectId)), region);
       if (regionOffers.length === 0) continue;
       const prices = await this.api
         .hourlyPrices(regionOffers.map((o) => ({ metadata: { parent_id: projectId, name: o.instanceType }, spec: { resources: splitInstanceType(o.instanceType) } })))
         // Prices are advisory: a calculator outage must not stop a launch, offers just stay unpriced.
         .catch(() => new Map<string, number>());
-      offers.push(...priceAndOrder(regionOffers, prices, req.maxPricePerHour));
+      offers.push(...priceAndOrder(regionOffers, prices));
     }
-    if (offers.length === 0) throw new ProviderError('InvalidRequest', `nebius: no platform preset matches ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'a CPU-only request'}`);
+    if (offers.length === 0) throw new ProviderError('InvalidRequest', `nebius: no platform presets listed in ${regions.join(', ')}`);
     return offers;
   }
 

@@ -6,7 +6,6 @@
 import { ProviderError } from '../../core/errors';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { guardWith } from '../classify-http';
-import { modelMatches, parseModel } from '../../core/gpu-names';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
 import { classify, isConflict, isNotFound } from './errors';
@@ -63,14 +62,11 @@ export class PrimeIntellectProvider implements CloudProvider {
     };
   }
 
+  /** The boxes with `req.gpu.count` GPUs (the vendor query); `planOffers` keeps the ones that match. */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Prime Intellect: only GPU pods are planned; ask for a GPU');
-    const items = await this.guard(() => this.api.availability(req.gpu!.count));
-    const name = parseModel(req.gpu.model).name;
-    if (items.length > 0 && !items.some((a) => modelMatches(a.gpuType, name))) {
-      throw new ProviderError('InvalidRequest', `Prime Intellect has no GPU type matching ${req.gpu.model}`);
-    }
-    return toOffers(items, req);
+    const count = req.gpu.count;
+    return toOffers(await this.guard(() => this.api.availability(count)));
   }
 
   /** Registers the worker's key (first of `publicKeys`) once, named by its hash; `sshKeyId` goes into create. */

@@ -8,7 +8,7 @@ import { guardWith } from '../classify-http';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
 import { classify, isNotFound } from './errors';
-import { CLOUD, hasIdentity, matchingGpus, mergeKeys, statusOf, toObserved, toOffers } from './map';
+import { CLOUD, hasIdentity, mergeKeys, statusOf, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface RunPodOptions {
@@ -52,11 +52,11 @@ export class RunPodProvider implements CloudProvider {
     };
   }
 
+  /** Every GPU type in stock, priced for `req.gpu.count` GPUs (the vendor query); `planOffers` keeps the ones that match. */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'RunPod: only GPU pods are planned; ask for a GPU');
-    const gpus = await this.guard(() => this.api.gpus(req.gpu!.count));
-    if (matchingGpus(gpus, req).length === 0) throw new ProviderError('InvalidRequest', `RunPod has no GPU type matching ${req.gpu.model}`);
-    return toOffers(gpus, req);
+    const count = req.gpu.count;
+    return toOffers(await this.guard(() => this.api.gpus(count)), count);
   }
 
   /**

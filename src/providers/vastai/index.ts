@@ -10,7 +10,7 @@ import { guardWith } from '../classify-http';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
 import { classify, isGone } from './errors';
-import { CLOUD, dockerEnv, onstartScript, regionOf, searchQuery, toObserved, toOffers } from './map';
+import { CLOUD, dockerEnv, onstartScript, regionOf, searchQuery, toObserved, bestOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface VastOptions {
@@ -55,7 +55,7 @@ export class VastProvider implements CloudProvider {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Vast.ai: only GPU instances are planned; ask for a GPU');
     // A marketplace: a model nobody offers right now plans to no offers, not to an error.
     const bundles = await this.guard(() => this.api.searchOffers(searchQuery(req)));
-    return toOffers(bundles, req);
+    return bestOffers(bundles, req);
   }
 
   /** Registers the worker's key on the account once (Vast adds account keys to new instances). */

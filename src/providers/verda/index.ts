@@ -5,7 +5,7 @@ import { HttpError } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi } from './api';
 import { ALREADY_GONE, classify, vendorError } from './errors';
-import { CLOUD, SSH_USER, description, fits, hasIdentity, isScriptOf, scriptName, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, description, hasIdentity, isScriptOf, scriptName, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface VerdaOptions {
@@ -60,14 +60,11 @@ export class VerdaProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
     const [types, avail] = await Promise.all([this.api.instanceTypes(), this.api.availability()]).catch((e: unknown) => {
       throw classify(e);
     });
-    if (!types.some((t) => fits(req, t))) {
-      throw new ProviderError('InvalidRequest', `verda has no instance type for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
-    }
-    return toOffers(req, types, avail, this.image);
+    return toOffers(types, avail, this.image);
   }
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
