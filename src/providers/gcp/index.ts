@@ -6,10 +6,9 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
-import { ComputeApi, type GcpOperation } from './api';
+import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
 import { findAdcFile, findProject, parseRegions } from './config';
-import { classifyOperation } from './errors';
 import { CLOUD, SSH_USER, identityFilter, instanceBody, labelValue, regionOfZone, requestIdFor, resourceName, toObserved, toOffers, type Prepared } from './map';
 
 /** Settings of {@link GcpProvider}; `fromEnv` fills them from the environment. */
@@ -120,11 +119,9 @@ export class GcpProvider implements CloudProvider {
     // One look at the operation, never a wait: errors such as ZONE_RESOURCE_POOL_EXHAUSTED
     // arrive on the operation, usually within a second of the insert.
     const op = inserted.status === 'DONE' ? inserted : await this.api.getZoneOperation(zone, inserted.name);
-    const errors = operationErrors(op);
-    if (errors.length > 0) {
-      if (errors.some((e) => e.code === 'RESOURCE_ALREADY_EXISTS')) return this.adopt(zone, spec);
-      throw classifyOperation(errors);
-    }
+    const failure = operationFailure(op);
+    if (failure?.code === 'RESOURCE_ALREADY_EXISTS') return this.adopt(zone, spec);
+    if (failure) throw failure;
     return op.targetId ?? resourceName(spec.vmName);
   }
 
@@ -165,11 +162,6 @@ export class GcpProvider implements CloudProvider {
 function zoneOf(at: { zone?: string | undefined }): string {
   if (!at.zone) throw new ProviderError('InvalidRequest', 'gcp: a zone is required (GCP places instances by zone)');
   return at.zone;
-}
-
-function operationErrors(op: GcpOperation): { code: string; message: string }[] {
-  if (op.status !== 'DONE') return [];
-  return (op.error?.errors ?? []).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' }));
 }
 
 /**

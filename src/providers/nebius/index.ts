@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
-import { NebiusApi, operationFailure, type CreateInstanceRequest } from './api';
-import { classify } from './errors';
+import { NebiusApi, type CreateInstanceRequest } from './api';
 import { CLOUD, SSH_USER, diskName, hasIdentity, identityLabels, instanceName, offersFor, platformsParent, priceAndOrder, splitInstanceType, toObserved } from './map';
 
 /** Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. */
@@ -94,8 +93,6 @@ class NebiusProvider implements CloudProvider {
         metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, spec.owner) },
         spec: { size_gibibytes: this.opts.diskGiB ?? 200, type: 'NETWORK_SSD', source_image_family: { image_family: this.opts.imageFamily ?? 'ubuntu22.04-cuda12' } },
       });
-      const failed = operationFailure(op);
-      if (failed) throw classify(failed, 'DiskService.Create');
       diskId = op.resource_id;
     }
     return { projectId, subnetId, diskId };
@@ -119,11 +116,7 @@ class NebiusProvider implements CloudProvider {
     // (?) Nebius honours an x-idempotency-key header on write calls; instance names are unique per project anyway.
     const key = createHash('sha256').update(spec.idempotencyKey).digest('hex').slice(0, 32);
     const res = await this.api.createInstance(req, key);
-    if ('op' in res) {
-      const failed = operationFailure(res.op);
-      if (failed) throw classify(failed, 'InstanceService.Create');
-      return res.op.resource_id;
-    }
+    if ('op' in res) return res.op.resource_id;
     // Name clash: the instance of this VM already exists (a retried create); adopt it.
     const id = res.existingId ?? (await this.api.getInstanceByName(projectId, name))?.metadata.id;
     if (!id) throw new ProviderError('Transient', `nebius: instance name ${name} is taken but the instance is not visible yet`);
@@ -139,19 +132,13 @@ class NebiusProvider implements CloudProvider {
     const found = (await this.api.listInstances(this.project(at.region))).filter((i) => hasIdentity(i, vmName));
     const deleting = new Set(found.filter((i) => i.status?.state === 'DELETING').map((i) => i.metadata.id));
     const targets = new Set([...ids, ...found.map((i) => i.metadata.id)].filter((id) => id && !deleting.has(id)));
-    for (const id of targets) {
-      const op = await this.api.deleteInstance(id);
-      const failed = op && operationFailure(op);
-      if (failed) throw classify(failed, 'InstanceService.Delete');
-    }
+    for (const id of targets) await this.api.deleteInstance(id);
   }
 
   async cleanup(at: Location, vmName: string): Promise<void> {
     const disk = await this.api.getDiskByName(this.project(at.region), diskName(vmName));
     if (!disk || disk.status?.state === 'DELETING') return;
-    const op = await this.api.deleteDisk(disk.metadata.id);
-    const failed = op && operationFailure(op);
-    if (failed) throw classify(failed, 'DiskService.Delete');
+    await this.api.deleteDisk(disk.metadata.id);
   }
 }
 
