@@ -10,6 +10,7 @@ import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../core/provider';
 import { bootPollDelayMs } from '../core/polling';
+import { explainNoMatch, matchOffers } from '../core/offer-match';
 import { createAttemptActivities, providerOf, withKeyFingerprint, withWorkerKey } from './attempt';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { lookAgain } from './look-again';
@@ -133,7 +134,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
     ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, now }),
-    /** Every configured (or chosen) cloud's offers, ordered by preference. Creates nothing. */
+    /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
       const clouds = input.clouds?.length ? input.clouds : defaultClouds(deps.registry);
       const perCloud: Offer[][] = [];
@@ -146,8 +147,11 @@ export function createActivities(deps: ActivityDeps) {
           continue;
         }
         try {
-          const offers = await p.plan(input.request);
+          const listed = await p.plan(input.request);
+          // The one filter for every cloud: adapters list, the matcher judges.
+          const { offers, dropped } = matchOffers(listed, input.request);
           if (offers.length > 0) capabilities[cloud] = p.capabilities();
+          else if (dropped.length > 0) skipped.push({ cloud, kind: 'InvalidRequest', message: explainNoMatch(input.request, dropped) });
           perCloud.push(offers);
         } catch (err) {
           // A cloud that cannot plan this request is skipped; a transient error is retried.

@@ -8,7 +8,8 @@ const port = z.number().int().min(1).max(65_535);
 
 const vmOptions = z
   .object({
-    gpu: z.object({ model: z.string().min(1), count: z.number().int().positive() }).strict().optional(),
+    // `atLeast: true` is `--gpu MODEL:N+` (at least N GPUs); absent is exactly N.
+    gpu: z.object({ model: z.string().min(1), count: z.number().int().positive(), atLeast: z.boolean().optional() }).strict().optional(),
     clouds: z.array(z.string().min(1)).optional(),
     regions: z.array(z.string().min(1)).optional(),
     instanceTypes: z.array(z.string().min(1)).optional(),

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { InputError } from '../core/errors';
 import type { VmSpec } from '../core/api';
+import type { GpuRequest } from '../core/provider';
 import { CLOUDS, KNOWN_REGIONS, NO_K8S, didYouMean, type CloudId } from './catalog';
 
 export const VM_NAME = /^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/;
@@ -16,13 +17,17 @@ export const nameSchema = z
   .max(32, 'must be at most 32 characters')
   .regex(VM_NAME, 'must start with a letter and use only lowercase letters, digits and inner hyphens (e.g. gpu1)');
 
-/** `H100`, `H100:8`, `a100-80gb:2` → `{ model: 'A100-80GB', count: 2 }`. */
-export function parseGpu(s: string): { model: string; count: number } {
-  const m = /^([A-Za-z][A-Za-z0-9-]{0,23})(?::(\d{1,2}))?$/.exec(s.trim());
-  if (!m) throw new InputError('--gpu', `"${s}" is not a GPU spec`, 'write MODEL or MODEL:COUNT, e.g. --gpu H100:1');
+/**
+ * `--gpu MODEL[:N][+]`: `H100` and `H100:1` are exactly one GPU, `h100:8` exactly eight, `H100:4+`
+ * at least four (`H100+`: at least one); `a100-80gb:2` → `{ model: 'A100-80GB', count: 2 }`.
+ */
+export function parseGpu(s: string): GpuRequest {
+  const fix = 'write MODEL, MODEL:N (exactly N GPUs) or MODEL:N+ (at least N), e.g. --gpu H100:1 or --gpu H100:4+';
+  const m = /^([A-Za-z][A-Za-z0-9-]{0,23})(?::(\d{1,2}))?(\+)?$/.exec(s.trim());
+  if (!m) throw new InputError('--gpu', `"${s}" is not a GPU spec`, fix);
   const count = m[2] === undefined ? 1 : Number(m[2]);
-  if (!Number.isInteger(count) || count < 1 || count > 16) throw new InputError('--gpu', `GPU count ${m[2] ?? ''} is out of range`, 'use a count from 1 to 16, e.g. --gpu A100:8');
-  return { model: m[1]!.toUpperCase(), count };
+  if (!Number.isInteger(count) || count < 1 || count > 16) throw new InputError('--gpu', `GPU count ${m[2] ?? ''} is out of range`, 'use a count from 1 to 16, e.g. --gpu A100:8 or --gpu A100:4+');
+  return { model: m[1]!.toUpperCase(), count, ...(m[3] ? { atLeast: true } : {}) };
 }
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };

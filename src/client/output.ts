@@ -74,7 +74,10 @@ export function reportError(io: Io, err: unknown, json: boolean): number {
     message = 'no such VM: nothing with that name was started on this deployment';
     next = 'list VMs with: npx provision list --all';
   } else if (err instanceof WorkflowFailedError && err.cause) {
-    message = err.cause.message;
+    // The failure's own words end the cause chain ("Activity task failed" → "no cloud can serve …").
+    let cause: Error = err.cause;
+    while (cause.cause instanceof Error) cause = cause.cause;
+    message = cause.message;
   } else if ((err as { code?: string }).code === 'TEMPORAL_NOT_RUNNING') {
     next = 'npx provision server start';
   }

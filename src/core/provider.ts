@@ -17,10 +17,15 @@ export interface Location {
   zone?: string;
 }
 
-/** A GPU ask such as `H100:1`. `model` is upper-case (`H100`, `A100-80GB`, `T4`). */
+/**
+ * A GPU ask: `H100:1` is exactly one GPU, `H100:4+` at least four. `model` is upper-case
+ * (`H100`, `A100-80GB`, `T4`) and matched by `src/core/gpu-names.ts`.
+ */
 export interface GpuRequest {
   model: string;
   count: number;
+  /** `N+`: at least `count` GPUs. Absent (every history before it existed) or false: exactly `count`. */
+  atLeast?: boolean;
 }
 
 /** What a user asks for; `plan` turns it into ordered offers. */
@@ -32,7 +37,7 @@ export interface ResourceRequest {
   regions?: string[];
   /** Restrict to these instance types. */
   instanceTypes?: string[];
-  /** Drop offers whose known hourly price is above this (USD). */
+  /** Drop offers whose hourly price is above this (USD); under a cap an offer without a known price is dropped too. */
   maxPricePerHour?: number;
   /** The VM will run k3s; the plan may prefer images/types that support it. */
   k8s: boolean;
@@ -121,7 +126,12 @@ export interface Capabilities {
 export interface CloudProvider {
   readonly name: string;
   capabilities(): Capabilities;
-  /** Ordered offers (first = preferred). Creates nothing. Unplannable request → InvalidRequest. */
+  /**
+   * The cloud's offers in its order of preference (first = preferred). Creates nothing. The request
+   * may narrow the vendor query (regions, GPU count), but `matchOffers` (src/core/offer-match.ts),
+   * applied by `planOffers`, is the judge of GPU, count, price, region and type: offers that do not
+   * match may be returned. A request the cloud can never serve (no GPUs at all) → InvalidRequest.
+   */
   plan(req: ResourceRequest): Promise<Offer[]>;
   /** Idempotent prerequisites (security group, key pair, startup script…); returns driver-private JSON. */
   prepare(offer: Offer, spec: InstanceSpec): Promise<Json>;

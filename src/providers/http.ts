@@ -28,6 +28,16 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * The HTTP answer behind an error: the {@link HttpError} itself, or the one a cloud's `classify`
+ * wrapped (`ProviderError.cause`). Lets an adapter read a status its api.ts already classified.
+ */
+export function httpErrorOf(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  const cause = err instanceof Error ? err.cause : undefined;
+  return cause instanceof HttpError ? cause : undefined;
+}
+
 /** One answer, whatever its status. */
 export interface HttpAnswer {
   op: string;

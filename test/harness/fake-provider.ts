@@ -143,7 +143,8 @@ export class FakeProvider implements CloudProvider {
     this.check('plan', {});
     const offers = this.load().offers.filter((o) => (!req.regions?.length || req.regions.includes(o.region)) && (!req.instanceTypes?.length || req.instanceTypes.includes(o.instanceType)) && (req.maxPricePerHour === undefined || (o.pricePerHour ?? 0) <= req.maxPricePerHour));
     if (offers.length === 0) throw new ProviderError('InvalidRequest', 'no fake offer matches the request');
-    return offers;
+    // The fake's types come with and without GPUs: a CPU ask gets them GPU-less (planOffers keeps CPU types only).
+    return req.gpu ? offers : offers.map(({ gpu: _gpu, ...o }) => o);
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {

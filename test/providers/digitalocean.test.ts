@@ -6,6 +6,7 @@ import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type DoErrorKind } from '../fixtures/digitalocean/server';
 import { RateLimitHttpError as DoHttpError } from './double';
 import { startDigitalOceanDouble, type DigitalOceanDouble } from './digitalocean/double';
+import { planned, whyNothing } from './planned';
 
 runConformance({
   name: 'digitalocean',
@@ -57,19 +58,22 @@ describe('digitalocean specifics', () => {
   });
 
   it('plan follows links.pages.next on our own base URL and maps sizes × regions with hourly USD prices', async () => {
-    const offers = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const offers = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     expect(offers.map((o) => `${o.region}/${o.instanceType}/${o.pricePerHour}`)).toEqual(['tor1/gpu-h100x1-80gb/3.39', 'nyc2/gpu-h100x1-80gb/3.39']);
     expect(offers[0]!.extra).toEqual({ image: 'gpu-h100x1-base' });
     expect(d.server.http.log.filter((l) => l.path === '/v2/sizes').length).toBe(3);
-    const amd = await d.provider.plan({ vmName: 'p', gpu: { model: 'MI300X', count: 1 }, k8s: false });
+    const amd = await planned(d.provider, { vmName: 'p', gpu: { model: 'MI300X', count: 1 }, k8s: false });
     expect(amd[0]!.extra).toEqual({ image: 'gpu-amd-base' });
-    expect(await d.provider.plan({ vmName: 'p', gpu: { model: 'L40S', count: 1 }, k8s: false })).toEqual([]);
-    const err = await d.provider.plan({ vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false }).catch((e: unknown) => e);
-    expect((err as ProviderError).kind).toBe('InvalidRequest');
+    // Sold out (available: false) and unknown models plan to nothing, with the reason.
+    expect(await planned(d.provider, { vmName: 'p', gpu: { model: 'L40S', count: 1 }, k8s: false })).toEqual([]);
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false })).toMatch(/no B200 here; GPUs here: .*nvidia_h100/);
+    // VRAM is listed per droplet: per GPU it is 80 GB on the 8-GPU size too.
+    const atLeast = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100-80GB', count: 1, atLeast: true }, k8s: false });
+    expect(atLeast.map((o) => `${o.instanceType}/${o.gpu?.memoryGiB}`)).toEqual(['gpu-h100x1-80gb/80', 'gpu-h100x1-80gb/80', 'gpu-h100x8-640gb/80']);
   });
 
   it('prepare registers the key once; a clash with the same key is success', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const spec = specFor('do-prep');
     const a = await d.provider.prepare(offer!, spec);
     expect(await d.provider.prepare(offer!, spec)).toEqual(a);
@@ -82,7 +86,7 @@ describe('digitalocean specifics', () => {
   });
 
   it('GPU droplets are found via type=gpus; tags use key:value; user_data is cloud-init', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const spec = specFor('do-gpu', { owner: 'ns.with.dots' });
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const drop = d.server.droplets.get(Number(id))!;
@@ -100,7 +104,7 @@ describe('digitalocean specifics', () => {
   });
 
   it('observe pages through droplet lists', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const at = { cloud: 'digitalocean', region: offer!.region };
     for (const n of ['pa', 'pb', 'pc', 'pd']) {
       const s = specFor(n);
@@ -116,7 +120,7 @@ describe('digitalocean specifics', () => {
   });
 
   it('delete: "a destroy is already in progress" and 404 are success', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const spec = specFor('do-twice');
     const at = { cloud: 'digitalocean', region: offer!.region };
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
@@ -129,7 +133,7 @@ describe('digitalocean specifics', () => {
 
   it('bad token → Credentials, and the token never appears in the error', async () => {
     const p = new DigitalOceanProvider({ token: 'dop_v1_sekret123', baseUrl: d.server.url });
-    const err = (await p.plan({ vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
+    const err = (await planned(p, { vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
     expect(err.kind).toBe('Credentials');
     expect(`${err.message} ${JSON.stringify(err)} ${String(err.stack)}`).not.toContain('sekret123');
   });

@@ -7,6 +7,7 @@ import { STATUS, toObserved } from '../../src/providers/docker/map';
 import { runConformance, specFor } from './conformance';
 import { FAULTS, type FaultName } from '../fixtures/docker/server';
 import { startDockerDouble, type DockerDouble } from './docker/double';
+import { planned, whyNothing } from './planned';
 
 runConformance({
   name: 'docker',
@@ -81,14 +82,14 @@ describe('docker: vendor specifics against the socket double', () => {
   const at = { cloud: 'docker', region: 'local' };
 
   it('plans CPU sizes that fit the host; GPUs and other regions are unplannable', async () => {
-    const offers = await d.provider.plan({ vmName: 'p', k8s: false });
+    const offers = await planned(d.provider, { vmName: 'p', k8s: false });
     expect(offers.map((o) => o.instanceType)).toEqual(['cpu-1', 'cpu-2', 'cpu-4']);
-    await expect(d.provider.plan({ vmName: 'p', k8s: false, gpu: { model: 'T4', count: 1 } })).rejects.toMatchObject({ kind: 'InvalidRequest' });
-    await expect(d.provider.plan({ vmName: 'p', k8s: false, regions: ['eu'] })).rejects.toMatchObject({ kind: 'InvalidRequest' });
+    expect(await whyNothing(d.provider, { vmName: 'p', k8s: false, gpu: { model: 'T4', count: 1 } })).toBe('no T4 here; GPUs here: none (CPU types only)');
+    expect(await whyNothing(d.provider, { vmName: 'p', k8s: false, regions: ['eu'] })).toBe('nothing in eu; regions here: local');
   });
 
   it('creates a labelled container with keys, the rendered boot script and loopback-only ports', async () => {
-    const [, offer] = await d.provider.plan({ vmName: 'p', k8s: false });
+    const [, offer] = await planned(d.provider, { vmName: 'p', k8s: false });
     const spec = specFor('dk-spec', { owner: 'ns1', openPorts: [22, 6443], bootScript: { script: 'touch /ok', env: { X: 'y' } } });
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const c = d.server.containers().find((x) => x.Id === id)!;
@@ -106,7 +107,7 @@ describe('docker: vendor specifics against the socket double', () => {
   });
 
   it('a start that fails leaves a Pending container that delete-by-identity removes', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', k8s: false });
     const spec = specFor('dk-start');
     const prepared = await d.provider.prepare(offer!, spec);
     d.server.arm('start', 'portTaken');
@@ -126,7 +127,7 @@ describe('docker: vendor specifics against the socket double', () => {
   });
 
   it('a missing image fails prepare with the build command', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', k8s: false });
     const other = await startDockerDouble();
     other.server.removeImage();
     await expect(other.provider.prepare(offer!, specFor('dk-img'))).rejects.toThrow(/docker build -t gpuprov\/sshd:1 docker\/sshd/);
@@ -135,7 +136,7 @@ describe('docker: vendor specifics against the socket double', () => {
 
   it('no daemon behind the socket is Unavailable for the whole cloud', async () => {
     const p = new DockerProvider({ socketPath: '/tmp/gpuprov-no-such-dir/docker.sock', timeoutMs: 2_000 });
-    await expect(p.plan({ vmName: 'p', k8s: false })).rejects.toMatchObject({ kind: 'Unavailable', block: 'cloud' });
+    await expect(planned(p, { vmName: 'p', k8s: false })).rejects.toMatchObject({ kind: 'Unavailable', block: 'cloud' });
   });
 
   it('fromEnv honours DOCKER_HOST', () => {

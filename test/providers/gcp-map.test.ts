@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from '../../src/providers/gcp/catalog';
-import { STATUS, labelValue, matchCatalog, requestIdFor, resourceName, toObserved } from '../../src/providers/gcp/map';
+import { STATUS, labelValue, requestIdFor, resourceName, toObserved, toOffers } from '../../src/providers/gcp/map';
+import { matchOffers, type MatchRequest } from '../../src/core/offer-match';
 
 describe('gcp map', () => {
   it('requestId is a deterministic, valid, non-zero UUID per idempotency key', () => {
@@ -34,11 +35,14 @@ describe('gcp map', () => {
     expect(toObserved({ id: '1', name: 'n', status: 'RUNNING', networkInterfaces: [{ accessConfigs: [] }] }, at).endpoint).toBeUndefined();
   });
 
-  it('the ladder matches model and count, type and price filters', () => {
-    expect(matchCatalog({ vmName: 'x', gpu: { model: 'a100-80gb', count: 1 }, k8s: false }).map((e) => e.machineType)).toEqual(['a2-ultragpu-1g']);
-    expect(matchCatalog({ vmName: 'x', gpu: { model: 'H100', count: 1 }, k8s: false })).toEqual([]);
-    expect(matchCatalog({ vmName: 'x', k8s: false }).map((e) => e.machineType)).toEqual(['e2-small']);
-    expect(matchCatalog({ vmName: 'x', gpu: { model: 'T4', count: 1 }, k8s: false, instanceTypes: ['g2-standard-4'] })).toEqual([]);
+  it('the ladder lists every rung with a price; the shared matcher picks the rung', () => {
     expect(CATALOG.every((e) => e.pricePerHour > 0)).toBe(true);
+    const offers = toOffers([...CATALOG], () => ['us-central1-a']);
+    const pick = (req: MatchRequest): string[] => matchOffers(offers, req).offers.map((o) => o.instanceType);
+    expect(pick({ gpu: { model: 'a100-80gb', count: 1 } })).toEqual(['a2-ultragpu-1g']);
+    expect(pick({ gpu: { model: 'A100', count: 1 } })).toEqual(['a2-highgpu-1g', 'a2-ultragpu-1g']);
+    expect(pick({ gpu: { model: 'H100', count: 1 } })).toEqual([]);
+    expect(pick({})).toEqual(['e2-small']);
+    expect(pick({ gpu: { model: 'T4', count: 1 }, instanceTypes: ['g2-standard-4'] })).toEqual([]);
   });
 });

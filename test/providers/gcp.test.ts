@@ -3,6 +3,7 @@ import { ProviderError } from '../../src/core/errors';
 import { GcpProvider, fromEnv } from '../../src/providers/gcp';
 import { runConformance, specFor } from './conformance';
 import { GCP_REQUEST, gcpConformanceEnv, startGcpDouble, type GcpDouble } from './gcp/double';
+import { planned, whyNothing } from './planned';
 
 runConformance({ name: 'gcp', make: gcpConformanceEnv });
 
@@ -16,19 +17,22 @@ describe('gcp adapter', () => {
   });
 
   it('plans only zones that list the accelerator, in the configured regions, cheapest first', async () => {
-    const t4 = await d.provider.plan(GCP_REQUEST);
+    const t4 = await planned(d.provider, GCP_REQUEST);
     expect(t4.map((o) => o.zone)).toEqual(['us-central1-a', 'us-central1-b', 'us-central1-c', 'us-central1-f', 'us-east1-c', 'us-east1-d']);
     expect(t4[0]).toMatchObject({ cloud: 'gcp', region: 'us-central1', instanceType: 'n1-standard-4', gpu: { model: 'T4', count: 1 }, pricePerHour: 0.54 });
-    const h100 = await d.provider.plan({ vmName: 'x', gpu: { model: 'H100', count: 8 }, k8s: true, regions: ['us-central1'] });
+    const h100 = await planned(d.provider, { vmName: 'x', gpu: { model: 'H100', count: 8 }, k8s: true, regions: ['us-central1'] });
     expect(h100.map((o) => `${o.zone}/${o.instanceType}`)).toEqual(['us-central1-a/a3-highgpu-8g', 'us-central1-b/a3-highgpu-8g']);
-    const cpu = await d.provider.plan({ vmName: 'x', k8s: false, regions: ['us-east1'] });
+    const cpu = await planned(d.provider, { vmName: 'x', k8s: false, regions: ['us-east1'] });
     expect(cpu.map((o) => `${o.zone}/${o.instanceType}`)).toEqual(['us-east1-c/e2-small', 'us-east1-d/e2-small']);
-    await expect(d.provider.plan({ vmName: 'x', gpu: { model: 'B200', count: 3 }, k8s: false })).rejects.toMatchObject({ kind: 'InvalidRequest' });
-    expect(await d.provider.plan({ ...GCP_REQUEST, maxPricePerHour: 0.1 }).catch((e: unknown) => e)).toBeInstanceOf(ProviderError);
+    expect(await whyNothing(d.provider, { vmName: 'x', gpu: { model: 'B200', count: 3 }, k8s: false })).toMatch(/^no B200 here; GPUs here: T4, /);
+    expect(await whyNothing(d.provider, { ...GCP_REQUEST, maxPricePerHour: 0.1 })).toContain('the cheapest is $0.54/h');
+    // H100 comes as eight: the exact ask says so, the at-least ask plans it.
+    expect(await whyNothing(d.provider, { vmName: 'x', gpu: { model: 'H100', count: 1 }, k8s: false, regions: ['us-central1'] })).toContain('H100:1+');
+    expect((await planned(d.provider, { vmName: 'x', gpu: { model: 'H100', count: 1, atLeast: true }, k8s: false, regions: ['us-central1'] })).length).toBe(2);
   });
 
   it('creates with a deterministic requestId, labels, ssh-keys, user-data, GPU scheduling and a tagged firewall', async () => {
-    const [offer] = await d.provider.plan(GCP_REQUEST);
+    const [offer] = await planned(d.provider, GCP_REQUEST);
     const spec = specFor('body-check', { owner: 'Team.Prod', openPorts: [22, 6443], bootScript: { script: 'echo hi', env: { A: '1' } } });
     const prepared = await d.provider.prepare(offer!, spec);
     const id = await d.provider.create(offer!, prepared, spec);
@@ -67,7 +71,7 @@ describe('gcp adapter', () => {
   });
 
   it('failover shape: an exhausted zone throws Capacity blocking the zone, the next zone succeeds', async () => {
-    const [a, b] = await d.provider.plan(GCP_REQUEST);
+    const [a, b] = await planned(d.provider, GCP_REQUEST);
     d.armZone(a!.zone!, 'exhausted');
     const spec = specFor('failover');
     const err = await d.provider.create(a!, await d.provider.prepare(a!, spec), spec).catch((e: unknown) => e);
@@ -83,7 +87,7 @@ describe('gcp adapter', () => {
   });
 
   it('quota errors block the region, or the whole cloud for GPUS_ALL_REGIONS', async () => {
-    const [a] = await d.provider.plan(GCP_REQUEST);
+    const [a] = await planned(d.provider, GCP_REQUEST);
     const spec = specFor('quota');
     const prepared = await d.provider.prepare(a!, spec);
     d.armZone(a!.zone!, 'quota');

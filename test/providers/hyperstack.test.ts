@@ -6,6 +6,7 @@ import { classify } from '../../src/providers/hyperstack/errors';
 import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type HsErrorKind } from '../fixtures/hyperstack/server';
 import { startHyperstackDouble, type HyperstackDouble } from './hyperstack/double';
+import { planned, whyNothing } from './planned';
 
 runConformance({
   name: 'hyperstack',
@@ -63,15 +64,14 @@ describe('hyperstack specifics', () => {
   });
 
   it('plan: stocked flavors only, priced per GPU from the pricebook, unplannable → InvalidRequest', async () => {
-    const a100 = await d.provider.plan({ vmName: 'p', gpu: { model: 'A100-80GB', count: 1 }, k8s: false });
+    const a100 = await planned(d.provider, { vmName: 'p', gpu: { model: 'A100-80GB', count: 1 }, k8s: false });
     expect(a100).toEqual([expect.objectContaining({ region: 'NORWAY-1', instanceType: 'n3-A100x1', pricePerHour: 1.35, currency: 'USD' })]);
-    expect(await d.provider.plan({ vmName: 'p', gpu: { model: 'A100', count: 2 }, k8s: false })).toEqual([]);
-    const err = await d.provider.plan({ vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false }).catch((e: unknown) => e);
-    expect((err as ProviderError).kind).toBe('InvalidRequest');
+    expect(await planned(d.provider, { vmName: 'p', gpu: { model: 'A100', count: 2 }, k8s: false })).toEqual([]);
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false })).toBe('no B200 here; GPUs here: A100-80G-PCIe, H100-80G-PCIe');
   });
 
   it('prepare find-or-creates the region environment and the hashed key pair in it', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const spec = specFor('hs-prep');
     const a = await d.provider.prepare(offer!, spec);
     const posts = (): number => d.server.http.log.filter((l) => l.method === 'POST').length;
@@ -85,7 +85,7 @@ describe('hyperstack specifics', () => {
   });
 
   it('create sends labels, cloud-init, fixed port 22 and open ports; Running only once the floating IP is ATTACHED', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const spec = specFor('hs-boot', { openPorts: [22, 6443], bootScript: { script: 'echo hi', env: { A: '1' } } });
     const at = { cloud: 'hyperstack', region: offer!.region };
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
@@ -107,7 +107,7 @@ describe('hyperstack specifics', () => {
   });
 
   it('observe pages through the list and filters by identity exactly', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const at = { cloud: 'hyperstack', region: offer!.region };
     for (const n of ['pg-a', 'pg-ab', 'pg-abc']) {
       const s = specFor(n);
@@ -124,7 +124,7 @@ describe('hyperstack specifics', () => {
   });
 
   it('delete during creation is Transient (the vendor refuses until creation finishes)', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const spec = specFor('hs-early');
     const at = { cloud: 'hyperstack', region: offer!.region };
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
@@ -139,7 +139,7 @@ describe('hyperstack specifics', () => {
 
   it('bad credentials → Credentials, and the key never appears in the error', async () => {
     const p = new HyperstackProvider({ apiKey: 'sekret-hs-key-123', baseUrl: d.server.url });
-    const err = (await p.plan({ vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
+    const err = (await planned(p, { vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
     expect(err.kind).toBe('Credentials');
     expect(`${err.message} ${JSON.stringify(err)} ${String(err.stack)}`).not.toContain('sekret-hs-key-123');
   });

@@ -7,6 +7,7 @@ import { API_KEY, BODIES } from '../fixtures/lambda/server';
 import { runConformance, specFor, type ConformanceEnv } from './conformance';
 import { StatusBodyHttpError as LambdaHttpError } from './double';
 import { startLambdaDouble, type LambdaDouble } from './lambda/double';
+import { planned, whyNothing } from './planned';
 
 const request = { vmName: 'x', gpu: { model: 'A10', count: 1 }, k8s: false };
 
@@ -81,16 +82,18 @@ describe('lambda: vendor specifics against the fixture', () => {
   });
 
   it('plans cheapest first with USD prices, only regions with capacity, matching the GPU exactly', async () => {
-    const offers = await d.provider.plan(request);
+    const offers = await planned(d.provider, request);
     expect(offers.map((o) => `${o.instanceType}@${o.region}`)).toEqual(['gpu_1x_a10@us-east-1', 'gpu_1x_a10@us-west-1']);
     expect(offers[0]).toMatchObject({ pricePerHour: 0.75, currency: 'USD', gpu: { model: 'A10', count: 1, memoryGiB: 24 } });
-    expect(await d.provider.plan({ ...request, gpu: { model: 'H100', count: 8 } })).toEqual([]);
-    await expect(d.provider.plan({ ...request, gpu: { model: 'B200', count: 1 } })).rejects.toMatchObject({ kind: 'InvalidRequest' });
+    expect(await planned(d.provider, { ...request, gpu: { model: 'H100', count: 8 } })).toEqual([]);
+    expect(await whyNothing(d.provider, { ...request, gpu: { model: 'B200', count: 1 } })).toBe('no B200 here; GPUs here: A10, H100');
+    // "H100 (80 GB PCIe)" is an H100 with 80 GB.
+    expect((await planned(d.provider, { ...request, gpu: { model: 'H100-80GB', count: 1 } })).map((o) => o.instanceType)).toEqual(['gpu_1x_h100_pcie']);
   });
 
   it('launch sends cloud-init user-data, identity tags and exactly one ssh key name', async () => {
     const spec = specFor('lam-ci', { publicKeys: ['ssh-ed25519 AAAAworker w', 'ssh-ed25519 AAAAuser u'], bootScript: { script: 'echo hi', env: { A: '1' } } });
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const prepared = await d.provider.prepare(offer!, spec);
     await d.provider.create(offer!, prepared, spec);
     const body = d.server.launches.at(-1) as { user_data: string; tags: unknown; ssh_key_names: string[]; name: string };
@@ -106,7 +109,7 @@ describe('lambda: vendor specifics against the fixture', () => {
   it('registers the ssh key once; a name clash with the same key is success', async () => {
     const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIClash clash@test';
     const spec = specFor('lam-key', { publicKeys: [key] });
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const a = await d.provider.prepare(offer!, spec);
     const b = await d.provider.prepare(offer!, { ...spec, publicKeys: [key.replace('clash@test', 'other-comment')] });
     expect(b).toEqual(a);
@@ -120,7 +123,7 @@ describe('lambda: vendor specifics against the fixture', () => {
   });
 
   it('observe matches by tag client-side: other VMs, other regions and terminated instances are ignored', async () => {
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const spec = specFor('lam-obs');
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const other = specFor('lam-obs-2');
@@ -147,7 +150,7 @@ describe('lambda: vendor specifics against the fixture', () => {
 
   it('a wrong key is Credentials and never echoed', async () => {
     const bad = new LambdaProvider({ apiKey: 'secret-wrong-key-XYZ', baseUrl: d.server.url });
-    const e = (await bad.plan(request).catch((x: unknown) => x)) as ProviderError;
+    const e = (await planned(bad, request).catch((x: unknown) => x)) as ProviderError;
     expect(e.kind).toBe('Credentials');
     expect(JSON.stringify({ m: e.message, s: e.stack, c: String(e.cause) })).not.toContain('secret-wrong-key-XYZ');
     expect(JSON.stringify({ m: e.message, s: e.stack })).not.toContain(API_KEY);

@@ -4,6 +4,7 @@ import { ERROR_KINDS, ProviderError } from '../../src/core/errors';
 import { LocalProvider } from '../../src/providers/local';
 import type { InstanceSpec, Location, Offer } from '../../src/core/provider';
 import { describeWithSshd, freshId, makeCloud, sleep, waitFor, type LocalCloud } from './local/helpers';
+import { planned } from './planned';
 
 const A: Location = { cloud: 'local', region: 'local-a' };
 let seq = 0;
@@ -25,7 +26,7 @@ describeWithSshd('local cloud fault file', () => {
 
   beforeAll(async () => {
     cloud = await makeCloud('faults');
-    offers = await cloud.provider.plan({ vmName: 'v', k8s: false });
+    offers = await planned(cloud.provider, { vmName: 'v', k8s: false });
   });
   beforeEach(async () => {
     await cloud.setFaults([]);
@@ -62,7 +63,7 @@ describeWithSshd('local cloud fault file', () => {
   it('faults at plan, prepare, observe, delete and cleanup; error defaults to Transient', async () => {
     const s = spec('prims');
     await cloud.setFaults([{ primitive: 'plan', error: 'Credentials' }]);
-    expect((await errorOf(cloud.provider.plan({ vmName: 'v', k8s: false }))).kind).toBe('Credentials');
+    expect((await errorOf(planned(cloud.provider, { vmName: 'v', k8s: false }))).kind).toBe('Credentials');
     await cloud.setFaults([{ primitive: 'prepare', error: 'InvalidRequest', region: 'local-a' }]);
     expect((await errorOf(cloud.provider.prepare(offer('local-a'), s))).kind).toBe('InvalidRequest');
     await cloud.provider.prepare(offer('local-b'), s);
@@ -132,20 +133,20 @@ describeWithSshd('local cloud fault file', () => {
   it('times counters live on disk: two providers on one root share them', async () => {
     const other = new LocalProvider({ root: cloud.root, faultsFile: cloud.faultsFile });
     await cloud.setFaults([{ id: freshId(), primitive: 'plan', error: 'Unavailable', times: 2 }]);
-    expect((await errorOf(cloud.provider.plan({ vmName: 'v', k8s: false }))).kind).toBe('Unavailable');
-    expect((await errorOf(other.plan({ vmName: 'v', k8s: false }))).kind).toBe('Unavailable');
-    expect((await cloud.provider.plan({ vmName: 'v', k8s: false })).length).toBeGreaterThan(0);
-    expect((await other.plan({ vmName: 'v', k8s: false })).length).toBeGreaterThan(0);
+    expect((await errorOf(planned(cloud.provider, { vmName: 'v', k8s: false }))).kind).toBe('Unavailable');
+    expect((await errorOf(planned(other, { vmName: 'v', k8s: false }))).kind).toBe('Unavailable');
+    expect((await planned(cloud.provider, { vmName: 'v', k8s: false })).length).toBeGreaterThan(0);
+    expect((await planned(other, { vmName: 'v', k8s: false })).length).toBeGreaterThan(0);
   });
 
   it('a bad fault file is InvalidRequest saying what is wrong', async () => {
     await writeFile(cloud.faultsFile, '{ not json');
-    expect((await errorOf(cloud.provider.plan({ vmName: 'v', k8s: false }))).message).toMatch(/not JSON/);
+    expect((await errorOf(planned(cloud.provider, { vmName: 'v', k8s: false }))).message).toMatch(/not JSON/);
     await writeFile(cloud.faultsFile, JSON.stringify({ rules: [{ error: 'Boom' }] }));
-    expect((await errorOf(cloud.provider.plan({ vmName: 'v', k8s: false }))).kind).toBe('InvalidRequest');
+    expect((await errorOf(planned(cloud.provider, { vmName: 'v', k8s: false }))).kind).toBe('InvalidRequest');
     await writeFile(cloud.faultsFile, JSON.stringify({ rules: [{ bootDelayMs: 5, error: 'Capacity' }] }));
-    expect((await errorOf(cloud.provider.plan({ vmName: 'v', k8s: false }))).message).toMatch(/bootDelayMs/);
+    expect((await errorOf(planned(cloud.provider, { vmName: 'v', k8s: false }))).message).toMatch(/bootDelayMs/);
     await writeFile(cloud.faultsFile, JSON.stringify({ rules: [{ primitive: 'delete', ambiguousCreate: true }] }));
-    expect((await errorOf(cloud.provider.plan({ vmName: 'v', k8s: false }))).message).toMatch(/create only/);
+    expect((await errorOf(planned(cloud.provider, { vmName: 'v', k8s: false }))).message).toMatch(/create only/);
   });
 });

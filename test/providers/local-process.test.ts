@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Location, Observed, Offer } from '../../src/core/provider';
 import { describeWithSshd, freshId, makeCloud, run, waitFor, type LocalCloud } from './local/helpers';
+import { planned } from './planned';
 
 const A: Location = { cloud: 'local', region: 'local-a' };
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
@@ -22,7 +23,7 @@ describeWithSshd('local cloud shared by two processes', () => {
 
   beforeAll(async () => {
     cloud = await makeCloud('process');
-    offer = (await cloud.provider.plan({ vmName: 'v', k8s: false, regions: ['local-a'] }))[0]!;
+    offer = (await planned(cloud.provider, { vmName: 'v', k8s: false, regions: ['local-a'] }))[0]!;
   });
   afterAll(async () => {
     await cloud?.close();
@@ -54,7 +55,7 @@ describeWithSshd('local cloud shared by two processes', () => {
   it('fault counters are shared across processes', async () => {
     await cloud.setFaults([{ id: freshId(), primitive: 'plan', error: 'Capacity', times: 1 }]);
     expect((await child({ op: 'plan' })).error?.kind).toBe('Capacity');
-    expect((await cloud.provider.plan({ vmName: 'v', k8s: false })).length).toBeGreaterThan(0);
+    expect((await planned(cloud.provider, { vmName: 'v', k8s: false })).length).toBeGreaterThan(0);
     expect((await child<Offer[]>({ op: 'plan' })).ok?.length).toBeGreaterThan(0);
   });
 });

@@ -6,6 +6,7 @@ import { ProviderError } from '../../src/core/errors';
 import { LocalProvider, countLive, fromEnv } from '../../src/providers/local';
 import type { InstanceSpec, Location, Observed, Offer } from '../../src/core/provider';
 import { describeWithSshd, makeClientKey, makeCloud, run, waitFor, type LocalCloud } from './local/helpers';
+import { planned, whyNothing } from './planned';
 
 const A: Location = { cloud: 'local', region: 'local-a' };
 
@@ -23,7 +24,7 @@ describe('local cloud without processes', () => {
   const p = new LocalProvider({ root: '/nonexistent/gpuprov-local-root' });
 
   it('plans cheapest first, local-a before local-b, CPU types only without a GPU ask', async () => {
-    const offers = await p.plan({ vmName: 'v', k8s: false });
+    const offers = await planned(p, { vmName: 'v', k8s: false });
     expect(offers.map((o) => `${o.region}/${o.instanceType}/${o.pricePerHour}`)).toEqual([
       'local-a/cpu-small/0.01',
       'local-b/cpu-small/0.01',
@@ -34,27 +35,25 @@ describe('local cloud without processes', () => {
   });
 
   it('filters by region, type, price and GPU', async () => {
-    expect((await p.plan({ vmName: 'v', k8s: false, regions: ['local-b'] })).map((o) => o.region)).toEqual(['local-b', 'local-b']);
-    expect((await p.plan({ vmName: 'v', k8s: false, instanceTypes: ['cpu-large'] })).map((o) => o.instanceType)).toEqual(['cpu-large', 'cpu-large']);
-    expect((await p.plan({ vmName: 'v', k8s: false, maxPricePerHour: 0.015 })).map((o) => o.instanceType)).toEqual(['cpu-small', 'cpu-small']);
-    const gpu = await p.plan({ vmName: 'v', k8s: false, gpu: { model: 'sim', count: 1 } });
+    expect((await planned(p, { vmName: 'v', k8s: false, regions: ['local-b'] })).map((o) => o.region)).toEqual(['local-b', 'local-b']);
+    expect((await planned(p, { vmName: 'v', k8s: false, instanceTypes: ['cpu-large'] })).map((o) => o.instanceType)).toEqual(['cpu-large', 'cpu-large']);
+    expect((await planned(p, { vmName: 'v', k8s: false, maxPricePerHour: 0.015 })).map((o) => o.instanceType)).toEqual(['cpu-small', 'cpu-small']);
+    const gpu = await planned(p, { vmName: 'v', k8s: false, gpu: { model: 'sim', count: 1 } });
     expect(gpu.map((o) => `${o.region}/${o.instanceType}`)).toEqual(['local-a/gpu-sim-1', 'local-b/gpu-sim-1']);
     expect(gpu[0]?.gpu).toMatchObject({ model: 'SIM', count: 1 });
   });
 
-  it('an unplannable request is InvalidRequest naming why', async () => {
+  it('an unplannable request plans nothing, and says why', async () => {
     const cases: [Parameters<LocalProvider['plan']>[0], RegExp][] = [
-      [{ vmName: 'v', k8s: false, gpu: { model: 'H100', count: 1 } }, /GPU H100:1/],
-      [{ vmName: 'v', k8s: false, gpu: { model: 'SIM', count: 2 } }, /GPU SIM:2/],
-      [{ vmName: 'v', k8s: false, regions: ['us-east-1'] }, /regions/],
-      [{ vmName: 'v', k8s: false, instanceTypes: ['p5.48xlarge'] }, /instance types/],
-      [{ vmName: 'v', k8s: false, maxPricePerHour: 0.001 }, /max price/],
+      [{ vmName: 'v', k8s: false, gpu: { model: 'H100', count: 1 } }, /no H100 here; GPUs here: SIM/],
+      [{ vmName: 'v', k8s: false, gpu: { model: 'SIM', count: 2 } }, /exactly 2 SIM; GPU counts here: 1 \(gpu-sim-1\)/],
+      [{ vmName: 'v', k8s: false, regions: ['us-east-1'] }, /regions here: local-a, local-b/],
+      [{ vmName: 'v', k8s: false, instanceTypes: ['p5.48xlarge'] }, /types here: cpu-small/],
+      [{ vmName: 'v', k8s: false, maxPricePerHour: 0.001 }, /at or below \$0.001\/h; the cheapest is \$0.01\/h/],
     ];
-    for (const [req, why] of cases) {
-      const err = await errorOf(p.plan(req));
-      expect(err.kind).toBe('InvalidRequest');
-      expect(err.message).toMatch(why);
-    }
+    for (const [req, why] of cases) expect(await whyNothing(p, req)).toMatch(why);
+    // SIM:1+ is at least one: the one-GPU type qualifies.
+    expect(await planned(p, { vmName: 'v', k8s: false, gpu: { model: 'SIM', count: 1, atLeast: true } })).toHaveLength(2);
   });
 
   it('capabilities: provider-chosen user, no boot script, no ports, no k8s', () => {
@@ -77,7 +76,7 @@ describe('local cloud without processes', () => {
 
   it('a missing sshd is InvalidRequest telling how to install it', async () => {
     const q = new LocalProvider({ root: '/tmp/gpuprov-no-sshd', sshdPath: '/nonexistent/sbin/sshd' });
-    const offer = (await q.plan({ vmName: 'v', k8s: false }))[0]!;
+    const offer = (await planned(q, { vmName: 'v', k8s: false }))[0]!;
     for (const call of [q.prepare(offer, spec('v')), q.create(offer, {}, spec('v'))]) {
       const err = await errorOf(call);
       expect(err.kind).toBe('InvalidRequest');
@@ -96,7 +95,7 @@ describeWithSshd('local cloud with real sshd', () => {
   let offer: Offer;
   beforeAll(async () => {
     cloud = await makeCloud('local');
-    offer = (await cloud.provider.plan({ vmName: 'v', k8s: false, regions: ['local-a'] }))[0]!;
+    offer = (await planned(cloud.provider, { vmName: 'v', k8s: false, regions: ['local-a'] }))[0]!;
   });
   afterAll(async () => {
     await cloud?.close();

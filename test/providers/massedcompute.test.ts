@@ -6,6 +6,7 @@ import { classify } from '../../src/providers/massedcompute/errors';
 import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type MassedErrorKind } from '../fixtures/massedcompute/server';
 import { startMassedComputeDouble, type MassedComputeDouble } from './massedcompute/double';
+import { planned, whyNothing } from './planned';
 
 runConformance({
   name: 'massedcompute',
@@ -54,17 +55,18 @@ describe('massedcompute specifics', () => {
   });
 
   it('plan: products with capacity, region "any", price from cents, count and model from the product name', async () => {
-    expect(await d.provider.plan({ vmName: 'p', gpu: { model: 'L40', count: 1 }, k8s: false })).toEqual([
+    expect(await planned(d.provider, { vmName: 'p', gpu: { model: 'L40', count: 1 }, k8s: false })).toEqual([
       expect.objectContaining({ region: 'any', instanceType: 'gpu_1x_l40', pricePerHour: 0.99, currency: 'USD', gpu: { model: 'L40', count: 1 } }),
     ]);
-    expect(await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 8 }, k8s: false })).toHaveLength(1);
-    expect(await d.provider.plan({ vmName: 'p', gpu: { model: 'A6000', count: 1 }, k8s: false })).toEqual([]);
-    const err = await d.provider.plan({ vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false }).catch((e: unknown) => e);
-    expect((err as ProviderError).kind).toBe('InvalidRequest');
+    expect(await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 8 }, k8s: false })).toHaveLength(1);
+    expect(await planned(d.provider, { vmName: 'p', gpu: { model: 'A6000', count: 1 }, k8s: false })).toEqual([]);
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false })).toMatch(/^no B200 here; GPUs here: /);
+    // The cloud places the VM: its one region is "any", and a named region plans nothing.
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'L40', count: 1 }, k8s: false, regions: ['us-east'] })).toBe('nothing in us-east; regions here: any');
   });
 
   it('launch: regionName any, the boot script as the startup command, punctuation-free hashed key names', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'L40', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'L40', count: 1 }, k8s: false });
     const spec = specFor('mc-boot', { bootScript: { script: 'echo hi', env: { X: 'y z' } } });
     const prepared = await d.provider.prepare(offer!, spec);
     expect(await d.provider.prepare(offer!, spec)).toEqual(prepared);
@@ -93,7 +95,7 @@ describe('massedcompute specifics', () => {
 
   it('bad token → Credentials, and the token never appears in the error', async () => {
     const p = new MassedComputeProvider({ token: 'mc-sekret-789', baseUrl: d.server.url });
-    const err = (await p.plan({ vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
+    const err = (await planned(p, { vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
     expect(err.kind).toBe('Credentials');
     expect(`${err.message} ${JSON.stringify(err)} ${String(err.stack)}`).not.toContain('mc-sekret-789');
   });

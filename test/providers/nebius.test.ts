@@ -8,6 +8,7 @@ import { STATUS, mapStatus, toObserved } from '../../src/providers/nebius/map';
 import { runConformance, specFor } from './conformance';
 import { FAULTS, PROJECTS, TOKEN, startNebiusServer, type FaultName } from '../fixtures/nebius/server';
 import { startNebiusDouble, type NebiusDouble } from './nebius/double';
+import { planned, whyNothing } from './planned';
 
 runConformance({
   name: 'nebius',
@@ -116,25 +117,28 @@ describe('nebius: vendor specifics against the fixture', () => {
   afterAll(async () => d.close());
 
   it('plans one offer per region with calculator prices, cheapest first, across pages', async () => {
-    const offers = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const offers = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     expect(offers.map((o) => `${o.region}/${o.instanceType}/${o.pricePerHour}`).sort()).toEqual([
       'eu-north1/gpu-h100-sxm:1gpu-16vcpu-200gb/2.95',
       'us-central1/gpu-h100-sxm:1gpu-16vcpu-200gb/2.95',
     ]);
-    const l40 = await d.provider.plan({ vmName: 'p', gpu: { model: 'L40S', count: 1 }, k8s: false, regions: ['eu-north1'] });
+    const l40 = await planned(d.provider, { vmName: 'p', gpu: { model: 'L40S', count: 1 }, k8s: false, regions: ['eu-north1'] });
     expect(l40).toHaveLength(1); // gpu-l40s-a sits on the second platform page
-    expect(await d.provider.plan({ vmName: 'p', k8s: false, maxPricePerHour: 0.2, regions: ['eu-north1'] })).toHaveLength(1);
-    await expect(d.provider.plan({ vmName: 'p', gpu: { model: 'B300', count: 1 }, k8s: false })).rejects.toMatchObject({ kind: 'InvalidRequest' });
+    expect(await planned(d.provider, { vmName: 'p', k8s: false, maxPricePerHour: 0.2, regions: ['eu-north1'] })).toHaveLength(1);
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'B300', count: 1 }, k8s: false })).toBe('no B300 here; GPUs here: L40S, H100, H200');
   });
 
   it('plans without prices when the calculator fails', async () => {
     d.server.arm('CalculatorService.EstimateBatch', 'unavailable');
-    const offers = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 8 }, k8s: false, regions: ['eu-north1'] });
+    const offers = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 8 }, k8s: false, regions: ['eu-north1'] });
     expect(offers[0]?.pricePerHour).toBeUndefined();
+    // Unpriced offers are never planned under a price cap.
+    d.server.arm('CalculatorService.EstimateBatch', 'unavailable');
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 8 }, k8s: false, regions: ['eu-north1'], maxPricePerHour: 100 })).toMatch(/no known price/);
   });
 
   it('creates with labels, cloud-init keys, the prepared boot disk; a failed Operation is classified; cleanup deletes the disk', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'v', gpu: { model: 'H100', count: 1 }, k8s: false, regions: ['eu-north1'] });
+    const [offer] = await planned(d.provider, { vmName: 'v', gpu: { model: 'H100', count: 1 }, k8s: false, regions: ['eu-north1'] });
     const spec = specFor('nb-Vendor.1', { owner: 'ns.prod', bootScript: { script: 'echo hi', env: { A: '1' } } });
     const prepared = await d.provider.prepare(offer!, spec);
     d.server.arm('InstanceService.Create', 'capacityOp');

@@ -7,6 +7,7 @@ import { API_KEY, BODIES } from '../fixtures/primeintellect/server';
 import { runConformance, specFor, type ConformanceEnv } from './conformance';
 import { StatusFirstHttpError as PrimeHttpError } from './double';
 import { startPrimeIntellectDouble, type PrimeIntellectDouble } from './primeintellect/double';
+import { planned, whyNothing } from './planned';
 
 const request = { vmName: 'x', gpu: { model: 'H100', count: 1 }, k8s: false };
 
@@ -82,16 +83,17 @@ describe('primeintellect: vendor specifics against the fixture', () => {
   });
 
   it('plans one offer per data centre (cheapest there), following availability pages, skipping unavailable stock', async () => {
-    const offers = await d.provider.plan(request);
+    const offers = await planned(d.provider, request);
     expect(offers.map((o) => [o.region, o.pricePerHour])).toEqual([['US-TX-1', 2.09], ['FIN-01', 2.19]]);
     expect(offers[0]).toMatchObject({ instanceType: 'H100_80GB', currency: 'USD', extra: { cloudId: 'c3', provider: 'massedcompute', socket: 'PCIe' } });
     expect(d.server.http.log.filter((l) => l.path.endsWith('/availability/gpus')).length).toBeGreaterThan(1);
-    await expect(d.provider.plan({ ...request, gpu: { model: 'B200', count: 1 } })).rejects.toMatchObject({ kind: 'InvalidRequest' });
-    expect((await d.provider.plan({ ...request, gpu: { model: 'A10', count: 1 } })).map((o) => o.instanceType)).toEqual(['A10_24GB']);
+    expect(await whyNothing(d.provider, { ...request, gpu: { model: 'B200', count: 1 } })).toMatch(/^no B200 here; GPUs here: .*H100_80GB/);
+    expect(offers[0]!.gpu).toEqual({ model: 'H100_80GB', count: 1, memoryGiB: 80 });
+    expect((await planned(d.provider, { ...request, gpu: { model: 'A10', count: 1 } })).map((o) => o.instanceType)).toEqual(['A10_24GB']);
   });
 
   it('registers the worker key via the API once (keys listed across pages)', async () => {
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const spec = specFor('pi-key', { publicKeys: ['ssh-ed25519 AAAAworkerPI w'] });
     const a = await d.provider.prepare(offer!, spec);
     const b = await d.provider.prepare(offer!, spec);
@@ -102,7 +104,7 @@ describe('primeintellect: vendor specifics against the fixture', () => {
   });
 
   it('a name clash on POST /ssh_keys with the same key is success', async () => {
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const spec = specFor('pi-clash', { publicKeys: ['ssh-ed25519 AAAAclashPI c'] });
     const first = await d.provider.prepare(offer!, spec);
     // Our first listing misses the key (a concurrent registration); the POST then clashes on the name.
@@ -112,7 +114,7 @@ describe('primeintellect: vendor specifics against the fixture', () => {
   });
 
   it('create posts the availability ids; observe gets user/host/port from sshConnection (via /pods/status while the list lags)', async () => {
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const spec = specFor('pi-life');
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const body = d.server.pods.get(id)!.body as { pod: Record<string, unknown>; provider: unknown };
@@ -131,7 +133,7 @@ describe('primeintellect: vendor specifics against the fixture', () => {
   });
 
   it('observe follows pod pages (server caps at 2) to find a VM among many', async () => {
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const at = { cloud: 'primeintellect', region: offer!.region };
     const names = ['pi-p1', 'pi-p2', 'pi-p3', 'pi-p4', 'pi-p5'];
     for (const n of names) {
@@ -146,7 +148,7 @@ describe('primeintellect: vendor specifics against the fixture', () => {
     d.server.arm('list', 'rate-limit');
     await expect(d.provider.observe({ cloud: 'primeintellect', region: 'X' }, 'x')).rejects.toMatchObject({ kind: 'Transient', retryAfterMs: 12_000 });
     const bad = new PrimeIntellectProvider({ apiKey: 'pit_WRONG_SECRET', baseUrl: d.server.url });
-    const e = (await bad.plan(request).catch((x: unknown) => x)) as ProviderError;
+    const e = (await planned(bad, request).catch((x: unknown) => x)) as ProviderError;
     expect(e.kind).toBe('Credentials');
     expect(`${e.message} ${e.stack}`).not.toContain('pit_WRONG_SECRET');
     expect(`${e.message} ${e.stack}`).not.toContain(API_KEY);

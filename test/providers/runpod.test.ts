@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { RunPodProvider, fromEnv } from '../../src/providers/runpod';
 import { classify } from '../../src/providers/runpod/errors';
-import { modelMatches } from '../../src/core/gpu-names';
+import { gpuModelMatches } from '../../src/core/gpu-names';
 import { STATUS, mergeKeys, sshEndpoint } from '../../src/providers/runpod/map';
 import { API_KEY, BODIES } from '../fixtures/runpod/server';
 import { runConformance, specFor, type ConformanceEnv } from './conformance';
 import { StatusFirstHttpError as RunPodHttpError } from './double';
 import { startRunPodDouble, type RunPodDouble } from './runpod/double';
+import { planned } from './planned';
 
 const request = { vmName: 'x', gpu: { model: 'RTX4090', count: 1 }, k8s: false };
 
@@ -58,9 +59,9 @@ describe('runpod: mapping', () => {
     expect(STATUS).toMatchObject({ PROVISIONING: 'Pending', STARTING: 'Pending', RUNNING: 'Running', EXITED: 'Stopped', ERROR: 'Failed', TERMINATED: null });
   });
   it('model matching uses whole tokens', () => {
-    expect(modelMatches('NVIDIA GeForce RTX 4090', 'RTX4090')).toBe(true);
-    expect(modelMatches('NVIDIA A100 80GB PCIe', 'A10')).toBe(false);
-    expect(modelMatches('NVIDIA A100-SXM4-40GB', 'A100')).toBe(true);
+    expect(gpuModelMatches('RTX4090', 'NVIDIA GeForce RTX 4090')).toBe(true);
+    expect(gpuModelMatches('A10', 'NVIDIA A100 80GB PCIe')).toBe(false);
+    expect(gpuModelMatches('A100', 'NVIDIA A100-SXM4-40GB')).toBe(true);
   });
   it('endpoint from ssh.direct, v1 publicIp + portMappings, or runtime ports; never the proxy', () => {
     expect(sshEndpoint({ id: 'a', ssh: { direct: { host: '1.2.3.4', port: 41022, username: 'root' }, proxy: null } })).toEqual({ host: '1.2.3.4', port: 41022, user: 'root' });
@@ -86,19 +87,19 @@ describe('runpod: vendor specifics against the fixture', () => {
   });
 
   it('plans one offer per data centre with stock, per-GPU price × count, cheapest first', async () => {
-    const offers = await d.provider.plan(request);
+    const offers = await planned(d.provider, request);
     expect(offers.map((o) => o.region)).toEqual(['EU-RO-1', 'US-TX-3']);
     expect(offers[0]).toMatchObject({ instanceType: 'NVIDIA GeForce RTX 4090', pricePerHour: 0.69, currency: 'USD' });
-    const two = await d.provider.plan({ ...request, gpu: { model: 'A100-80GB', count: 2 } });
+    const two = await planned(d.provider, { ...request, gpu: { model: 'A100-80GB', count: 2 } });
     expect(two).toHaveLength(1);
     expect(two[0]).toMatchObject({ instanceType: 'NVIDIA A100 80GB PCIe', pricePerHour: 3.28 });
-    await expect(d.provider.plan({ ...request, gpu: undefined })).rejects.toMatchObject({ kind: 'InvalidRequest' });
+    await expect(planned(d.provider, { ...request, gpu: undefined })).rejects.toMatchObject({ kind: 'InvalidRequest' });
   });
 
   it('prepare merges our key into the account without losing existing keys', async () => {
     const before = [...d.server.accountKeys];
     const spec = specFor('rp-keys', { publicKeys: ['ssh-ed25519 AAAAworkerkey worker', 'ssh-ed25519 AAAAuserkey user'] });
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const a = await d.provider.prepare(offer!, spec);
     const b = await d.provider.prepare(offer!, spec);
     expect(b).toEqual(a);
@@ -108,7 +109,7 @@ describe('runpod: vendor specifics against the fixture', () => {
 
   it('create asks for a direct-ssh container pod; observe reports the NAT port and root', async () => {
     const spec = specFor('rp-ssh', { publicKeys: ['ssh-ed25519 AAAAworkerkey worker', 'ssh-ed25519 AAAAuserkey user'], openPorts: [22, 8888] });
-    const [offer] = await d.provider.plan(request);
+    const [offer] = await planned(d.provider, request);
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const body = d.server.creates.at(-1) as Record<string, unknown>;
     expect(body).toMatchObject({ name: 'gpuprov-rp-ssh', startSsh: true, ports: ['22/tcp', '8888/tcp'], dataCenterIds: [offer!.region], gpu: { id: offer!.instanceType, count: 1 } });

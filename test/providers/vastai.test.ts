@@ -7,6 +7,7 @@ import { API_KEY, BODIES } from '../fixtures/vastai/server';
 import { locationOf, runConformance, specFor, type ConformanceEnv } from './conformance';
 import { StatusFirstHttpError as VastHttpError } from './double';
 import { startVastaiDouble, type VastDouble } from './vastai/double';
+import { planned } from './planned';
 
 const request = { vmName: 'x', gpu: { model: 'RTX4090', count: 1 }, k8s: false };
 
@@ -78,15 +79,15 @@ describe('vastai: vendor specifics against the fixture', () => {
   });
 
   it('plans asks cheapest first, one zone per machine, country as region', async () => {
-    const offers = await d.provider.plan(request);
+    const offers = await planned(d.provider, request);
     expect(offers.map((o) => [o.region, o.zone, o.pricePerHour])).toEqual([['CA', 'm802', 0.355], ['PL', 'm803', 0.389], ['US', 'm801', 0.412]]);
     expect(offers[0]).toMatchObject({ instanceType: '1x RTX 4090', currency: 'USD', extra: { askId: 4202, direct: false } });
-    expect(await d.provider.plan({ ...request, gpu: { model: 'A100-80GB', count: 1 } })).toEqual([]);
-    expect((await d.provider.plan({ ...request, gpu: { model: 'A100-40GB', count: 1 } })).map((o) => o.instanceType)).toEqual(['1x A100 PCIE']);
+    expect(await planned(d.provider, { ...request, gpu: { model: 'A100-80GB', count: 1 } })).toEqual([]);
+    expect((await planned(d.provider, { ...request, gpu: { model: 'A100-40GB', count: 1 } })).map((o) => o.instanceType)).toEqual(['1x A100 PCIE']);
   });
 
   it('create labels the identity, sends the users\' keys and the boot script via onstart; direct ssh when the ask has ports', async () => {
-    const offers = await d.provider.plan(request);
+    const offers = await planned(d.provider, request);
     const direct = offers.find((o) => o.region === 'US')!;
     const spec = specFor('va-direct', { publicKeys: ['ssh-ed25519 AAAAworkerVast w', 'ssh-ed25519 AAAAuserVast u'], bootScript: { script: '#!/bin/sh\necho booted', env: { X: 'y' } } });
     const id = await d.provider.create(direct, await d.provider.prepare(direct, spec), spec);
@@ -110,7 +111,7 @@ describe('vastai: vendor specifics against the fixture', () => {
   });
 
   it('proxy ssh when the ask has no direct ports', async () => {
-    const proxy = (await d.provider.plan(request)).find((o) => o.region === 'CA')!;
+    const proxy = (await planned(d.provider, request)).find((o) => o.region === 'CA')!;
     const spec = specFor('va-proxy');
     const id = await d.provider.create(proxy, await d.provider.prepare(proxy, spec), spec);
     const at = locationOf(proxy);
@@ -121,7 +122,7 @@ describe('vastai: vendor specifics against the fixture', () => {
   });
 
   it('a create that errors yet creates: observe finds it by label and delete by label removes it', async () => {
-    const offer = (await d.provider.plan(request))[0]!;
+    const offer = (await planned(d.provider, request))[0]!;
     const spec = specFor('va-ambiguous');
     const at = locationOf(offer);
     const live0 = await d.countLive();
@@ -139,7 +140,7 @@ describe('vastai: vendor specifics against the fixture', () => {
   });
 
   it('observe follows next_token pages', async () => {
-    const offer = (await d.provider.plan(request))[0]!;
+    const offer = (await planned(d.provider, request))[0]!;
     const spec = specFor('va-pages');
     for (let i = 0; i < 3; i++) await d.provider.create(offer, await d.provider.prepare(offer, spec), spec);
     d.server.pageSize = 1;
@@ -157,7 +158,7 @@ describe('vastai: vendor specifics against the fixture', () => {
     d.server.arm('list', 'rate-limit');
     await expect(d.provider.observe({ cloud: 'vastai', region: 'US' }, 'x')).rejects.toMatchObject({ kind: 'Transient', retryAfterMs: 3000 });
     const bad = new VastProvider({ apiKey: 'vast_WRONG_SECRET', baseUrl: d.server.url });
-    const e = (await bad.plan(request).catch((x: unknown) => x)) as ProviderError;
+    const e = (await planned(bad, request).catch((x: unknown) => x)) as ProviderError;
     expect(e.kind).toBe('Credentials');
     expect(`${e.message} ${e.stack}`).not.toContain('vast_WRONG_SECRET');
     expect(`${e.message} ${e.stack}`).not.toContain(API_KEY);

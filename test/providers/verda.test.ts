@@ -6,6 +6,7 @@ import { classify } from '../../src/providers/verda/errors';
 import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type VerdaErrorKind } from '../fixtures/verda/server';
 import { startVerdaDouble, type VerdaDouble } from './verda/double';
+import { planned, whyNothing } from './planned';
 
 runConformance({
   name: 'verda',
@@ -55,18 +56,19 @@ describe('verda specifics', () => {
   });
 
   it('plan: one offer per available location × type, string or number prices, USD', async () => {
-    const offers = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const offers = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     expect(offers.map((o) => `${o.region}/${o.instanceType}/${o.pricePerHour}`)).toEqual(['FIN-01/1H100.80S.30V/2.19', 'ICE-01/1H100.80S.30V/2.19']);
-    const cpu = await d.provider.plan({ vmName: 'p', k8s: false });
+    const cpu = await planned(d.provider, { vmName: 'p', k8s: false });
     expect(cpu.map((o) => o.instanceType)).toEqual(['CPU.4V.16G']);
-    const err = await d.provider.plan({ vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false }).catch((e: unknown) => e);
-    expect((err as ProviderError).kind).toBe('InvalidRequest');
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false })).toMatch(/^no B200 here; GPUs here: .*H100 SXM5 80GB/);
+    // The type's name carries the form factor: H100-SXM matches "H100 SXM5 80GB".
+    expect(await planned(d.provider, { vmName: 'p', gpu: { model: 'H100-SXM', count: 1 }, k8s: false })).toHaveLength(2);
   });
 
   it('the token is cached across calls, and an expired one is refreshed once on 401', async () => {
     const p = new VerdaProvider({ clientId: d.server.clientId, clientSecret: d.server.clientSecret, baseUrl: d.server.url });
     const before = d.server.grants.length;
-    await p.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    await planned(p, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     await p.observe({ cloud: 'verda', region: 'FIN-01' }, 'x');
     expect(d.server.grants.length - before).toBe(1);
     d.server.expireTokens();
@@ -84,13 +86,13 @@ describe('verda specifics', () => {
     expect(err.kind).toBe('Credentials');
     expect(d.server.http.log.slice(n).map((l) => `${l.method} ${l.path}`)).toEqual(['GET /instances', 'POST /oauth2/token', 'GET /instances']);
     const bad = new VerdaProvider({ clientId: 'c', clientSecret: 'very-sekret-456', baseUrl: d.server.url });
-    const e2 = (await bad.plan({ vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
+    const e2 = (await planned(bad, { vmName: 'p', k8s: false }).catch((e: unknown) => e)) as ProviderError;
     expect(e2.kind).toBe('Credentials');
     expect(`${e2.message} ${JSON.stringify(e2)} ${String(e2.stack)}`).not.toContain('very-sekret-456');
   });
 
   it('prepare makes the startup script (renderShellScript) and registers keys idempotently; cleanup deletes only this VM\'s scripts', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const at = { cloud: 'verda', region: offer!.region };
     const boot = { script: 'echo hello', env: { K: 'v' } };
     const spec = specFor('vd-a', { bootScript: boot, publicKeys: [specFor('x').publicKeys[0]!, 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKx2 user@laptop'] });
@@ -114,7 +116,7 @@ describe('verda specifics', () => {
   });
 
   it('observe: pending → running with ip and root; delete of a provisioning instance is Transient', async () => {
-    const [offer] = await d.provider.plan({ vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
+    const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const at = { cloud: 'verda', region: offer!.region };
     const spec = specFor('vd-run');
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);

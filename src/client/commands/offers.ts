@@ -1,4 +1,5 @@
 import { GpuprovClient } from '../client';
+import { formatGpuRequest } from '../../core/offer-match';
 import { EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
 import { parseFlags, parseStart } from '../options';
@@ -7,7 +8,7 @@ import { price, reportError, table } from '../output';
 export const offersCommand: Command = {
   name: 'offers',
   summary: "what every configured cloud offers, with prices (computed on the worker)",
-  usage: 'provision offers [--gpu A100[:N]] [--cloud …] [--region …] [--max-price USD/h] [--json]',
+  usage: 'provision offers [--gpu A100[:N][+]] [--cloud …] [--region …] [--max-price USD/h] [--json]',
   async run(args, io) {
     const json = args.includes('--json');
     try {
@@ -25,7 +26,7 @@ export const offersCommand: Command = {
       }
       io.out(table([['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'PRICE'], ...plan.offers.map((o) => [o.cloud, o.region, o.zone ?? '-', o.instanceType, o.gpu ? `${o.gpu.model}:${o.gpu.count}` : '-', price(o.pricePerHour)])]));
       for (const s of plan.skipped) io.err(`skipped ${s.cloud}: ${s.message}\n`);
-      io.out(`\n${plan.offers.length} offers. next: npx provision start --name gpu1${spec.gpu ? ` --gpu ${spec.gpu.model}:${spec.gpu.count}` : ''}\n`);
+      io.out(`\n${plan.offers.length} offers. next: npx provision start --name gpu1${spec.gpu ? ` --gpu ${formatGpuRequest(spec.gpu)}` : ''}\n`);
       return EXIT_OK;
     } catch (err) {
       return reportError(io, err, json);

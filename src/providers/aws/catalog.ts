@@ -29,7 +29,7 @@ export interface CatalogEntry {
 
 const D = '2025-06';
 
-/** Ordered by model, then GPU count; `plan` sorts its matches by count then price. */
+/** Ordered by model, then GPU count; `plan` lists them by count, then price. */
 export const CATALOG: readonly CatalogEntry[] = [
   { instanceType: 'g4dn.xlarge', gpuModel: 'T4', gpuCount: 1, gpuMemoryGiB: 16, vcpus: 4, memoryGiB: 16, pricePerHour: 0.526, priceDate: D, image: 'gpu' },
   { instanceType: 'g4dn.2xlarge', gpuModel: 'T4', gpuCount: 1, gpuMemoryGiB: 16, vcpus: 8, memoryGiB: 32, pricePerHour: 0.752, priceDate: D, image: 'gpu' },

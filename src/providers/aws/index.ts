@@ -9,7 +9,7 @@ import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
 import { Ec2Api } from './api';
-import { CATALOG, type CatalogEntry } from './catalog';
+import { CATALOG } from './catalog';
 import { LIVE_STATES, imageFamilyOf, observedOf, offerFor } from './map';
 
 /** Tag holding a hash of `spec.idempotencyKey`; `create` looks for it before RunInstances. */
@@ -48,12 +48,6 @@ function credentialsFileOf(env: NodeJS.ProcessEnv): string {
 
 function hasCredentials(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE || existsSync(credentialsFileOf(env)));
-}
-
-function knownLadder(): string {
-  const byModel = new Map<string, Set<number>>();
-  for (const e of CATALOG) if (e.gpuModel) byModel.set(e.gpuModel, (byModel.get(e.gpuModel) ?? new Set()).add(e.gpuCount));
-  return [...byModel].map(([m, counts]) => `${m} x${[...counts].join('/')}`).join(', ');
 }
 
 /**
@@ -107,26 +101,12 @@ export class AwsProvider implements CloudProvider {
     };
   }
 
+  /**
+   * Every catalog type the regions offer (DescribeInstanceTypeOfferings), fewest GPUs first, then
+   * cheapest; `planOffers` keeps the ones that match the request. Only `req.regions` is read.
+   */
   async plan(req: ResourceRequest): Promise<Offer[]> {
-    const gpu = req.gpu;
-    let entries: CatalogEntry[] = gpu
-      ? CATALOG.filter((e) => e.gpuModel === gpu.model.toUpperCase() && e.gpuCount >= gpu.count)
-      : CATALOG.filter((e) => e.gpuCount === 0);
-    const asked = gpu ? `GPU ${gpu.model}:${gpu.count}` : 'a CPU-only machine';
-    if (entries.length === 0) {
-      throw new ProviderError('InvalidRequest', `AWS has no instance type for ${asked}; the AWS ladder has ${knownLadder()}`);
-    }
-    const fitting = entries.map((e) => e.instanceType);
-    if (req.instanceTypes?.length) {
-      entries = entries.filter((e) => req.instanceTypes!.includes(e.instanceType));
-      if (entries.length === 0) throw new ProviderError('InvalidRequest', `none of ${req.instanceTypes.join(', ')} serves ${asked} on AWS; types that do: ${fitting.join(', ')}`);
-    }
-    if (req.maxPricePerHour !== undefined) {
-      const cheapest = Math.min(...entries.map((e) => e.pricePerHour));
-      entries = entries.filter((e) => e.pricePerHour <= req.maxPricePerHour!);
-      if (entries.length === 0) throw new ProviderError('InvalidRequest', `AWS has nothing for ${asked} at or below $${req.maxPricePerHour}/h; the cheapest is $${cheapest}/h`);
-    }
-    entries.sort((a, b) => a.gpuCount - b.gpuCount || a.pricePerHour - b.pricePerHour);
+    const entries = [...CATALOG].sort((a, b) => a.gpuCount - b.gpuCount || a.pricePerHour - b.pricePerHour);
     const regions = req.regions?.length ? req.regions : this.regions;
     const types = entries.map((e) => e.instanceType);
     const offered = await Promise.all(regions.map(async (r) => new Set((await this.api.typeOfferings(r, types, 'region')).map((o) => o.instanceType))));
@@ -136,9 +116,7 @@ export class AwsProvider implements CloudProvider {
         if (offered[i]?.has(e.instanceType)) offers.push(offerFor(this.name, r, e));
       });
     }
-    if (offers.length === 0) {
-      throw new ProviderError('InvalidRequest', `AWS offers none of ${types.join(', ')} (for ${asked}) in ${regions.join(', ')}`);
-    }
+    if (offers.length === 0) throw new ProviderError('InvalidRequest', `AWS offers none of its catalog types in ${regions.join(', ')}`);
     return offers;
   }
 

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { HttpError, JsonHttp, bearer } from '../http';
+import { guardWith } from '../classify-http';
+import { classify } from './errors';
 
 export const DEFAULT_BASE_URL = 'https://api.digitalocean.com';
 
@@ -47,6 +49,10 @@ export interface CreateDropletBody {
 /** The only code that talks HTTP to DigitalOcean. Every response is zod-parsed; the token travels only in the Authorization header. */
 export class DoApi {
   readonly #http: JsonHttp;
+  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
+  readonly #guard = guardWith((err: unknown) => classify(err));
+  /** Create's answers are classified as the create primitive's (there they can mean Capacity). */
+  readonly #guardCreate = guardWith((err: unknown) => classify(err, 'create'));
 
   constructor(
     token: string,
@@ -73,40 +79,42 @@ export class DoApi {
     return out;
   }
 
-  sizes(): Promise<DoSize[]> {
-    return this.all('list sizes', '/v2/sizes', {}, 'sizes', Size);
+  async sizes(): Promise<DoSize[]> {
+    return this.#guard(async () => this.all('list sizes', '/v2/sizes', {}, 'sizes', Size));
   }
 
-  keys(): Promise<DoKey[]> {
-    return this.all('list ssh keys', '/v2/account/keys', {}, 'ssh_keys', Key);
+  async keys(): Promise<DoKey[]> {
+    return this.#guard(async () => this.all('list ssh keys', '/v2/account/keys', {}, 'ssh_keys', Key));
   }
 
   async addKey(name: string, publicKey: string): Promise<DoKey> {
-    return z.object({ ssh_key: Key }).loose().parse(await this.#http.call('add ssh key', 'POST', '/v2/account/keys', { name, public_key: publicKey })).ssh_key;
+    return this.#guard(async () => z.object({ ssh_key: Key }).loose().parse(await this.#http.call('add ssh key', 'POST', '/v2/account/keys', { name, public_key: publicKey })).ssh_key);
   }
 
   async createDroplet(body: CreateDropletBody): Promise<number> {
-    return z.object({ droplet: z.object({ id: z.number() }).loose() }).loose().parse(await this.#http.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id;
+    return this.#guardCreate(async () => z.object({ droplet: z.object({ id: z.number() }).loose() }).loose().parse(await this.#http.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id);
   }
 
   /** Droplets carrying `tag` (tag_name cannot be combined with type). */
-  dropletsByTag(tag: string): Promise<DoDroplet[]> {
-    return this.all('list droplets', '/v2/droplets', { tag_name: tag }, 'droplets', Droplet);
+  async dropletsByTag(tag: string): Promise<DoDroplet[]> {
+    return this.#guard(async () => this.all('list droplets', '/v2/droplets', { tag_name: tag }, 'droplets', Droplet));
   }
 
   /** GPU droplets: the default listing excludes them; `type=gpus` is the only way to be sure to see them. */
-  gpuDroplets(): Promise<DoDroplet[]> {
-    return this.all('list gpu droplets', '/v2/droplets', { type: 'gpus' }, 'droplets', Droplet);
+  async gpuDroplets(): Promise<DoDroplet[]> {
+    return this.#guard(async () => this.all('list gpu droplets', '/v2/droplets', { type: 'gpus' }, 'droplets', Droplet));
   }
 
   /** False when the droplet is already gone (404). */
   async deleteDroplet(id: string): Promise<boolean> {
-    try {
-      await this.#http.call('delete droplet', 'DELETE', `/v2/droplets/${encodeURIComponent(id)}`);
-      return true;
-    } catch (err) {
-      if (err instanceof HttpError && err.status === 404) return false;
-      throw err;
-    }
+    return this.#guard(async () => {
+      try {
+        await this.#http.call('delete droplet', 'DELETE', `/v2/droplets/${encodeURIComponent(id)}`);
+        return true;
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 404) return false;
+        throw err;
+      }
+    });
   }
 }

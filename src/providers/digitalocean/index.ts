@@ -1,11 +1,11 @@
+import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { DEFAULT_BASE_URL, DoApi } from './api';
-import { HttpError } from '../http';
+import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
-import { classify } from './errors';
-import { CLOUD, SSH_USER, anyFits, fingerprint, identityTag, ownerTag, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, fingerprint, identityTag, ownerTag, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface DigitalOceanOptions {
@@ -17,11 +17,8 @@ export interface DigitalOceanOptions {
   perPage?: number;
 }
 
-function preparedKeys(p: Json): string[] | undefined {
-  if (typeof p !== 'object' || p === null || Array.isArray(p)) return undefined;
-  const k = p.sshKeys;
-  return Array.isArray(k) && k.every((x): x is string => typeof x === 'string') ? k : undefined;
-}
+/** What `prepare` returns and `create` reads back: the key fingerprints create passes. */
+const Prepared = z.object({ sshKeys: z.array(z.string()).min(1) });
 
 /**
  * DigitalOcean droplets (GPU and CPU). Identity = tags `gpuprov-vm-name:<vm>` and
@@ -49,78 +46,59 @@ export class DigitalOceanProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    const sizes = await this.api.sizes().catch((e: unknown) => {
-      throw classify(e);
-    });
-    if (!anyFits(req, sizes)) {
-      throw new ProviderError('InvalidRequest', `digitalocean has no size for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
-    }
-    return toOffers(req, sizes);
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    return toOffers(await this.api.sizes());
   }
 
   /** Registers the worker's key (hash-named) and returns the fingerprints create passes; other keys go in via cloud-init. */
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     const key = spec.publicKeys[0];
     if (!key) throw new ProviderError('InvalidRequest', 'digitalocean: at least one SSH public key is required');
-    try {
-      const existing = await this.api.keys();
-      if (!existing.some((k) => sameKey(k.public_key, key))) {
-        try {
-          await this.api.addKey(keyName(key), key);
-        } catch (e) {
-          // "SSH Key is already in use on your account": the same key is there, which is success.
-          if (!(e instanceof HttpError && e.status === 422)) throw e;
-        }
+    const existing = await this.api.keys();
+    if (!existing.some((k) => sameKey(k.public_key, key))) {
+      try {
+        await this.api.addKey(keyName(key), key);
+      } catch (e) {
+        // "SSH Key is already in use on your account": the same key is there, which is success.
+        if (httpErrorOf(e)?.status !== 422) throw e;
       }
-    } catch (e) {
-      throw classify(e);
     }
     return { sshKeys: [fingerprint(key)] };
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
-    const sshKeys = preparedKeys(prepared);
-    if (!sshKeys) throw new ProviderError('InvalidRequest', 'digitalocean: create called without prepare');
+    const p = Prepared.safeParse(prepared);
+    if (!p.success) throw new ProviderError('InvalidRequest', 'digitalocean: prepared data is not from this adapter (create called without prepare?)');
     const extra = offer.extra as { image?: unknown } | undefined;
     const image = typeof extra?.image === 'string' ? extra.image : 'ubuntu-24-04-x64';
-    try {
-      const id = await this.api.createDroplet({
-        name: identityName(spec.vmName),
-        region: offer.region,
-        size: offer.instanceType,
-        image,
-        ssh_keys: sshKeys,
-        tags: [identityTag(spec.vmName), ownerTag(spec.owner)],
-        user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
-      });
-      return String(id);
-    } catch (e) {
-      throw classify(e, 'create');
-    }
+    const id = await this.api.createDroplet({
+      name: identityName(spec.vmName),
+      region: offer.region,
+      size: offer.instanceType,
+      image,
+      ssh_keys: p.data.sshKeys,
+      tags: [identityTag(spec.vmName), ownerTag(spec.owner)],
+      user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
+    });
+    return String(id);
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const tag = identityTag(vmName);
-    try {
-      // Hazard: whether tag_name lists GPU droplets is undocumented, and tag_name cannot be combined
-      // with type=gpus; list both and filter by tag client-side.
-      const [tagged, gpus] = await Promise.all([this.api.dropletsByTag(tag), this.api.gpuDroplets()]);
-      const byId = new Map([...tagged, ...gpus.filter((d) => d.tags.includes(tag))].map((d) => [d.id, d]));
-      return [...byId.values()].filter((d) => d.region.slug === at.region).flatMap((d) => toObserved(d, at) ?? []);
-    } catch (e) {
-      throw classify(e);
-    }
+    // Hazard: whether tag_name lists GPU droplets is undocumented, and tag_name cannot be combined
+    // with type=gpus; list both and filter by tag client-side.
+    const [tagged, gpus] = await Promise.all([this.api.dropletsByTag(tag), this.api.gpuDroplets()]);
+    const byId = new Map([...tagged, ...gpus.filter((d) => d.tags.includes(tag))].map((d) => [d.id, d]));
+    return [...byId.values()].filter((d) => d.region.slug === at.region).flatMap((d) => toObserved(d, at) ?? []);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
-    try {
-      // "a destroy is already in progress" is success for an idempotent delete.
-      await deleteEach([...ids, ...found.map((o) => o.id)], (id) => this.api.deleteDroplet(id), (e) => e instanceof HttpError && e.status === 422 && /destroy is already in progress/i.test(JSON.stringify(e.body)));
-    } catch (e) {
-      throw classify(e);
-    }
+    // "a destroy is already in progress" is success for an idempotent delete.
+    await deleteEach([...ids, ...found.map((o) => o.id)], (id) => this.api.deleteDroplet(id), (e) => {
+      const http = httpErrorOf(e);
+      return http?.status === 422 && /destroy is already in progress/i.test(JSON.stringify(http.body));
+    });
   }
 
   /**

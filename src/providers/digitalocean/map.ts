@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
-import { gpuMatches } from '../../core/gpu-names';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
 import type { DoDroplet, DoSize } from './api';
 
 export const CLOUD = 'digitalocean';
@@ -39,38 +38,34 @@ export function imageFor(size: DoSize): string {
   return g.count >= 8 ? 'gpu-h100x8-base' : 'gpu-h100x1-base';
 }
 
-/** Available sizes × regions that fit the request, cheapest first. */
-export function toOffers(req: ResourceRequest, sizes: DoSize[]): Offer[] {
-  const fits = sizes.filter((s) => {
-    const count = s.gpu_info?.count ?? 0;
-    if (req.gpu ? count !== req.gpu.count || !gpuMatches(req.gpu.model, s.gpu_info?.model ?? s.slug) : count !== 0) return false;
-    return !(req.instanceTypes?.length && !req.instanceTypes.includes(s.slug));
-  });
-  return fits
-    .filter((s) => s.available && (req.maxPricePerHour === undefined || s.price_hourly <= req.maxPricePerHour))
-    .flatMap((s) =>
-      s.regions
-        .filter((r) => !req.regions?.length || req.regions.includes(r))
-        .map(
-          (region): Offer => ({
-            cloud: CLOUD,
-            region,
-            instanceType: s.slug,
-            ...(s.gpu_info?.count ? { gpu: { model: s.gpu_info.model ?? s.slug, count: s.gpu_info.count, ...(s.gpu_info.vram?.amount ? { memoryGiB: s.gpu_info.vram.amount } : {}) } } : {}),
-            ...(s.vcpus === undefined ? {} : { vcpus: s.vcpus }),
-            ...(s.memory === undefined ? {} : { memoryGiB: s.memory / 1024 }),
-            pricePerHour: s.price_hourly,
-            currency: 'USD',
-            extra: { image: imageFor(s) },
-          }),
-        ),
-    )
-    .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
+/** Memory per GPU: DigitalOcean lists the droplet's total VRAM (`gpu-h100x8-640gb`: 640). */
+function vramPerGpu(s: DoSize): number | undefined {
+  const total = s.gpu_info?.vram?.amount;
+  const count = s.gpu_info?.count;
+  return total && count ? total / count : undefined;
 }
 
-/** Sizes that could ever fit (ignoring availability), to tell "unplannable" from "sold out". */
-export function anyFits(req: ResourceRequest, sizes: DoSize[]): boolean {
-  return sizes.some((s) => (req.gpu ? (s.gpu_info?.count ?? 0) === req.gpu.count && gpuMatches(req.gpu.model, s.gpu_info?.model ?? s.slug) : !s.gpu_info?.count));
+/** Available sizes × their regions, cheapest first; `planOffers` keeps the ones that match the request. */
+export function toOffers(sizes: DoSize[]): Offer[] {
+  return sizes
+    .filter((s) => s.available)
+    .flatMap((s) =>
+      s.regions.map((region): Offer => {
+        const mem = vramPerGpu(s);
+        return {
+          cloud: CLOUD,
+          region,
+          instanceType: s.slug,
+          ...(s.gpu_info?.count ? { gpu: { model: s.gpu_info.model ?? s.slug, count: s.gpu_info.count, ...(mem ? { memoryGiB: mem } : {}) } } : {}),
+          ...(s.vcpus === undefined ? {} : { vcpus: s.vcpus }),
+          ...(s.memory === undefined ? {} : { memoryGiB: s.memory / 1024 }),
+          pricePerHour: s.price_hourly,
+          currency: 'USD',
+          extra: { image: imageFor(s) },
+        };
+      }),
+    )
+    .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
 }
 
 export function toObserved(d: DoDroplet, at: Location): Observed | undefined {

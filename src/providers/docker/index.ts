@@ -48,10 +48,9 @@ class DockerProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    if (req.gpu) throw new ProviderError('InvalidRequest', 'docker: offers CPU containers only; drop --gpu or pick another cloud');
-    if (req.regions?.length && !req.regions.includes(REGION)) throw new ProviderError('InvalidRequest', `docker: the only region is "${REGION}"`);
-    const offers = offersFor(await this.api.info(), req);
+  /** CPU containers only, in the one region `local`; a GPU ask matches none of them. */
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    const offers = offersFor(await this.api.info());
     if (offers.length === 0) throw new ProviderError('InvalidRequest', 'docker: no container size fits the request on this host');
     return offers;
   }

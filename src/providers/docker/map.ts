@@ -1,5 +1,5 @@
 /** Pure Docker → gpuprov mapping: status table, endpoint, offers, identity. */
-import { IDENTITY_TAG, type InstanceStatus, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../../core/provider';
+import { IDENTITY_TAG, type InstanceStatus, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
 import type { ContainerSummary, Info } from './api';
 
 export const CLOUD = 'docker';
@@ -27,10 +27,10 @@ export const SIZES = [
   { instanceType: 'cpu-4', vcpus: 4, memoryGiB: 8 },
 ] as const;
 
-export function offersFor(info: Info, req: ResourceRequest): Offer[] {
+/** The sizes that fit the daemon's host; `planOffers` keeps the ones that match the request (CPU only). */
+export function offersFor(info: Info): Offer[] {
   const hostGiB = info.MemTotal / 2 ** 30;
   return SIZES.filter((s) => s.vcpus <= info.NCPU && s.memoryGiB <= hostGiB)
-    .filter((s) => !req.instanceTypes?.length || req.instanceTypes.includes(s.instanceType))
     .map((s) => ({ cloud: CLOUD, region: REGION, instanceType: s.instanceType, vcpus: s.vcpus, memoryGiB: s.memoryGiB, pricePerHour: 0, currency: 'USD' }));
 }
 

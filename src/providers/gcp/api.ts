@@ -6,7 +6,8 @@
 import type * as ComputeSdk from '@google-cloud/compute';
 import type { AcceleratorTypesClient, FirewallsClient, ImagesClient, InstancesClient, ZoneOperationsClient, ZonesClient } from '@google-cloud/compute';
 import { z } from 'zod';
-import { classify } from './errors';
+import type { ProviderError } from '../../core/errors';
+import { classify, classifyOperation } from './errors';
 
 /** How to reach Compute: the project, and for tests a base URL such as `http://127.0.0.1:4321` (no auth then). */
 export interface ComputeApiOptions {
@@ -62,6 +63,18 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw classify(err);
   }
+}
+
+/**
+ * The failure a finished operation reports, classified; undefined while it runs or when it
+ * succeeded. `RESOURCE_ALREADY_EXISTS` comes back alone, with that code (create adopts then).
+ */
+export function operationFailure(op: GcpOperation): ProviderError | undefined {
+  if (op.status !== 'DONE') return undefined;
+  const errors = (op.error?.errors ?? []).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' }));
+  if (errors.length === 0) return undefined;
+  const exists = errors.find((e) => e.code === 'RESOURCE_ALREADY_EXISTS');
+  return classifyOperation(exists ? [exists] : errors);
 }
 
 let sdk: typeof ComputeSdk | undefined;

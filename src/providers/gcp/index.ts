@@ -6,11 +6,10 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
-import { ComputeApi, type GcpOperation } from './api';
+import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
 import { findAdcFile, findProject, parseRegions } from './config';
-import { classifyOperation } from './errors';
-import { CLOUD, SSH_USER, identityFilter, instanceBody, labelValue, matchCatalog, regionOfZone, requestIdFor, resourceName, toObserved, toOffers, type Prepared } from './map';
+import { CLOUD, SSH_USER, identityFilter, instanceBody, labelValue, regionOfZone, requestIdFor, resourceName, toObserved, toOffers, type Prepared } from './map';
 
 /** Settings of {@link GcpProvider}; `fromEnv` fills them from the environment. */
 export interface GcpOptions {
@@ -72,21 +71,21 @@ export class GcpProvider implements CloudProvider {
     };
   }
 
+  /**
+   * Every ladder rung × the zones of the regions that can host it, cheapest first; `planOffers`
+   * keeps the ones that match the request. A GPU ask reads only the GPU rungs (accelerator zones),
+   * a CPU ask only the CPU rungs (zones that are UP): one vendor call either way.
+   */
   async plan(req: ResourceRequest): Promise<Offer[]> {
-    const entries = matchCatalog(req);
-    if (entries.length === 0) {
-      const ask = req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'no GPU';
-      const ladder = CATALOG.map((e) => (e.gpuModel ? `${e.gpuModel}:${e.gpuCount} (${e.machineType})` : e.machineType)).join(', ');
-      throw new ProviderError('InvalidRequest', `gcp: nothing in the GCP ladder matches ${ask} within the given types/price (ladder: ${ladder})`);
-    }
     const regions = new Set(req.regions?.length ? req.regions : this.regions);
     const inRegions = (zone: string): boolean => regions.has(regionOfZone(zone));
+    const rungs = [...CATALOG].filter((e) => (req.gpu ? e.gpuCount > 0 : e.gpuCount === 0)).sort((a, b) => a.pricePerHour - b.pricePerHour);
     if (req.gpu) {
       const byZone = await this.api.acceleratorsByZone();
-      return toOffers(entries, (e) => [...byZone].filter(([zone, types]) => inRegions(zone) && e.acceleratorType !== undefined && types.has(e.acceleratorType)).map(([zone]) => zone));
+      return toOffers(rungs, (e) => [...byZone].filter(([zone, types]) => inRegions(zone) && e.acceleratorType !== undefined && types.has(e.acceleratorType)).map(([zone]) => zone));
     }
     const zones = (await this.api.listZones()).filter((z) => (z.status ?? 'UP') === 'UP' && inRegions(z.name)).map((z) => z.name);
-    return toOffers(entries, () => zones);
+    return toOffers(rungs, () => zones);
   }
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
@@ -120,11 +119,9 @@ export class GcpProvider implements CloudProvider {
     // One look at the operation, never a wait: errors such as ZONE_RESOURCE_POOL_EXHAUSTED
     // arrive on the operation, usually within a second of the insert.
     const op = inserted.status === 'DONE' ? inserted : await this.api.getZoneOperation(zone, inserted.name);
-    const errors = operationErrors(op);
-    if (errors.length > 0) {
-      if (errors.some((e) => e.code === 'RESOURCE_ALREADY_EXISTS')) return this.adopt(zone, spec);
-      throw classifyOperation(errors);
-    }
+    const failure = operationFailure(op);
+    if (failure?.code === 'RESOURCE_ALREADY_EXISTS') return this.adopt(zone, spec);
+    if (failure) throw failure;
     return op.targetId ?? resourceName(spec.vmName);
   }
 
@@ -165,11 +162,6 @@ export class GcpProvider implements CloudProvider {
 function zoneOf(at: { zone?: string | undefined }): string {
   if (!at.zone) throw new ProviderError('InvalidRequest', 'gcp: a zone is required (GCP places instances by zone)');
   return at.zone;
-}
-
-function operationErrors(op: GcpOperation): { code: string; message: string }[] {
-  if (op.status !== 'DONE') return [];
-  return (op.error?.errors ?? []).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' }));
 }
 
 /**

@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
-import type { InstanceSpec, InstanceStatus, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
-import { CATALOG, PRICE_SOURCE, type CatalogEntry } from './catalog';
+import type { InstanceSpec, InstanceStatus, Location, Observed, Offer } from '../../core/provider';
+import { PRICE_SOURCE, type CatalogEntry } from './catalog';
 import type { GcpInstance } from './api';
 
 export const CLOUD = 'gcp';
@@ -69,15 +69,6 @@ export function lastSegment(url: string): string {
 /** `us-central1-a` → `us-central1`. */
 export function regionOfZone(zone: string): string {
   return zone.replace(/-[a-z]$/, '');
-}
-
-/** Catalog rungs that satisfy the request (model, count, types, price), cheapest first. */
-export function matchCatalog(req: ResourceRequest): CatalogEntry[] {
-  const want = req.gpu;
-  return CATALOG.filter((e) => (want ? e.gpuModel === want.model.toUpperCase() && e.gpuCount === want.count : e.gpuCount === 0))
-    .filter((e) => !req.instanceTypes?.length || req.instanceTypes.includes(e.machineType))
-    .filter((e) => req.maxPricePerHour === undefined || e.pricePerHour <= req.maxPricePerHour)
-    .sort((a, b) => a.pricePerHour - b.pricePerHour);
 }
 
 /** One offer per (rung × zone), ordered by price, then zone name. */

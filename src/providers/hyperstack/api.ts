@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { HttpError, JsonHttp } from '../http';
+import { guardWith } from '../classify-http';
+import { classify } from './errors';
 
 export const DEFAULT_BASE_URL = 'https://infrahub-api.nexgencloud.com/v1';
 
@@ -65,6 +67,8 @@ export interface CreateVmBody {
 /** The only code that talks HTTP to Hyperstack. Every response is zod-parsed; the key travels only in the `api_key` header. */
 export class HyperstackApi {
   readonly #http: JsonHttp;
+  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
+  readonly #guard = guardWith((err: unknown) => classify(err));
 
   constructor(apiKey: string, baseUrl: string = DEFAULT_BASE_URL) {
     const auth = { api_key: apiKey };
@@ -72,56 +76,68 @@ export class HyperstackApi {
   }
 
   async flavors(): Promise<HsFlavor[]> {
-    const r = FlavorsResp.parse(await this.#http.call('list flavors', 'GET', '/core/flavors'));
-    return r.data.flatMap((g) => g.flavors);
+    return this.#guard(async () => {
+      const r = FlavorsResp.parse(await this.#http.call('list flavors', 'GET', '/core/flavors'));
+      return r.data.flatMap((g) => g.flavors);
+    });
   }
 
   /** The pricebook is a bare array (no envelope). */
   async pricebook(): Promise<HsPrice[]> {
-    return z.array(PriceEntry).parse(await this.#http.call('get pricebook', 'GET', '/pricebook'));
+    return this.#guard(async () => z.array(PriceEntry).parse(await this.#http.call('get pricebook', 'GET', '/pricebook')));
   }
 
   async environments(): Promise<{ name: string; region?: string }[]> {
-    return EnvironmentsResp.parse(await this.#http.call('list environments', 'GET', '/core/environments')).environments;
+    return this.#guard(async () => EnvironmentsResp.parse(await this.#http.call('list environments', 'GET', '/core/environments')).environments);
   }
 
   async createEnvironment(name: string, region: string): Promise<void> {
-    await this.#http.call('create environment', 'POST', '/core/environments', { name, region });
+    return this.#guard(async () => {
+      await this.#http.call('create environment', 'POST', '/core/environments', { name, region });
+    });
   }
 
   async keypairs(): Promise<{ name: string; environment: string | undefined; publicKey: string | undefined }[]> {
-    const r = KeypairsResp.parse(await this.#http.call('list keypairs', 'GET', '/core/keypairs'));
-    return r.keypairs.map((k) => ({ name: k.name, environment: envName(k.environment), publicKey: k.public_key }));
+    return this.#guard(async () => {
+      const r = KeypairsResp.parse(await this.#http.call('list keypairs', 'GET', '/core/keypairs'));
+      return r.keypairs.map((k) => ({ name: k.name, environment: envName(k.environment), publicKey: k.public_key }));
+    });
   }
 
   async createKeypair(name: string, environmentName: string, publicKey: string): Promise<void> {
-    await this.#http.call('create keypair', 'POST', '/core/keypairs', { name, environment_name: environmentName, public_key: publicKey });
+    return this.#guard(async () => {
+      await this.#http.call('create keypair', 'POST', '/core/keypairs', { name, environment_name: environmentName, public_key: publicKey });
+    });
   }
 
   async createVm(body: CreateVmBody): Promise<number> {
-    return CreateResp.parse(await this.#http.call('create virtual machine', 'POST', '/core/virtual-machines', body)).instances[0]!.id;
+    return this.#guard(async () => CreateResp.parse(await this.#http.call('create virtual machine', 'POST', '/core/virtual-machines', body)).instances[0]!.id);
   }
 
   /** Every VM in `environment` whose name or id matches `search`, all pages. */
   async listVms(environment: string, search: string, pageSize: number): Promise<HsInstance[]> {
-    const out: HsInstance[] = [];
-    for (let page = 1; ; page++) {
-      const q = new URLSearchParams({ page: String(page), pageSize: String(pageSize), search, environment, exact_environment_match: 'true' });
-      const r = ListResp.parse(await this.#http.call('list virtual machines', 'GET', `/core/virtual-machines?${q.toString()}`));
-      out.push(...r.instances);
-      if (r.instances.length < pageSize || (r.count !== undefined && out.length >= r.count)) return out;
-    }
+    return this.#guard(async () => {
+      const out: HsInstance[] = [];
+      for (let page = 1; ; page++) {
+        const q = new URLSearchParams({ page: String(page), pageSize: String(pageSize), search, environment, exact_environment_match: 'true' });
+        const r = ListResp.parse(await this.#http.call('list virtual machines', 'GET', `/core/virtual-machines?${q.toString()}`));
+        out.push(...r.instances);
+        if (r.instances.length < pageSize || (r.count !== undefined && out.length >= r.count)) return out;
+      }
+    });
   }
 
   /** False when the VM is already gone (404 not_found). */
   async deleteVm(id: string): Promise<boolean> {
-    try {
-      await this.#http.call('delete virtual machine', 'DELETE', `/core/virtual-machines/${encodeURIComponent(id)}`);
-      return true;
-    } catch (err) {
-      if (err instanceof HttpError && err.status === 404) return false;
-      throw err;
-    }
+    return this.#guard(async () => {
+      try {
+        await this.#http.call('delete virtual machine', 'DELETE', `/core/virtual-machines/${encodeURIComponent(id)}`);
+        return true;
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 404) return false;
+        throw err;
+      }
+    });
   }
 }
 

@@ -1,10 +1,11 @@
+import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_BASE_URL, HyperstackApi } from './api';
-import { classify } from './errors';
-import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, matchingFlavors, toObserved, toOffers } from './map';
+import { httpErrorOf } from '../http';
+import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface HyperstackOptions {
@@ -20,14 +21,8 @@ export interface HyperstackOptions {
 
 const DEFAULT_IMAGE = 'Ubuntu Server 22.04 LTS R535 CUDA 12.2';
 
-interface Prepared {
-  environment: string;
-  keyName: string;
-}
-
-function isPrepared(p: Json): p is Json & Prepared {
-  return typeof p === 'object' && p !== null && !Array.isArray(p) && typeof p.environment === 'string' && typeof p.keyName === 'string';
-}
+/** What `prepare` returns and `create` reads back. */
+const Prepared = z.object({ environment: z.string().min(1), keyName: z.string().min(1) });
 
 /**
  * Hyperstack (NexGen Cloud) VMs. One environment per region (`gpuprov-<region>`) holds the
@@ -58,16 +53,9 @@ export class HyperstackProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    const [flavors, prices] = await Promise.all([this.api.flavors(), this.api.pricebook()]).catch((e: unknown) => {
-      throw classify(e);
-    });
-    const matching = matchingFlavors(req, flavors);
-    if (matching.length === 0) {
-      const what = req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only';
-      throw new ProviderError('InvalidRequest', `hyperstack has no flavor for ${what} in the requested regions/types`);
-    }
-    return toOffers(req, matching, prices);
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    const [flavors, prices] = await Promise.all([this.api.flavors(), this.api.pricebook()]);
+    return toOffers(flavors, prices);
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
@@ -75,73 +63,58 @@ export class HyperstackProvider implements CloudProvider {
     if (!key) throw new ProviderError('InvalidRequest', 'hyperstack: at least one SSH public key is required');
     const environment = environmentFor(offer.region);
     const name = keyName(key);
-    try {
-      const envs = await this.api.environments();
-      if (!envs.some((e) => e.name === environment)) await this.createIgnoringConflict(() => this.api.createEnvironment(environment, offer.region));
-      const keys = await this.api.keypairs();
-      if (!keys.some((k) => k.name === name && (k.environment === undefined || k.environment === environment))) {
-        // A clash on a hash-derived name means the same key is already there: success.
-        await this.createIgnoringConflict(() => this.api.createKeypair(name, environment, key));
-      }
-    } catch (e) {
-      throw classify(e);
+    const envs = await this.api.environments();
+    if (!envs.some((e) => e.name === environment)) await this.createIgnoringConflict(() => this.api.createEnvironment(environment, offer.region));
+    const keys = await this.api.keypairs();
+    if (!keys.some((k) => k.name === name && (k.environment === undefined || k.environment === environment))) {
+      // A clash on a hash-derived name means the same key is already there: success.
+      await this.createIgnoringConflict(() => this.api.createKeypair(name, environment, key));
     }
-    return { environment, keyName: name } satisfies Prepared;
+    return { environment, keyName: name } satisfies z.infer<typeof Prepared>;
   }
 
   private async createIgnoringConflict(create: () => Promise<void>): Promise<void> {
     try {
       await create();
     } catch (e) {
-      if ((e as { status?: unknown }).status === 409) return;
+      if (httpErrorOf(e)?.status === 409) return;
       throw e;
     }
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
-    if (!isPrepared(prepared)) throw new ProviderError('InvalidRequest', 'hyperstack: create called without prepare');
+    const p = Prepared.safeParse(prepared);
+    if (!p.success) throw new ProviderError('InvalidRequest', 'hyperstack: prepared data is not from this adapter (create called without prepare?)');
     const name = identityName(spec.vmName);
     if (name.length > 50) throw new ProviderError('InvalidRequest', `hyperstack: VM name "${name}" is longer than 50 characters`);
     const ports = [...new Set([22, ...spec.openPorts])];
-    try {
-      const id = await this.api.createVm({
-        name,
-        environment_name: prepared.environment,
-        image_name: this.image,
-        flavor_name: offer.instanceType,
-        key_name: prepared.keyName,
-        count: 1,
-        user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
-        labels: identityLabels(spec.vmName, spec.owner),
-        assign_floating_ip: true,
-        // Port randomization would remap 22 to a random port.
-        enable_port_randomization: false,
-        security_rules: ports.map((p) => ({ direction: 'ingress', protocol: 'tcp', ethertype: 'IPv4', remote_ip_prefix: '0.0.0.0/0', port_range_min: p, port_range_max: p })),
-      });
-      return String(id);
-    } catch (e) {
-      throw classify(e);
-    }
+    const id = await this.api.createVm({
+      name,
+      environment_name: p.data.environment,
+      image_name: this.image,
+      flavor_name: offer.instanceType,
+      key_name: p.data.keyName,
+      count: 1,
+      user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
+      labels: identityLabels(spec.vmName, spec.owner),
+      assign_floating_ip: true,
+      // Port randomization would remap 22 to a random port.
+      enable_port_randomization: false,
+      security_rules: ports.map((port) => ({ direction: 'ingress', protocol: 'tcp', ethertype: 'IPv4', remote_ip_prefix: '0.0.0.0/0', port_range_min: port, port_range_max: port })),
+    });
+    return String(id);
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const environment = environmentFor(at.region);
-    try {
-      // `search` may match by substring: filter by the exact identity client-side.
-      const vms = await this.api.listVms(environment, identityName(vmName), this.pageSize);
-      return vms.filter((v) => hasIdentity(v, vmName, environment)).flatMap((v) => toObserved(v, at) ?? []);
-    } catch (e) {
-      throw classify(e);
-    }
+    // `search` may match by substring: filter by the exact identity client-side.
+    const vms = await this.api.listVms(environment, identityName(vmName), this.pageSize);
+    return vms.filter((v) => hasIdentity(v, vmName, environment)).flatMap((v) => toObserved(v, at) ?? []);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
-    try {
-      await deleteEach([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) => this.api.deleteVm(id));
-    } catch (e) {
-      throw classify(e);
-    }
+    await deleteEach([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) => this.api.deleteVm(id));
   }
 
   /** The environment and key pair are shared per region and key; nothing per VM to remove. */

@@ -1,5 +1,4 @@
-import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
-import { gpuMatches } from '../../core/gpu-names';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
 import { envName, type HsFlavor, type HsInstance, type HsPrice } from './api';
 
 export const CLOUD = 'hyperstack';
@@ -38,18 +37,8 @@ function priceOf(f: HsFlavor, prices: HsPrice[]): number | undefined {
   return p === undefined || !Number.isFinite(p.value) ? undefined : Math.round(p.value * f.gpu_count * 10000) / 10000;
 }
 
-/** Flavors that fit the request (stocked or not); the caller drops the unstocked ones. */
-export function matchingFlavors(req: ResourceRequest, flavors: HsFlavor[]): HsFlavor[] {
-  return flavors.filter((f) => {
-    const count = f.gpu_count ?? 0;
-    if (req.gpu ? count !== req.gpu.count || !f.gpu || !gpuMatches(req.gpu.model, f.gpu) : count !== 0) return false;
-    if (req.regions?.length && !req.regions.includes(f.region_name)) return false;
-    return !(req.instanceTypes?.length && !req.instanceTypes.includes(f.name));
-  });
-}
-
-/** Stocked flavors → offers, cheapest first (unpriced last). */
-export function toOffers(req: ResourceRequest, flavors: HsFlavor[], prices: HsPrice[]): Offer[] {
+/** Stocked flavors → offers, cheapest first (unpriced last); `planOffers` keeps the ones that match the request. */
+export function toOffers(flavors: HsFlavor[], prices: HsPrice[]): Offer[] {
   const offers = flavors
     .filter((f) => f.stock_available !== false)
     .map((f): Offer => {
@@ -63,8 +52,7 @@ export function toOffers(req: ResourceRequest, flavors: HsFlavor[], prices: HsPr
         ...(f.ram == null ? {} : { memoryGiB: f.ram }),
         ...(price === undefined ? {} : { pricePerHour: price, currency: 'USD' }),
       };
-    })
-    .filter((o) => req.maxPricePerHour === undefined || o.pricePerHour === undefined || o.pricePerHour <= req.maxPricePerHour);
+    });
   return offers.sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
 }
 

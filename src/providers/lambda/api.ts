@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { JsonHttp, bearer } from '../http';
+import { guardWith } from '../classify-http';
+import { classify } from './errors';
 
 export const DEFAULT_LAMBDA_URL = 'https://cloud.lambda.ai/api/v1';
 
@@ -58,33 +60,37 @@ export interface LambdaApiOptions {
 
 export class LambdaApi {
   readonly #http: JsonHttp;
+  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
+  readonly #guard = guardWith((err: unknown) => classify(err));
 
   constructor(opts: LambdaApiOptions) {
     this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) });
   }
 
   async instanceTypes(): Promise<Record<string, LambdaInstanceTypeEntry>> {
-    return data(z.record(z.string(), InstanceTypeEntry)).parse(await this.#http.call('instance-types', 'GET', '/instance-types')).data;
+    return this.#guard(async () => data(z.record(z.string(), InstanceTypeEntry)).parse(await this.#http.call('instance-types', 'GET', '/instance-types')).data);
   }
 
   async sshKeys(): Promise<LambdaSshKey[]> {
-    return data(z.array(SshKey)).parse(await this.#http.call('ssh-keys', 'GET', '/ssh-keys')).data;
+    return this.#guard(async () => data(z.array(SshKey)).parse(await this.#http.call('ssh-keys', 'GET', '/ssh-keys')).data);
   }
 
   async addSshKey(name: string, publicKey: string): Promise<LambdaSshKey> {
-    return data(SshKey).parse(await this.#http.call('add-ssh-key', 'POST', '/ssh-keys', { name, public_key: publicKey })).data;
+    return this.#guard(async () => data(SshKey).parse(await this.#http.call('add-ssh-key', 'POST', '/ssh-keys', { name, public_key: publicKey })).data);
   }
 
   async launch(body: LaunchBody): Promise<string[]> {
-    return data(z.object({ instance_ids: z.array(z.string()) })).parse(await this.#http.call('launch', 'POST', '/instance-operations/launch', body)).data.instance_ids;
+    return this.#guard(async () => data(z.object({ instance_ids: z.array(z.string()) })).parse(await this.#http.call('launch', 'POST', '/instance-operations/launch', body)).data.instance_ids);
   }
 
   /** Every instance of the account: the API has no name/tag filter and no pagination. */
   async instances(): Promise<LambdaInstance[]> {
-    return data(z.array(Instance)).parse(await this.#http.call('list', 'GET', '/instances')).data;
+    return this.#guard(async () => data(z.array(Instance)).parse(await this.#http.call('list', 'GET', '/instances')).data);
   }
 
   async terminate(ids: string[]): Promise<void> {
-    data(z.object({ terminated_instances: z.array(Instance) })).parse(await this.#http.call('terminate', 'POST', '/instance-operations/terminate', { instance_ids: ids }));
+    return this.#guard(async () => {
+      data(z.object({ terminated_instances: z.array(Instance) })).parse(await this.#http.call('terminate', 'POST', '/instance-operations/terminate', { instance_ids: ids }));
+    });
   }
 }

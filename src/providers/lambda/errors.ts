@@ -1,6 +1,6 @@
 import type { ProviderError } from '../../core/errors';
 import { classifyHttp, type HttpRules, type Verdict } from '../classify-http';
-import { HttpError } from '../http';
+import { httpErrorOf } from '../http';
 
 /** Lambda's error envelope: `{"error": {"code", "message", "suggestion"?}}`. */
 function vendorError(body: unknown): { code?: string; text?: string } {
@@ -34,10 +34,12 @@ export function classify(err: unknown): ProviderError {
 
 /** True when the error is Lambda's "no such object" (gone = success for delete). */
 export function isNotFound(err: unknown): boolean {
-  return err instanceof HttpError && (err.status === 404 || vendorError(err.body).code === 'global/object-does-not-exist');
+  const http = httpErrorOf(err);
+  return http !== undefined && (http.status === 404 || vendorError(http.body).code === 'global/object-does-not-exist');
 }
 
 /** True when a POST /ssh-keys clashed with an existing name. */
 export function isDuplicate(err: unknown): boolean {
-  return err instanceof HttpError && vendorError(err.body).code === 'global/duplicate';
+  const http = httpErrorOf(err);
+  return http !== undefined && vendorError(http.body).code === 'global/duplicate';
 }

@@ -2,14 +2,14 @@
  * Lambda Cloud adapter (REST v1). Identity: tag `gpuprov-vm-name` plus the name `gpuprov-<vm>`;
  * the API cannot filter, so every observe lists the account and matches client-side.
  */
+import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import { guardWith } from '../classify-http';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { IDENTITY_TAG, OWNER_TAG, identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { DEFAULT_LAMBDA_URL, LambdaApi } from './api';
-import { classify, isDuplicate, isNotFound } from './errors';
-import { CLOUD, SSH_USER, hasIdentity, knowsModel, toObserved, toOffers } from './map';
+import { isDuplicate, isNotFound } from './errors';
+import { CLOUD, SSH_USER, hasIdentity, toObserved, toOffers } from './map';
 
 export interface LambdaOptions {
   /** API key; `LAMBDA_API_KEY` in {@link fromEnv}. */
@@ -18,11 +18,13 @@ export interface LambdaOptions {
   baseUrl?: string;
 }
 
+/** What `prepare` returns and `create` reads back: the registered key's name. */
+const Prepared = z.object({ sshKeyName: z.string().min(1) });
+
 /** Lambda Cloud: cloud-init VMs, user `ubuntu`, exactly one registered SSH key per launch. */
 export class LambdaProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: LambdaApi;
-  private readonly guard = guardWith(classify);
 
   constructor(opts: LambdaOptions = {}) {
     if (!opts.apiKey) throw new ProviderError('Credentials', 'Lambda Cloud: no API key; set LAMBDA_API_KEY');
@@ -41,55 +43,50 @@ export class LambdaProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    const types = await this.guard(() => this.api.instanceTypes());
-    if (!knowsModel(types, req)) throw new ProviderError('InvalidRequest', `Lambda has no instance type with GPU ${req.gpu?.model ?? ''}`);
-    return toOffers(types, req);
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    return toOffers(await this.api.instanceTypes());
   }
 
   /** Registers the worker's key (first of `publicKeys`) once; the launch takes exactly one key name. */
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     const pub = spec.publicKeys[0];
     if (!pub) throw new ProviderError('InvalidRequest', 'Lambda needs at least one SSH public key');
-    return this.guard(async () => {
-      const find = async (): Promise<string | undefined> => (await this.api.sshKeys()).find((k) => keyMaterial(k.public_key) === keyMaterial(pub))?.name;
-      const existing = await find();
-      if (existing) return { sshKeyName: existing };
-      const name = keyName(pub);
-      try {
-        await this.api.addSshKey(name, pub);
-      } catch (err) {
-        // A name clash: the name is a hash of the key, so the same key is already registered.
-        if (!isDuplicate(err)) throw err;
-      }
-      return { sshKeyName: name };
-    });
+    const find = async (): Promise<string | undefined> => (await this.api.sshKeys()).find((k) => keyMaterial(k.public_key) === keyMaterial(pub))?.name;
+    const existing = await find();
+    if (existing) return { sshKeyName: existing };
+    const name = keyName(pub);
+    try {
+      await this.api.addSshKey(name, pub);
+    } catch (err) {
+      // A name clash: the name is a hash of the key, so the same key is already registered.
+      if (!isDuplicate(err)) throw err;
+    }
+    return { sshKeyName: name };
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
-    const sshKeyName = (prepared as { sshKeyName?: unknown } | null)?.sshKeyName;
-    if (typeof sshKeyName !== 'string') throw new ProviderError('InvalidRequest', 'Lambda create: prepare data lacks sshKeyName');
-    const ids = await this.guard(() =>
-      this.api.launch({
-        region_name: offer.region,
-        instance_type_name: offer.instanceType,
-        ssh_key_names: [sshKeyName],
-        name: identityName(spec.vmName).slice(0, 64),
-        // The other keys (users') reach the VM through cloud-init, not the account.
-        user_data: renderCloudInit(spec.bootScript, spec.publicKeys.slice(1)),
-        tags: [
-          { key: IDENTITY_TAG, value: spec.vmName },
-          { key: OWNER_TAG, value: spec.owner },
-        ],
-      }),
-    );
+    const p = Prepared.safeParse(prepared);
+    if (!p.success) throw new ProviderError('InvalidRequest', 'Lambda create: prepared data is not from this adapter (no sshKeyName)');
+    const sshKeyName = p.data.sshKeyName;
+    const ids = await this.api.launch({
+      region_name: offer.region,
+      instance_type_name: offer.instanceType,
+      ssh_key_names: [sshKeyName],
+      name: identityName(spec.vmName).slice(0, 64),
+      // The other keys (users') reach the VM through cloud-init, not the account.
+      user_data: renderCloudInit(spec.bootScript, spec.publicKeys.slice(1)),
+      tags: [
+        { key: IDENTITY_TAG, value: spec.vmName },
+        { key: OWNER_TAG, value: spec.owner },
+      ],
+    });
     const id = ids[0];
     if (!id) throw new ProviderError('Failed', 'Lambda launch returned no instance id');
     return id;
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    const all = await this.guard(() => this.api.instances());
+    const all = await this.api.instances();
     return all
       .filter((i) => hasIdentity(i, vmName) && (i.region?.name ?? at.region) === at.region)
       .map((i) => toObserved(i, at))
@@ -97,20 +94,18 @@ export class LambdaProvider implements CloudProvider {
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    await this.guard(async () => {
-      const all = await this.api.instances();
-      // Terminate only what the listing shows alive: an unknown id would fail the whole call.
-      const targets = all
-        .filter((i) => ids.includes(i.id) || (hasIdentity(i, vmName) && (i.region?.name ?? at.region) === at.region))
-        .filter((i) => i.status !== 'terminated' && i.status !== 'terminating' && i.status !== 'preempted')
-        .map((i) => i.id);
-      if (targets.length === 0) return;
-      try {
-        await this.api.terminate(targets);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    });
+    const all = await this.api.instances();
+    // Terminate only what the listing shows alive: an unknown id would fail the whole call.
+    const targets = all
+      .filter((i) => ids.includes(i.id) || (hasIdentity(i, vmName) && (i.region?.name ?? at.region) === at.region))
+      .filter((i) => i.status !== 'terminated' && i.status !== 'terminating' && i.status !== 'preempted')
+      .map((i) => i.id);
+    if (targets.length === 0) return;
+    try {
+      await this.api.terminate(targets);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   /** Nothing per VM: the SSH key is account-wide and shared by every VM of this worker. */

@@ -1,6 +1,5 @@
 /** Pure Lambda → gpuprov mapping: offers, status table, identity, SSH endpoint. */
-import { IDENTITY_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
-import { parseModel } from '../../core/gpu-names';
+import { IDENTITY_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
 import type { LambdaInstance, LambdaInstanceTypeEntry } from './api';
 
 export const CLOUD = 'lambda';
@@ -24,23 +23,15 @@ export function parseGpuDescription(desc: string): { model: string; memoryGiB?: 
   return { model: desc.trim().split(/\s+/)[0]?.toUpperCase() ?? '' };
 }
 
-/** Offers: one per (type, region with capacity), cheapest first. */
-export function toOffers(types: Record<string, LambdaInstanceTypeEntry>, req: ResourceRequest): Offer[] {
-  const want = req.gpu ? parseModel(req.gpu.model) : undefined;
+/** Offers: one per (type, region with capacity), cheapest first; `planOffers` keeps the ones that match the request. */
+export function toOffers(types: Record<string, LambdaInstanceTypeEntry>): Offer[] {
   const offers: Offer[] = [];
   for (const entry of Object.values(types)) {
     const t = entry.instance_type;
     const gpus = t.specs.gpus;
     const desc = t.gpu_description ? parseGpuDescription(t.gpu_description) : undefined;
-    if (req.gpu && want) {
-      if (gpus !== req.gpu.count || !desc || desc.model !== want.name.replace(/[^A-Z0-9]/g, '')) continue;
-      if (want.memoryGiB !== undefined && desc.memoryGiB !== want.memoryGiB) continue;
-    } else if (gpus > 0) continue;
-    if (req.instanceTypes?.length && !req.instanceTypes.includes(t.name)) continue;
     const price = t.price_cents_per_hour / 100;
-    if (req.maxPricePerHour !== undefined && price > req.maxPricePerHour) continue;
     for (const r of entry.regions_with_capacity_available) {
-      if (req.regions?.length && !req.regions.includes(r.name)) continue;
       offers.push({
         cloud: CLOUD,
         region: r.name,
@@ -54,13 +45,6 @@ export function toOffers(types: Record<string, LambdaInstanceTypeEntry>, req: Re
     }
   }
   return offers.sort((a, b) => (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0) || a.region.localeCompare(b.region));
-}
-
-/** True when the type name exists in the catalogue for this GPU ask at all (capacity or not). */
-export function knowsModel(types: Record<string, LambdaInstanceTypeEntry>, req: ResourceRequest): boolean {
-  if (!req.gpu) return true;
-  const want = parseModel(req.gpu.model).name.replace(/[^A-Z0-9]/g, '');
-  return Object.values(types).some((e) => e.instance_type.gpu_description !== undefined && parseGpuDescription(e.instance_type.gpu_description).model === want);
 }
 
 /** The instance carries this VM's identity: the tag, else (untagged) the name. */

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import type { InstanceSpec, Offer } from '../../core/provider';
-import { missingBinary } from './errors';
+import { classify, missingBinary } from './errors';
 import { renderSshdConfig, type InstanceRecord, type ProcessState } from './map';
 import { acceptsTcp, freePort, isSshdOf, killSshd } from './procs';
 
@@ -60,6 +60,15 @@ async function writeAtomic(path: string, text: string): Promise<void> {
   await rename(tmp, path);
 }
 
+/** Every LocalApi call leaves with a ProviderError (`classify`), never a raw fs or process error. */
+async function classified<T>(what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw classify(err, what);
+  }
+}
+
 export class LocalApi {
   readonly root: string;
   private binariesChecked = false;
@@ -85,55 +94,65 @@ export class LocalApi {
 
   /** sshd and ssh-keygen are installed; else InvalidRequest with the install command. */
   async ensureBinaries(): Promise<void> {
-    if (this.binariesChecked) return;
-    try {
-      await access(this.sshdPath, constants.X_OK);
-    } catch {
-      throw missingBinary(this.sshdPath);
-    }
-    // `ssh-keygen -?` exits non-zero; only a failed exec means it is missing.
-    const found = await run('ssh-keygen', ['-?']).then(
-      () => true,
-      (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
-    );
-    if (!found) throw missingBinary('ssh-keygen');
-    this.binariesChecked = true;
+    return classified('ensureBinaries', async () => {
+      if (this.binariesChecked) return;
+      try {
+        await access(this.sshdPath, constants.X_OK);
+      } catch {
+        throw missingBinary(this.sshdPath);
+      }
+      // `ssh-keygen -?` exits non-zero; only a failed exec means it is missing.
+      const found = await run('ssh-keygen', ['-?']).then(
+        () => true,
+        (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
+      );
+      if (!found) throw missingBinary('ssh-keygen');
+      this.binariesChecked = true;
+    });
   }
 
   async ensureVmDir(region: string, vmName: string): Promise<void> {
-    await mkdir(join(this.vmDir(region, vmName), 'keys'), { recursive: true });
+    return classified('ensureVmDir', async () => {
+      await mkdir(join(this.vmDir(region, vmName), 'keys'), { recursive: true });
+    });
   }
 
   async removeVmDir(region: string, vmName: string): Promise<void> {
-    await rm(this.vmDir(region, vmName), { recursive: true, force: true });
+    return classified('removeVmDir', async () => {
+      await rm(this.vmDir(region, vmName), { recursive: true, force: true });
+    });
   }
 
   /** Every instance directory with readable labels. */
   async list(): Promise<{ id: string; labels: Labels }[]> {
-    let ids: string[];
-    try {
-      ids = (await readdir(join(this.root, 'instances'))).filter((n) => ID_RE.test(n));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-    const out = await Promise.all(ids.map(async (id) => ({ id, labels: await this.labels(id) })));
-    return out.filter((x): x is { id: string; labels: Labels } => x.labels !== undefined);
+    return classified('list', async () => {
+      let ids: string[];
+      try {
+        ids = (await readdir(join(this.root, 'instances'))).filter((n) => ID_RE.test(n));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw err;
+      }
+      const out = await Promise.all(ids.map(async (id) => ({ id, labels: await this.labels(id) })));
+      return out.filter((x): x is { id: string; labels: Labels } => x.labels !== undefined);
+    });
   }
 
   /** Labels of one instance; undefined when it is gone or not yet labelled. */
   async labels(id: string): Promise<Labels | undefined> {
-    if (!ID_RE.test(id)) return undefined;
-    const text = await readText(join(this.dirOf(id), 'labels.json'));
-    if (text === undefined) return undefined;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return undefined; // not ours or hand-edited: not an instance
-    }
-    const parsed = labelsSchema.safeParse(json);
-    return parsed.success ? parsed.data : undefined;
+    return classified('labels', async () => {
+      if (!ID_RE.test(id)) return undefined;
+      const text = await readText(join(this.dirOf(id), 'labels.json'));
+      if (text === undefined) return undefined;
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        return undefined; // not ours or hand-edited: not an instance
+      }
+      const parsed = labelsSchema.safeParse(json);
+      return parsed.success ? parsed.data : undefined;
+    });
   }
 
   private async pidOf(dir: string): Promise<number | undefined> {
@@ -159,16 +178,18 @@ export class LocalApi {
 
   /** Disk + process-table view of one instance. */
   async record(id: string, labels: Labels): Promise<InstanceRecord> {
-    const state = await this.processState(id, labels, Date.now());
-    const rec: InstanceRecord = { id, region: labels.region, instanceType: labels.instanceType, state };
-    const port = await this.port(id);
-    if (port !== undefined) rec.port = port;
-    if (state === 'exited') {
-      const log = (await readText(join(this.dirOf(id), 'sshd.log'))) ?? '';
-      const last = log.trim().split('\n').pop();
-      if (last) rec.logTail = last.slice(0, 200);
-    }
-    return rec;
+    return classified('record', async () => {
+      const state = await this.processState(id, labels, Date.now());
+      const rec: InstanceRecord = { id, region: labels.region, instanceType: labels.instanceType, state };
+      const port = await this.port(id);
+      if (port !== undefined) rec.port = port;
+      if (state === 'exited') {
+        const log = (await readText(join(this.dirOf(id), 'sshd.log'))) ?? '';
+        const last = log.trim().split('\n').pop();
+        if (last) rec.logTail = last.slice(0, 200);
+      }
+      return rec;
+    });
   }
 
   /** True when the instance exists and is not Failed (starting, booting or listening). */
@@ -206,37 +227,39 @@ export class LocalApi {
    * this process. Returns the id of the instance holding the idempotency key.
    */
   async create(offer: Offer, spec: InstanceSpec, bootDelayMs: number | undefined): Promise<string> {
-    await mkdir(PRIVSEP_DIR, { recursive: true, mode: 0o755 });
-    const id = `lc-${randomBytes(6).toString('hex')}`;
-    const dir = this.dirOf(id);
-    const labels: Labels = {
-      vmName: spec.vmName,
-      owner: spec.owner,
-      region: offer.region,
-      instanceType: offer.instanceType,
-      idempotencyKey: spec.idempotencyKey,
-      createdAt: new Date().toISOString(),
-    };
-    if (bootDelayMs !== undefined) labels.bootDelayMs = bootDelayMs;
-    await mkdir(dir, { recursive: true });
-    // Labels first: from here on, delete-by-identity finds this instance whatever happens next.
-    await writeAtomic(join(dir, 'labels.json'), `${JSON.stringify(labels, null, 2)}\n`);
-    const owner = await this.claimKey(labels, id);
-    if (owner !== id) {
-      await rm(dir, { recursive: true, force: true });
-      return owner;
-    }
-    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `gpuprov-local-${id}`, '-f', join(dir, 'ssh_host_ed25519_key')]);
-    await writeFile(join(dir, 'authorized_keys'), spec.publicKeys.map((k) => `${k.trim()}\n`).join(''), { mode: 0o600 });
-    const port = await freePort();
-    await writeFile(join(dir, 'port'), `${port}\n`);
-    await writeFile(join(dir, 'sshd_config'), renderSshdConfig(dir, port));
-    const child = spawn(this.sshdPath, ['-D', '-f', this.configOf(id), '-E', join(dir, 'sshd.log')], { detached: true, stdio: 'ignore', cwd: '/' });
-    child.on('error', () => undefined); // a failed exec shows up as a missing pid below / exited sshd in observe
-    child.unref();
-    if (child.pid === undefined) throw new Error(`could not start ${this.sshdPath}`);
-    await writeFile(join(dir, 'pid'), `${child.pid}\n`);
-    return id;
+    return classified('create', async () => {
+      await mkdir(PRIVSEP_DIR, { recursive: true, mode: 0o755 });
+      const id = `lc-${randomBytes(6).toString('hex')}`;
+      const dir = this.dirOf(id);
+      const labels: Labels = {
+        vmName: spec.vmName,
+        owner: spec.owner,
+        region: offer.region,
+        instanceType: offer.instanceType,
+        idempotencyKey: spec.idempotencyKey,
+        createdAt: new Date().toISOString(),
+      };
+      if (bootDelayMs !== undefined) labels.bootDelayMs = bootDelayMs;
+      await mkdir(dir, { recursive: true });
+      // Labels first: from here on, delete-by-identity finds this instance whatever happens next.
+      await writeAtomic(join(dir, 'labels.json'), `${JSON.stringify(labels, null, 2)}\n`);
+      const owner = await this.claimKey(labels, id);
+      if (owner !== id) {
+        await rm(dir, { recursive: true, force: true });
+        return owner;
+      }
+      await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `gpuprov-local-${id}`, '-f', join(dir, 'ssh_host_ed25519_key')]);
+      await writeFile(join(dir, 'authorized_keys'), spec.publicKeys.map((k) => `${k.trim()}\n`).join(''), { mode: 0o600 });
+      const port = await freePort();
+      await writeFile(join(dir, 'port'), `${port}\n`);
+      await writeFile(join(dir, 'sshd_config'), renderSshdConfig(dir, port));
+      const child = spawn(this.sshdPath, ['-D', '-f', this.configOf(id), '-E', join(dir, 'sshd.log')], { detached: true, stdio: 'ignore', cwd: '/' });
+      child.on('error', () => undefined); // a failed exec shows up as a missing pid below / exited sshd in observe
+      child.unref();
+      if (child.pid === undefined) throw new Error(`could not start ${this.sshdPath}`);
+      await writeFile(join(dir, 'pid'), `${child.pid}\n`);
+      return id;
+    });
   }
 
   /**
@@ -244,17 +267,19 @@ export class LocalApi {
    * sshd, remove the directory. Unknown or already gone ids succeed.
    */
   async remove(id: string): Promise<void> {
-    if (!ID_RE.test(id)) return;
-    const trash = join(this.root, 'trash');
-    await mkdir(trash, { recursive: true });
-    const moved = join(trash, `${id}.${Date.now()}.${randomBytes(4).toString('hex')}`);
-    try {
-      await rename(this.dirOf(id), moved);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    await this.purge(id, moved);
+    return classified('remove', async () => {
+      if (!ID_RE.test(id)) return;
+      const trash = join(this.root, 'trash');
+      await mkdir(trash, { recursive: true });
+      const moved = join(trash, `${id}.${Date.now()}.${randomBytes(4).toString('hex')}`);
+      try {
+        await rename(this.dirOf(id), moved);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw err;
+      }
+      await this.purge(id, moved);
+    });
   }
 
   private async purge(id: string, moved: string): Promise<void> {
@@ -268,12 +293,14 @@ export class LocalApi {
 
   /** Finish deletes that a crashed process left in trash (their sshd may still run). */
   async sweepTrash(): Promise<void> {
-    const trash = join(this.root, 'trash');
-    if (!existsSync(trash)) return;
-    for (const name of await readdir(trash)) {
-      const [id = '', movedAt = ''] = name.split('.');
-      // A delete in flight in another process owns its entry for a moment; leave it to it.
-      if (ID_RE.test(id) && Date.now() - Number(movedAt) > 5_000) await this.purge(id, join(trash, name));
-    }
+    return classified('sweepTrash', async () => {
+      const trash = join(this.root, 'trash');
+      if (!existsSync(trash)) return;
+      for (const name of await readdir(trash)) {
+        const [id = '', movedAt = ''] = name.split('.');
+        // A delete in flight in another process owns its entry for a moment; leave it to it.
+        if (ID_RE.test(id) && Date.now() - Number(movedAt) > 5_000) await this.purge(id, join(trash, name));
+      }
+    });
   }
 }

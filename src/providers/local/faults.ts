@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ERROR_KINDS, ProviderError, type ErrorKind } from '../../core/errors';
-import { injected } from './errors';
+import { classify, injected } from './errors';
 
 const PRIMITIVES = ['plan', 'prepare', 'create', 'observe', 'delete', 'cleanup'] as const;
 export type FaultPrimitive = (typeof PRIMITIVES)[number];
@@ -111,8 +111,12 @@ export class Faults {
 
   private firing(call: FaultCall, effect: (r: FaultRule) => boolean): FaultRule | undefined {
     const rules = load(this.file);
-    for (const [i, rule] of rules.entries()) {
-      if (effect(rule) && matches(rule, call) && this.take(rule, i)) return rule;
+    try {
+      for (const [i, rule] of rules.entries()) {
+        if (effect(rule) && matches(rule, call) && this.take(rule, i)) return rule;
+      }
+    } catch (err) {
+      throw classify(err, `fault state ${this.stateDir}`);
     }
     return undefined;
   }

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { ProviderError } from '../../core/errors';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
 import { LocalApi } from './api';
-import { classify, injected } from './errors';
+import { injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';
-import { CLOUD, isKnownOffer, planOffers, toObserved } from './map';
+import { CLOUD, isKnownOffer, listOffers, toObserved } from './map';
 
 export { countLive, liveSshdPids } from './procs';
 
@@ -53,8 +53,8 @@ export class LocalProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    return this.guard({ primitive: 'plan' }, async () => planOffers(req));
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    return this.guard({ primitive: 'plan' }, async () => listOffers());
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
@@ -106,14 +106,10 @@ export class LocalProvider implements CloudProvider {
     });
   }
 
-  /** Injected faults first, then the work; any other error is classified. */
+  /** Injected faults first, then the work (LocalApi classifies its own errors). */
   private async guard<T>(call: FaultCall, work: () => Promise<T>): Promise<T> {
-    try {
-      this.faults.check(call);
-      return await work();
-    } catch (err) {
-      throw classify(err, call.primitive);
-    }
+    this.faults.check(call);
+    return work();
   }
 }
 

@@ -1,5 +1,4 @@
-import { ProviderError } from '../../core/errors';
-import type { InstanceStatus, Observed, Offer, ResourceRequest } from '../../core/provider';
+import type { InstanceStatus, Observed, Offer } from '../../core/provider';
 
 export const CLOUD = 'local';
 
@@ -28,29 +27,12 @@ function toOffer(region: string, t: InstanceType): Offer {
 }
 
 /**
- * Ordered offers for a request: cheapest first, then region order (local-a, local-b).
- * No offer left → InvalidRequest naming the filter that emptied the list.
- * `req.k8s` is not a filter: whether k3s runs is the workflow's call, from `capabilities().k8s`.
+ * Every offer, cheapest first, then region order (local-a, local-b); `planOffers` keeps the ones
+ * that match the request. `req.k8s` is not a filter: whether k3s runs is the workflow's call,
+ * from `capabilities().k8s`.
  */
-export function planOffers(req: ResourceRequest): Offer[] {
-  let offers = REGIONS.flatMap((r) => INSTANCE_TYPES.map((t) => toOffer(r, t)));
-  const steps: [string, (o: Offer) => boolean, boolean][] = [
-    [`regions ${JSON.stringify(req.regions)} (have ${REGIONS.join(', ')})`, (o) => req.regions!.includes(o.region), (req.regions?.length ?? 0) > 0],
-    [
-      `instance types ${JSON.stringify(req.instanceTypes)} (have ${INSTANCE_TYPES.map((t) => t.name).join(', ')})`,
-      (o) => req.instanceTypes!.includes(o.instanceType),
-      (req.instanceTypes?.length ?? 0) > 0,
-    ],
-    req.gpu
-      ? [`GPU ${req.gpu.model}:${req.gpu.count} (have SIM:1 on gpu-sim-1)`, (o) => o.gpu !== undefined && o.gpu.model.toUpperCase() === req.gpu!.model.toUpperCase() && o.gpu.count >= req.gpu!.count, true]
-      : ['no GPU', (o) => o.gpu === undefined, true],
-    [`max price ${req.maxPricePerHour} USD/h`, (o) => (o.pricePerHour ?? 0) <= req.maxPricePerHour!, req.maxPricePerHour !== undefined],
-  ];
-  for (const [what, keep, active] of steps) {
-    if (!active) continue;
-    offers = offers.filter(keep);
-    if (offers.length === 0) throw new ProviderError('InvalidRequest', `local: no offer matches ${what} for VM "${req.vmName}"`);
-  }
+export function listOffers(): Offer[] {
+  const offers = REGIONS.flatMap((r) => INSTANCE_TYPES.map((t) => toOffer(r, t)));
   const regionRank = (r: string): number => (REGIONS as readonly string[]).indexOf(r);
   return offers.sort((a, b) => (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0) || regionRank(a.region) - regionRank(b.region));
 }

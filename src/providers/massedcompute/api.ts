@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { HttpError, JsonHttp, bearer } from '../http';
+import { guardWith } from '../classify-http';
+import { classify } from './errors';
 
 export const DEFAULT_BASE_URL = 'https://vm.massedcompute.com/api/v1';
 
@@ -51,38 +53,44 @@ export interface LaunchBody {
 /** The only code that talks HTTP to Massed Compute. Every response is zod-parsed; the token travels only in the Authorization header. */
 export class MassedApi {
   readonly #http: JsonHttp;
+  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
+  readonly #guard = guardWith((err: unknown) => classify(err));
 
   constructor(token: string, baseUrl: string = DEFAULT_BASE_URL) {
     this.#http = new JsonHttp({ baseUrl, auth: bearer(token) });
   }
 
   async inventory(): Promise<Record<string, MassedProduct>> {
-    return Inventory.parse(await this.#http.call('get gpu inventory', 'GET', '/gpu-inventory')).gpu_inventory;
+    return this.#guard(async () => Inventory.parse(await this.#http.call('get gpu inventory', 'GET', '/gpu-inventory')).gpu_inventory);
   }
   async images(): Promise<{ vm_image_id: number; vm_image_name: string }[]> {
-    return z.object({ images: z.array(Image) }).loose().parse(await this.#http.call('list images', 'GET', '/images')).images;
+    return this.#guard(async () => z.object({ images: z.array(Image) }).loose().parse(await this.#http.call('list images', 'GET', '/images')).images);
   }
   async sshKeys(): Promise<z.infer<typeof Key>[]> {
-    return z.object({ sshKeys: z.array(Key) }).loose().parse(await this.#http.call('list ssh keys', 'GET', '/ssh-keys')).sshKeys;
+    return this.#guard(async () => z.object({ sshKeys: z.array(Key) }).loose().parse(await this.#http.call('list ssh keys', 'GET', '/ssh-keys')).sshKeys);
   }
   async addSshKey(name: string, publicKey: string): Promise<void> {
-    z.object({ sshKey: z.object({ name: z.string() }).loose() }).loose().parse(await this.#http.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
+    return this.#guard(async () => {
+      z.object({ sshKey: z.object({ name: z.string() }).loose() }).loose().parse(await this.#http.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
+    });
   }
   /** 202 `{response: "<uuid>"}`. */
   async launch(body: LaunchBody): Promise<string> {
-    return z.object({ response: z.string().min(1) }).loose().parse(await this.#http.call('launch instance', 'POST', '/instance/launch', body)).response;
+    return this.#guard(async () => z.object({ response: z.string().min(1) }).loose().parse(await this.#http.call('launch instance', 'POST', '/instance/launch', body)).response);
   }
   async instances(): Promise<MassedInstance[]> {
-    return z.object({ runningInstances: z.array(Instance).default([]) }).loose().parse(await this.#http.call('list instances', 'GET', '/instance')).runningInstances;
+    return this.#guard(async () => z.object({ runningInstances: z.array(Instance).default([]) }).loose().parse(await this.#http.call('list instances', 'GET', '/instance')).runningInstances);
   }
   /** False when the instance is already gone (404). */
   async terminate(uuid: string): Promise<boolean> {
-    try {
-      await this.#http.call('terminate instance', 'POST', '/instance/terminate', { instanceUuids: [uuid] });
-      return true;
-    } catch (err) {
-      if (err instanceof HttpError && err.status === 404) return false;
-      throw err;
-    }
+    return this.#guard(async () => {
+      try {
+        await this.#http.call('terminate instance', 'POST', '/instance/terminate', { instanceUuids: [uuid] });
+        return true;
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 404) return false;
+        throw err;
+      }
+    });
   }
 }

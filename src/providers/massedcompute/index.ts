@@ -1,10 +1,10 @@
+import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';
-import { classify } from './errors';
-import { ANY_REGION, CLOUD, fits, hasIdentity, keyName, toObserved, toOffers } from './map';
+import { ANY_REGION, CLOUD, hasIdentity, keyName, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface MassedComputeOptions {
@@ -16,13 +16,8 @@ export interface MassedComputeOptions {
   imageId?: number;
 }
 
-interface Prepared {
-  imageId: number;
-  sshKeys: string[];
-}
-function isPrepared(p: Json): p is Json & Prepared {
-  return typeof p === 'object' && p !== null && !Array.isArray(p) && typeof p.imageId === 'number' && Array.isArray(p.sshKeys);
-}
+/** What `prepare` returns and `create` reads back: the image and the key names to launch with. */
+const Prepared = z.object({ imageId: z.number(), sshKeys: z.array(z.string()) });
 
 /**
  * Massed Compute VMs. No tags: the instance name `gpuprov-<vm>` is the identity. No cloud-init:
@@ -57,71 +52,51 @@ export class MassedComputeProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    const inventory = await this.api.inventory().catch((e: unknown) => {
-      throw classify(e);
-    });
-    if (!Object.keys(inventory).some((name) => fits(req, name))) {
-      throw new ProviderError('InvalidRequest', `massedcompute has no product for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
-    }
-    return toOffers(req, inventory);
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    const inventory = await this.api.inventory();
+    return toOffers(inventory);
   }
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     if (spec.publicKeys.length === 0) throw new ProviderError('InvalidRequest', 'massedcompute: at least one SSH public key is required');
-    try {
-      let imageId = this.imageId;
-      if (imageId === undefined) {
-        const ubuntu = (await this.api.images()).find((i) => /ubuntu/i.test(i.vm_image_name));
-        if (!ubuntu) throw new ProviderError('InvalidRequest', 'massedcompute: no Ubuntu image listed; set MASSED_COMPUTE_IMAGE_ID');
-        imageId = ubuntu.vm_image_id;
-      }
-      const keys = await this.api.sshKeys();
-      const sshKeys: string[] = [];
-      for (const pub of spec.publicKeys) {
-        const name = keyName(pub);
-        const found = keys.find((k) => k.name === name || (k.public_key !== undefined && sameKey(k.public_key, pub)));
-        if (!found) await this.api.addSshKey(name, pub);
-        sshKeys.push(found ? found.name : name);
-      }
-      return { imageId, sshKeys } satisfies Prepared;
-    } catch (e) {
-      throw classify(e);
+    let imageId = this.imageId;
+    if (imageId === undefined) {
+      const ubuntu = (await this.api.images()).find((i) => /ubuntu/i.test(i.vm_image_name));
+      if (!ubuntu) throw new ProviderError('InvalidRequest', 'massedcompute: no Ubuntu image listed; set MASSED_COMPUTE_IMAGE_ID');
+      imageId = ubuntu.vm_image_id;
     }
+    const keys = await this.api.sshKeys();
+    const sshKeys: string[] = [];
+    for (const pub of spec.publicKeys) {
+      const name = keyName(pub);
+      const found = keys.find((k) => k.name === name || (k.public_key !== undefined && sameKey(k.public_key, pub)));
+      if (!found) await this.api.addSshKey(name, pub);
+      sshKeys.push(found ? found.name : name);
+    }
+    return { imageId, sshKeys } satisfies z.infer<typeof Prepared>;
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
-    if (!isPrepared(prepared)) throw new ProviderError('InvalidRequest', 'massedcompute: create called without prepare');
-    try {
-      return await this.api.launch({
-        imageId: prepared.imageId,
-        productName: offer.instanceType,
-        regionName: ANY_REGION,
-        instanceName: identityName(spec.vmName),
-        sshKeys: prepared.sshKeys,
-        ...(spec.bootScript ? { command: renderShellScript(spec.bootScript) } : {}),
-      });
-    } catch (e) {
-      throw classify(e);
-    }
+    const p = Prepared.safeParse(prepared);
+    if (!p.success) throw new ProviderError('InvalidRequest', 'massedcompute: prepared data is not from this adapter (create called without prepare?)');
+    return this.api.launch({
+      imageId: p.data.imageId,
+      productName: offer.instanceType,
+      regionName: ANY_REGION,
+      instanceName: identityName(spec.vmName),
+      sshKeys: p.data.sshKeys,
+      ...(spec.bootScript ? { command: renderShellScript(spec.bootScript) } : {}),
+    });
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    try {
-      // No server-side filter: match the name client-side.
-      return (await this.api.instances()).filter((i) => hasIdentity(i, vmName)).flatMap((i) => toObserved(i, at) ?? []);
-    } catch (e) {
-      throw classify(e);
-    }
+    // No server-side filter: match the name client-side.
+    return (await this.api.instances()).filter((i) => hasIdentity(i, vmName)).flatMap((i) => toObserved(i, at) ?? []);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
-    try {
-      await deleteEach([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) => this.api.terminate(id));
-    } catch (e) {
-      throw classify(e);
-    }
+    await deleteEach([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) => this.api.terminate(id));
   }
 
   /** SSH keys are shared (hash-named); nothing per VM to remove. */

@@ -1,5 +1,4 @@
-import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
-import { gpuMatches } from '../../core/gpu-names';
+import { identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
 import { keyName as hashedKeyName } from '../ssh-keys';
 import type { MassedInstance, MassedProduct } from './api';
 
@@ -44,21 +43,15 @@ function hasCapacity(p: MassedProduct): boolean {
   return c == null ? p.regions_with_capacity_available.length > 0 : typeof c === 'boolean' ? c : c > 0;
 }
 
-export function fits(req: ResourceRequest, product: string): boolean {
-  const g = gpuOf(product);
-  if (req.gpu ? !g || g.count !== req.gpu.count || !gpuMatches(req.gpu.model, g.model) : g !== undefined) return false;
-  return !(req.instanceTypes?.length && !req.instanceTypes.includes(product));
-}
-
-/** Products with capacity that fit → offers in region `any`, cheapest first. */
-export function toOffers(req: ResourceRequest, inventory: Record<string, MassedProduct>): Offer[] {
+/**
+ * Products with capacity → offers in region `any` (launches let the cloud place the VM), cheapest
+ * first; `planOffers` keeps the ones that match the request.
+ */
+export function toOffers(inventory: Record<string, MassedProduct>): Offer[] {
   const offers: Offer[] = [];
   for (const [name, p] of Object.entries(inventory)) {
-    if (!fits(req, name) || !hasCapacity(p)) continue;
+    if (!hasCapacity(p)) continue;
     const regions = p.regions_with_capacity_available.map((r) => r.name);
-    if (req.regions?.length && !req.regions.includes(ANY_REGION) && !regions.some((r) => req.regions!.includes(r))) continue;
-    const price = p.instance_type.price_cents_per_hour / 100;
-    if (req.maxPricePerHour !== undefined && price > req.maxPricePerHour) continue;
     const g = gpuOf(name);
     const specs = p.instance_type.specs;
     offers.push({
@@ -68,7 +61,7 @@ export function toOffers(req: ResourceRequest, inventory: Record<string, MassedP
       ...(g ? { gpu: g } : {}),
       ...(specs?.vcpu_count === undefined ? {} : { vcpus: specs.vcpu_count }),
       ...(specs?.memory_gib === undefined ? {} : { memoryGiB: specs.memory_gib }),
-      pricePerHour: price,
+      pricePerHour: p.instance_type.price_cents_per_hour / 100,
       currency: 'USD',
       extra: { regionsWithCapacity: regions },
     });

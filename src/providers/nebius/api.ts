@@ -150,10 +150,14 @@ export class NebiusApi {
     return out;
   }
 
-  /** Create; a name clash answers `{ existingId }` (from the ServiceError detail when the server sends it). */
+  /**
+   * Create; a name clash answers `{ existingId }` (from the ServiceError detail when the server
+   * sends it). A finished operation that failed leaves as its classified ProviderError.
+   */
   async createInstance(req: CreateInstanceRequest, idempotencyKey: string): Promise<{ op: Operation } | { existingId?: string }> {
+    let op: Operation;
     try {
-      return { op: (await this.call('compute', 'nebius.compute.v1.InstanceService', 'Create', req, Operation, { idempotencyKey }))! };
+      op = (await this.call('compute', 'nebius.compute.v1.InstanceService', 'Create', req, Operation, { idempotencyKey }))!;
     } catch (e) {
       if (e instanceof ProviderError && e.code?.startsWith('ALREADY_EXISTS')) {
         const id = serviceError((e.cause as NebiusFailure | undefined)?.details ?? [])?.resourceId;
@@ -161,27 +165,30 @@ export class NebiusApi {
       }
       throw e;
     }
+    return { op: succeeded(op, 'InstanceService.Create') };
   }
 
   getInstanceByName(projectId: string, name: string): Promise<Instance | undefined> {
     return this.call('compute', 'nebius.compute.v1.InstanceService', 'GetByName', { parent_id: projectId, name }, Instance, { orNotFound: true });
   }
 
-  /** Delete; an unknown id is success (`undefined`). */
-  deleteInstance(id: string): Promise<Operation | undefined> {
-    return this.call('compute', 'nebius.compute.v1.InstanceService', 'Delete', { id }, Operation, { orNotFound: true });
+  /** Delete; an unknown id is success (`undefined`), a failed operation its ProviderError. */
+  async deleteInstance(id: string): Promise<Operation | undefined> {
+    return succeeded(await this.call('compute', 'nebius.compute.v1.InstanceService', 'Delete', { id }, Operation, { orNotFound: true }), 'InstanceService.Delete');
   }
 
   getDiskByName(projectId: string, name: string): Promise<Disk | undefined> {
     return this.call('compute', 'nebius.compute.v1.DiskService', 'GetByName', { parent_id: projectId, name }, Disk, { orNotFound: true });
   }
 
-  createDisk(req: CreateDiskRequest): Promise<Operation> {
-    return this.call('compute', 'nebius.compute.v1.DiskService', 'Create', req, Operation) as Promise<Operation>;
+  /** Create; a failed operation leaves as its ProviderError. */
+  async createDisk(req: CreateDiskRequest): Promise<Operation> {
+    return succeeded((await this.call('compute', 'nebius.compute.v1.DiskService', 'Create', req, Operation))!, 'DiskService.Create');
   }
 
-  deleteDisk(id: string): Promise<Operation | undefined> {
-    return this.call('compute', 'nebius.compute.v1.DiskService', 'Delete', { id }, Operation, { orNotFound: true });
+  /** Delete; an unknown id is success (`undefined`), a failed operation its ProviderError. */
+  async deleteDisk(id: string): Promise<Operation | undefined> {
+    return succeeded(await this.call('compute', 'nebius.compute.v1.DiskService', 'Delete', { id }, Operation, { orNotFound: true }), 'DiskService.Delete');
   }
 
   /** PlatformService.List, every page. */
@@ -224,6 +231,13 @@ export class NebiusApi {
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
   }
+}
+
+/** The operation, unless it finished and failed: then its classified ProviderError is thrown. */
+function succeeded<T extends Operation | undefined>(op: T, what: string): T {
+  const failed = op && operationFailure(op);
+  if (failed) throw classify(failed, what);
+  return op;
 }
 
 /** A finished Operation that failed, as a classifiable failure; `undefined` while running or on success. */

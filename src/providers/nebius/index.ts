@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
-import { NebiusApi, operationFailure, type CreateInstanceRequest } from './api';
-import { classify } from './errors';
+import { NebiusApi, type CreateInstanceRequest } from './api';
 import { CLOUD, SSH_USER, diskName, hasIdentity, identityLabels, instanceName, offersFor, platformsParent, priceAndOrder, splitInstanceType, toObserved } from './map';
 
 /** Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. */
@@ -62,21 +61,22 @@ class NebiusProvider implements CloudProvider {
     return p;
   }
 
+  /** Every platform preset of the configured (or asked) regions, priced; `planOffers` keeps the ones that match. */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     const regions = Object.keys(this.projects).filter((r) => !req.regions?.length || req.regions.includes(r));
     if (regions.length === 0) throw new ProviderError('InvalidRequest', `nebius: none of the regions ${req.regions?.join(', ')} is configured`);
     const offers: Offer[] = [];
     for (const region of regions) {
       const projectId = this.project(region);
-      const regionOffers = offersFor(await this.api.listPlatforms(platformsParent(projectId)), region, req);
+      const regionOffers = offersFor(await this.api.listPlatforms(platformsParent(projectId)), region);
       if (regionOffers.length === 0) continue;
       const prices = await this.api
         .hourlyPrices(regionOffers.map((o) => ({ metadata: { parent_id: projectId, name: o.instanceType }, spec: { resources: splitInstanceType(o.instanceType) } })))
         // Prices are advisory: a calculator outage must not stop a launch, offers just stay unpriced.
         .catch(() => new Map<string, number>());
-      offers.push(...priceAndOrder(regionOffers, prices, req.maxPricePerHour));
+      offers.push(...priceAndOrder(regionOffers, prices));
     }
-    if (offers.length === 0) throw new ProviderError('InvalidRequest', `nebius: no platform preset matches ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'a CPU-only request'}`);
+    if (offers.length === 0) throw new ProviderError('InvalidRequest', `nebius: no platform presets listed in ${regions.join(', ')}`);
     return offers;
   }
 
@@ -93,8 +93,6 @@ class NebiusProvider implements CloudProvider {
         metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, spec.owner) },
         spec: { size_gibibytes: this.opts.diskGiB ?? 200, type: 'NETWORK_SSD', source_image_family: { image_family: this.opts.imageFamily ?? 'ubuntu22.04-cuda12' } },
       });
-      const failed = operationFailure(op);
-      if (failed) throw classify(failed, 'DiskService.Create');
       diskId = op.resource_id;
     }
     return { projectId, subnetId, diskId };
@@ -118,11 +116,7 @@ class NebiusProvider implements CloudProvider {
     // (?) Nebius honours an x-idempotency-key header on write calls; instance names are unique per project anyway.
     const key = createHash('sha256').update(spec.idempotencyKey).digest('hex').slice(0, 32);
     const res = await this.api.createInstance(req, key);
-    if ('op' in res) {
-      const failed = operationFailure(res.op);
-      if (failed) throw classify(failed, 'InstanceService.Create');
-      return res.op.resource_id;
-    }
+    if ('op' in res) return res.op.resource_id;
     // Name clash: the instance of this VM already exists (a retried create); adopt it.
     const id = res.existingId ?? (await this.api.getInstanceByName(projectId, name))?.metadata.id;
     if (!id) throw new ProviderError('Transient', `nebius: instance name ${name} is taken but the instance is not visible yet`);
@@ -138,19 +132,13 @@ class NebiusProvider implements CloudProvider {
     const found = (await this.api.listInstances(this.project(at.region))).filter((i) => hasIdentity(i, vmName));
     const deleting = new Set(found.filter((i) => i.status?.state === 'DELETING').map((i) => i.metadata.id));
     const targets = new Set([...ids, ...found.map((i) => i.metadata.id)].filter((id) => id && !deleting.has(id)));
-    for (const id of targets) {
-      const op = await this.api.deleteInstance(id);
-      const failed = op && operationFailure(op);
-      if (failed) throw classify(failed, 'InstanceService.Delete');
-    }
+    for (const id of targets) await this.api.deleteInstance(id);
   }
 
   async cleanup(at: Location, vmName: string): Promise<void> {
     const disk = await this.api.getDiskByName(this.project(at.region), diskName(vmName));
     if (!disk || disk.status?.state === 'DELETING') return;
-    const op = await this.api.deleteDisk(disk.metadata.id);
-    const failed = op && operationFailure(op);
-    if (failed) throw classify(failed, 'DiskService.Delete');
+    await this.api.deleteDisk(disk.metadata.id);
   }
 }
 

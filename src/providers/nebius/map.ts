@@ -1,5 +1,5 @@
 /** Pure Nebius → gpuprov mapping: status table, endpoints, offers, labels. */
-import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
 import type { Instance, Platform } from './api';
 
 export const CLOUD = 'nebius';
@@ -87,8 +87,8 @@ export function platformsParent(projectId: string): string {
   return `project-${projectId.slice('project-'.length, 'project-'.length + 3)}public-images`;
 }
 
-/** Offers of one region that satisfy the request, unpriced, in catalogue order. */
-export function offersFor(platforms: Platform[], region: string, req: ResourceRequest): Offer[] {
+/** Every platform preset of one region as an offer, unpriced, in catalogue order. */
+export function offersFor(platforms: Platform[], region: string): Offer[] {
   const out: Offer[] = [];
   for (const p of platforms) {
     const platform = p.metadata.name || p.metadata.id;
@@ -96,10 +96,7 @@ export function offersFor(platforms: Platform[], region: string, req: ResourceRe
     for (const preset of p.spec?.presets ?? []) {
       const r = preset.resources;
       const gpus = r?.gpu_count ?? 0;
-      if (req.gpu ? model !== req.gpu.model.toUpperCase() || gpus !== req.gpu.count : gpus > 0) continue;
-      const type = instanceType(platform, preset.name);
-      if (req.instanceTypes?.length && !req.instanceTypes.includes(type)) continue;
-      const o: Offer = { cloud: CLOUD, region, instanceType: type, currency: 'USD' };
+      const o: Offer = { cloud: CLOUD, region, instanceType: instanceType(platform, preset.name), currency: 'USD' };
       if (model && gpus > 0) o.gpu = { model, count: gpus };
       if (r?.vcpu_count) o.vcpus = r.vcpu_count;
       if (r?.memory_gibibytes) o.memoryGiB = r.memory_gibibytes;
@@ -109,13 +106,12 @@ export function offersFor(platforms: Platform[], region: string, req: ResourceRe
   return out;
 }
 
-/** Attach prices, drop offers above the cap, cheapest first (unpriced last, stable). */
-export function priceAndOrder(offers: Offer[], prices: Map<string, number>, maxPricePerHour?: number): Offer[] {
-  const priced = offers.map((o) => {
-    const p = prices.get(o.instanceType);
-    return p === undefined ? o : { ...o, pricePerHour: p };
-  });
-  return priced
-    .filter((o) => maxPricePerHour === undefined || o.pricePerHour === undefined || o.pricePerHour <= maxPricePerHour)
+/** Attach prices, cheapest first (unpriced last, stable); `planOffers` applies any price cap. */
+export function priceAndOrder(offers: Offer[], prices: Map<string, number>): Offer[] {
+  return offers
+    .map((o) => {
+      const p = prices.get(o.instanceType);
+      return p === undefined ? o : { ...o, pricePerHour: p };
+    })
     .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
 }

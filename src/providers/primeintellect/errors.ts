@@ -1,6 +1,6 @@
 import type { ProviderError } from '../../core/errors';
 import { classifyHttp, type HttpRules } from '../classify-http';
-import { HttpError } from '../http';
+import { httpErrorOf } from '../http';
 
 /** Errors carry `message`, `error` or `detail` (a string, or FastAPI's validation list). */
 export function errorText(body: unknown): string | undefined {
@@ -40,10 +40,11 @@ export function classify(err: unknown): ProviderError {
 }
 
 export function isNotFound(err: unknown): boolean {
-  return err instanceof HttpError && err.status === 404;
+  return httpErrorOf(err)?.status === 404;
 }
 
 /** A POST /ssh_keys refused because the name or key already exists. */
 export function isConflict(err: unknown): boolean {
-  return err instanceof HttpError && (err.status === 409 || (err.status === 400 && /already exists|duplicate/i.test(errorText(err.body) ?? '')));
+  const http = httpErrorOf(err);
+  return http !== undefined && (http.status === 409 || (http.status === 400 && /already exists|duplicate/i.test(errorText(http.body) ?? '')));
 }

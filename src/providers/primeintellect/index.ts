@@ -3,13 +3,12 @@
  * key is registered through the API; the login user, host and port come from `sshConnection`.
  * Identity is the pod name `gpuprov-<vm>` (no tags; the list is filtered client-side).
  */
+import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
-import { guardWith } from '../classify-http';
-import { modelMatches, parseModel } from '../../core/gpu-names';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
-import { classify, isConflict, isNotFound } from './errors';
+import { isConflict, isNotFound } from './errors';
 import { CLOUD, hasIdentity, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
@@ -37,11 +36,13 @@ interface OfferExtra {
   memory: number | null;
 }
 
+/** What `prepare` returns and `create` reads back: the registered key's id. */
+const Prepared = z.object({ sshKeyId: z.string().min(1) });
+
 /** Prime Intellect GPU pods (VMs or containers depending on the upstream provider). */
 export class PrimeIntellectProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: PrimeApi;
-  private readonly guard = guardWith(classify);
   private readonly image: string;
 
   constructor(opts: PrimeIntellectOptions = {}) {
@@ -63,39 +64,35 @@ export class PrimeIntellectProvider implements CloudProvider {
     };
   }
 
+  /** The boxes with `req.gpu.count` GPUs (the vendor query); `planOffers` keeps the ones that match. */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Prime Intellect: only GPU pods are planned; ask for a GPU');
-    const items = await this.guard(() => this.api.availability(req.gpu!.count));
-    const name = parseModel(req.gpu.model).name;
-    if (items.length > 0 && !items.some((a) => modelMatches(a.gpuType, name))) {
-      throw new ProviderError('InvalidRequest', `Prime Intellect has no GPU type matching ${req.gpu.model}`);
-    }
-    return toOffers(items, req);
+    const count = req.gpu.count;
+    return toOffers(await this.api.availability(count));
   }
 
   /** Registers the worker's key (first of `publicKeys`) once, named by its hash; `sshKeyId` goes into create. */
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     const pub = spec.publicKeys[0];
     if (!pub) throw new ProviderError('InvalidRequest', 'Prime Intellect needs at least one SSH public key');
-    return this.guard(async () => {
-      const find = async (): Promise<string | undefined> => (await this.api.sshKeys()).find((k) => k.publicKey && keyMaterial(k.publicKey) === keyMaterial(pub))?.id;
-      const existing = await find();
-      if (existing) return { sshKeyId: existing };
-      try {
-        return { sshKeyId: (await this.api.addSshKey(keyName(pub), pub)).id };
-      } catch (err) {
-        // Clash: the name is a hash of the key, so someone registered this very key meanwhile.
-        const again = isConflict(err) ? await find() : undefined;
-        if (again) return { sshKeyId: again };
-        throw err;
-      }
-    });
+    const find = async (): Promise<string | undefined> => (await this.api.sshKeys()).find((k) => k.publicKey && keyMaterial(k.publicKey) === keyMaterial(pub))?.id;
+    const existing = await find();
+    if (existing) return { sshKeyId: existing };
+    try {
+      return { sshKeyId: (await this.api.addSshKey(keyName(pub), pub)).id };
+    } catch (err) {
+      // Clash: the name is a hash of the key, so someone registered this very key meanwhile.
+      const again = isConflict(err) ? await find() : undefined;
+      if (again) return { sshKeyId: again };
+      throw err;
+    }
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
-    const sshKeyId = (prepared as { sshKeyId?: unknown } | null)?.sshKeyId;
+    const p = Prepared.safeParse(prepared);
     const x = offer.extra as unknown as OfferExtra | undefined;
-    if (typeof sshKeyId !== 'string' || !x?.cloudId) throw new ProviderError('InvalidRequest', 'Prime Intellect create: offer or prepare data incomplete');
+    if (!p.success || !x?.cloudId) throw new ProviderError('InvalidRequest', 'Prime Intellect create: offer or prepare data incomplete');
+    const sshKeyId = p.data.sshKeyId;
     const pod: Record<string, unknown> = {
       name: identityName(spec.vmName),
       cloudId: x.cloudId,
@@ -116,31 +113,27 @@ export class PrimeIntellectProvider implements CloudProvider {
       ...(x.memory ? { memory: x.memory } : {}),
       ...(offer.pricePerHour !== undefined ? { maxPrice: offer.pricePerHour } : {}),
     };
-    const created = await this.guard(() => this.api.createPod({ pod, provider: { type: x.provider ?? 'unknown' } }));
+    const created = await this.api.createPod({ pod, provider: { type: x.provider ?? 'unknown' } });
     return created.id;
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    return this.guard(async () => {
-      const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at));
-      // The list may lag on connection details: ask the status endpoint for active pods without them.
-      const lacking = mine.filter((p) => p.status.toUpperCase() === 'ACTIVE' && !p.sshConnection?.toString().trim()).map((p) => p.id);
-      const fresh = lacking.length ? await this.api.podStatus(lacking) : [];
-      return mine
-        .map((p): PrimePod => {
-          const s = fresh.find((f) => f.podId === p.id);
-          return s ? { ...p, status: s.status, sshConnection: s.sshConnection ?? p.sshConnection, installationStatus: s.installationStatus ?? p.installationStatus } : p;
-        })
-        .map((p) => toObserved(p, at))
-        .filter((o): o is Observed => o !== undefined);
-    });
+    const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at));
+    // The list may lag on connection details: ask the status endpoint for active pods without them.
+    const lacking = mine.filter((p) => p.status.toUpperCase() === 'ACTIVE' && !p.sshConnection?.toString().trim()).map((p) => p.id);
+    const fresh = lacking.length ? await this.api.podStatus(lacking) : [];
+    return mine
+      .map((p): PrimePod => {
+        const s = fresh.find((f) => f.podId === p.id);
+        return s ? { ...p, status: s.status, sshConnection: s.sshConnection ?? p.sshConnection, installationStatus: s.installationStatus ?? p.installationStatus } : p;
+      })
+      .map((p) => toObserved(p, at))
+      .filter((o): o is Observed => o !== undefined);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    await this.guard(async () => {
-      const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at) && !['TERMINATED', 'DELETING'].includes(p.status.toUpperCase()));
-      await deleteEach([...ids, ...mine.map((p) => p.id)], (id) => this.api.deletePod(id), isNotFound);
-    });
+    const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at) && !['TERMINATED', 'DELETING'].includes(p.status.toUpperCase()));
+    await deleteEach([...ids, ...mine.map((p) => p.id)], (id) => this.api.deletePod(id), isNotFound);
   }
 
   /** Nothing per VM: the registered key is shared by every pod of this worker. */

@@ -1,6 +1,5 @@
 /** Pure Prime Intellect → gpuprov mapping: one offer per data centre, status table, sshConnection parsing. */
-import { identityName, type InstanceStatus, type Json, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../../core/provider';
-import { modelMatches, parseModel } from '../../core/gpu-names';
+import { identityName, type InstanceStatus, type Json, type Location, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
 import type { PrimeAvailability, PrimePod } from './api';
 
 export const CLOUD = 'primeintellect';
@@ -29,22 +28,17 @@ function priceOf(a: PrimeAvailability): number | undefined {
   return a.prices?.onDemand ?? a.prices?.communityPrice ?? undefined;
 }
 
-/** One offer per (data centre, GPU type): the cheapest on-demand box there (the price is per box). */
-export function toOffers(items: PrimeAvailability[], req: ResourceRequest): Offer[] {
-  if (!req.gpu) return [];
-  const want = parseModel(req.gpu.model);
+/**
+ * One offer per (data centre, GPU type, GPU count): the cheapest on-demand box there with stock
+ * (the price is per box), cheapest first; `planOffers` keeps the ones that match the request.
+ */
+export function toOffers(items: PrimeAvailability[]): Offer[] {
   const best = new Map<string, PrimeAvailability>();
   for (const a of items) {
-    if (a.isSpot || a.gpuCount !== req.gpu.count || !modelMatches(a.gpuType, want.name)) continue;
-    if (want.memoryGiB !== undefined && a.gpuMemory !== want.memoryGiB) continue;
-    if (OUT_OF_STOCK.has((a.stockStatus ?? '').toLowerCase())) continue;
-    if (req.instanceTypes?.length && !req.instanceTypes.includes(a.gpuType)) continue;
-    if (req.regions?.length && !req.regions.includes(regionOf(a))) continue;
-    const p = priceOf(a);
-    if (req.maxPricePerHour !== undefined && (p === undefined || p > req.maxPricePerHour)) continue;
-    const key = `${regionOf(a)}|${a.gpuType}`;
+    if (a.isSpot || OUT_OF_STOCK.has((a.stockStatus ?? '').toLowerCase())) continue;
+    const key = `${regionOf(a)}|${a.gpuType}|${a.gpuCount}`;
     const cur = best.get(key);
-    if (!cur || (p ?? Infinity) < (priceOf(cur) ?? Infinity)) best.set(key, a);
+    if (!cur || (priceOf(a) ?? Infinity) < (priceOf(cur) ?? Infinity)) best.set(key, a);
   }
   return [...best.values()]
     .map((a): Offer => {
@@ -58,7 +52,7 @@ export function toOffers(items: PrimeAvailability[], req: ResourceRequest): Offe
         cloud: CLOUD,
         region: regionOf(a),
         instanceType: a.gpuType,
-        gpu: { model: want.name, count: a.gpuCount, ...(a.gpuMemory ? { memoryGiB: a.gpuMemory } : {}) },
+        gpu: { model: a.gpuType, count: a.gpuCount, ...(a.gpuMemory ? { memoryGiB: a.gpuMemory } : {}) },
         ...(a.vcpu?.defaultCount ? { vcpus: a.vcpu.defaultCount } : {}),
         ...(a.memory?.defaultCount ? { memoryGiB: a.memory.defaultCount } : {}),
         ...(p === undefined ? {} : { pricePerHour: p, currency: 'USD' }),

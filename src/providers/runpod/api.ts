@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { JsonHttp, bearer } from '../http';
+import { guardWith } from '../classify-http';
+import { classify } from './errors';
 
 export const DEFAULT_RUNPOD_URL = 'https://api.runpod.io/v2';
 
@@ -53,36 +55,46 @@ export interface CreatePodBody {
 
 export class RunPodApi {
   readonly #http: JsonHttp;
+  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
+  readonly #guard = guardWith((err: unknown) => classify(err));
 
   constructor(opts: { apiKey: string; baseUrl: string }) {
     this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) });
   }
 
   async gpus(count: number): Promise<RunPodGpu[]> {
-    const q = new URLSearchParams({ include: 'AVAILABILITY', product: 'POD', count: String(count), cloud: 'SECURE' });
-    return z.object({ gpus: z.array(Gpu) }).parse(await this.#http.call('catalog', 'GET', `/catalog/gpus?${q.toString()}`)).gpus;
+    return this.#guard(async () => {
+      const q = new URLSearchParams({ include: 'AVAILABILITY', product: 'POD', count: String(count), cloud: 'SECURE' });
+      return z.object({ gpus: z.array(Gpu) }).parse(await this.#http.call('catalog', 'GET', `/catalog/gpus?${q.toString()}`)).gpus;
+    });
   }
 
   async accountKeys(): Promise<string[]> {
-    return z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.#http.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? [];
+    return this.#guard(async () => z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.#http.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? []);
   }
 
   /** Replaces the WHOLE account key set: callers pass the merged list. */
   async putAccountKeys(keys: string[]): Promise<void> {
-    await this.#http.call('ssh-keys', 'PUT', '/account/ssh-keys', { keys });
+    return this.#guard(async () => {
+      await this.#http.call('ssh-keys', 'PUT', '/account/ssh-keys', { keys });
+    });
   }
 
   async createPod(body: CreatePodBody): Promise<RunPodPod> {
-    return Pod.parse(await this.#http.call('create', 'POST', '/pods', body));
+    return this.#guard(async () => Pod.parse(await this.#http.call('create', 'POST', '/pods', body)));
   }
 
   /** All pods: no name filter, no pagination. */
   async pods(): Promise<RunPodPod[]> {
-    const raw = await this.#http.call('list', 'GET', '/pods');
-    return z.union([z.array(Pod), z.object({ pods: z.array(Pod) }).transform((r) => r.pods)]).parse(raw);
+    return this.#guard(async () => {
+      const raw = await this.#http.call('list', 'GET', '/pods');
+      return z.union([z.array(Pod), z.object({ pods: z.array(Pod) }).transform((r) => r.pods)]).parse(raw);
+    });
   }
 
   async deletePod(id: string): Promise<void> {
-    await this.#http.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
+    return this.#guard(async () => {
+      await this.#http.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
+    });
   }
 }

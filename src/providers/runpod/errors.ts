@@ -1,6 +1,6 @@
 import type { ProviderError } from '../../core/errors';
 import { classifyHttp, textField, type HttpRules } from '../classify-http';
-import { HttpError } from '../http';
+import { httpErrorOf } from '../http';
 
 /**
  * RunPod → taxonomy by HTTP status (v2 has no machine-readable codes; its RFC 9457 problem JSON
@@ -26,5 +26,5 @@ export function classify(err: unknown): ProviderError {
 }
 
 export function isNotFound(err: unknown): boolean {
-  return err instanceof HttpError && err.status === 404;
+  return httpErrorOf(err)?.status === 404;
 }

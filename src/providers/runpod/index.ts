@@ -4,11 +4,10 @@
  */
 import { ProviderError } from '../../core/errors';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
-import { guardWith } from '../classify-http';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
-import { classify, isNotFound } from './errors';
-import { CLOUD, hasIdentity, matchingGpus, mergeKeys, statusOf, toObserved, toOffers } from './map';
+import { isNotFound } from './errors';
+import { CLOUD, hasIdentity, mergeKeys, statusOf, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface RunPodOptions {
@@ -28,7 +27,6 @@ const DEFAULT_IMAGE = 'runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04'
 export class RunPodProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: RunPodApi;
-  private readonly guard = guardWith(classify);
   private readonly image: string;
   private readonly diskGb: number;
 
@@ -52,11 +50,11 @@ export class RunPodProvider implements CloudProvider {
     };
   }
 
+  /** Every GPU type in stock, priced for `req.gpu.count` GPUs (the vendor query); `planOffers` keeps the ones that match. */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'RunPod: only GPU pods are planned; ask for a GPU');
-    const gpus = await this.guard(() => this.api.gpus(req.gpu!.count));
-    if (matchingGpus(gpus, req).length === 0) throw new ProviderError('InvalidRequest', `RunPod has no GPU type matching ${req.gpu.model}`);
-    return toOffers(gpus, req);
+    const count = req.gpu.count;
+    return toOffers(await this.api.gpus(count), count);
   }
 
   /**
@@ -66,34 +64,30 @@ export class RunPodProvider implements CloudProvider {
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     const worker = spec.publicKeys[0];
     if (!worker) throw new ProviderError('InvalidRequest', 'RunPod needs at least one SSH public key');
-    await this.guard(async () => {
-      const merged = mergeKeys(await this.api.accountKeys(), worker);
-      if (merged.changed) await this.api.putAccountKeys(merged.keys);
-    });
+    const merged = mergeKeys(await this.api.accountKeys(), worker);
+    if (merged.changed) await this.api.putAccountKeys(merged.keys);
     return { accountKey: keyName(worker) };
   }
 
   async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
     const ports = [...new Set([22, ...spec.openPorts])].map((p) => `${p}/tcp`);
-    const pod = await this.guard(() =>
-      this.api.createPod({
-        name: identityName(spec.vmName),
-        image: this.image,
-        gpu: { id: offer.instanceType, count: offer.gpu?.count ?? 1 },
-        cloud: 'SECURE',
-        dataCenterIds: [offer.region],
-        ports,
-        startSsh: true,
-        // RunPod images append PUBLIC_KEY to authorized_keys: the users' keys ride here, not on the account.
-        env: { PUBLIC_KEY: spec.publicKeys.join('\n'), GPUPROV_VM_NAME: spec.vmName, GPUPROV_OWNER: spec.owner },
-        disk: this.diskGb,
-      }),
-    );
+    const pod = await this.api.createPod({
+      name: identityName(spec.vmName),
+      image: this.image,
+      gpu: { id: offer.instanceType, count: offer.gpu?.count ?? 1 },
+      cloud: 'SECURE',
+      dataCenterIds: [offer.region],
+      ports,
+      startSsh: true,
+      // RunPod images append PUBLIC_KEY to authorized_keys: the users' keys ride here, not on the account.
+      env: { PUBLIC_KEY: spec.publicKeys.join('\n'), GPUPROV_VM_NAME: spec.vmName, GPUPROV_OWNER: spec.owner },
+      disk: this.diskGb,
+    });
     return pod.id;
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    const pods = await this.guard(() => this.api.pods());
+    const pods = await this.api.pods();
     return pods
       .filter((p) => hasIdentity(p, vmName, at))
       .map((p) => toObserved(p, at))
@@ -101,12 +95,10 @@ export class RunPodProvider implements CloudProvider {
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    await this.guard(async () => {
-      const pods = await this.api.pods();
-      const byIdentity = pods.filter((p) => hasIdentity(p, vmName, at) && statusOf(p) !== 'TERMINATED').map((p) => p.id);
-      // No bulk delete: one DELETE per pod; 404 (already gone) is success.
-      await deleteEach([...ids, ...byIdentity], (id) => this.api.deletePod(id), isNotFound);
-    });
+    const pods = await this.api.pods();
+    const byIdentity = pods.filter((p) => hasIdentity(p, vmName, at) && statusOf(p) !== 'TERMINATED').map((p) => p.id);
+    // No bulk delete: one DELETE per pod; 404 (already gone) is success.
+    await deleteEach([...ids, ...byIdentity], (id) => this.api.deletePod(id), isNotFound);
   }
 
   /** Nothing per VM: the account key is shared by every pod of this worker. */

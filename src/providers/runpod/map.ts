@@ -1,6 +1,5 @@
 /** Pure RunPod → gpuprov mapping: offers per data centre, status table, NAT'd SSH endpoint. */
-import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest, type SshEndpoint } from '../../core/provider';
-import { modelMatches, parseModel } from '../../core/gpu-names';
+import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
 import { keyMaterial } from '../ssh-keys';
 import type { RunPodGpu, RunPodPod } from './api';
 
@@ -20,31 +19,24 @@ export const STATUS: Record<string, InstanceStatus | null> = {
 
 const AVAILABILITY_RANK: Record<string, number> = { HIGH: 0, MEDIUM: 1, LOW: 2 };
 
-export function matchingGpus(gpus: RunPodGpu[], req: ResourceRequest): RunPodGpu[] {
-  if (!req.gpu) return [];
-  const want = parseModel(req.gpu.model);
-  return gpus.filter((g) => modelMatches(g.id, want.name) && (want.memoryGiB === undefined || g.memory === want.memoryGiB));
-}
-
-/** One offer per (GPU type, data centre with stock), Secure Cloud prices × count, cheapest first. */
-export function toOffers(gpus: RunPodGpu[], req: ResourceRequest): Offer[] {
-  const count = req.gpu?.count ?? 1;
+/**
+ * One offer per (GPU type, data centre with stock) for `count` GPUs, Secure Cloud price × count,
+ * cheapest first; `planOffers` keeps the ones that match the request.
+ */
+export function toOffers(gpus: RunPodGpu[], count: number): Offer[] {
   const offers: (Offer & { rank: number })[] = [];
-  for (const g of matchingGpus(gpus, req)) {
+  for (const g of gpus) {
     const unit = g.price?.secure;
     if (unit === null || unit === undefined || g.secure === false) continue;
-    if (req.instanceTypes?.length && !req.instanceTypes.includes(g.id)) continue;
     const price = Math.round(unit * count * 10_000) / 10_000;
-    if (req.maxPricePerHour !== undefined && price > req.maxPricePerHour) continue;
     for (const dc of g.dataCenters ?? []) {
       const avail = dc.availability ?? 'NONE';
       if (avail === 'NONE') continue;
-      if (req.regions?.length && !req.regions.includes(dc.id)) continue;
       offers.push({
         cloud: CLOUD,
         region: dc.id,
         instanceType: g.id,
-        gpu: { model: parseModel(req.gpu!.model).name, count, ...(g.memory ? { memoryGiB: g.memory } : {}) },
+        gpu: { model: g.id, count, ...(g.memory ? { memoryGiB: g.memory } : {}) },
         pricePerHour: price,
         currency: 'USD',
         rank: AVAILABILITY_RANK[avail] ?? 3,

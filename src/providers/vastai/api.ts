@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import { JsonHttp, bearer } from '../http';
+import { guardWith } from '../classify-http';
+import { classify } from './errors';
 
 export const DEFAULT_VAST_URL = 'https://console.vast.ai';
 const MAX_PAGES = 40;
@@ -65,6 +67,8 @@ export interface CreateBody {
 
 export class VastApi {
   readonly #http: JsonHttp;
+  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
+  readonly #guard = guardWith((err: unknown) => classify(err));
 
   constructor(opts: { apiKey: string; baseUrl: string }) {
     // A 2xx answer with `{success: false}` is a failure too.
@@ -73,39 +77,45 @@ export class VastApi {
   }
 
   async searchOffers(query: Record<string, unknown>): Promise<VastBundle[]> {
-    return z.object({ offers: z.array(Bundle) }).parse(await this.#http.call('search', 'POST', '/api/v0/bundles', query)).offers;
+    return this.#guard(async () => z.object({ offers: z.array(Bundle) }).parse(await this.#http.call('search', 'POST', '/api/v0/bundles', query)).offers);
   }
 
   async sshKeys(): Promise<VastSshKey[]> {
-    const raw = await this.#http.call('ssh-keys', 'GET', '/api/v0/ssh');
-    return z.union([z.array(SshKey), z.object({ ssh_keys: z.array(SshKey) }).transform((r) => r.ssh_keys)]).parse(raw);
+    return this.#guard(async () => {
+      const raw = await this.#http.call('ssh-keys', 'GET', '/api/v0/ssh');
+      return z.union([z.array(SshKey), z.object({ ssh_keys: z.array(SshKey) }).transform((r) => r.ssh_keys)]).parse(raw);
+    });
   }
 
   async addSshKey(publicKey: string): Promise<VastSshKey> {
-    return z.object({ key: SshKey }).parse(await this.#http.call('add-ssh-key', 'POST', '/api/v0/ssh', { ssh_key: publicKey })).key;
+    return this.#guard(async () => z.object({ key: SshKey }).parse(await this.#http.call('add-ssh-key', 'POST', '/api/v0/ssh', { ssh_key: publicKey })).key);
   }
 
   /** Accept an ask. Returns the new instance (contract) id. */
   async create(askId: number, body: CreateBody): Promise<number> {
-    return z.object({ new_contract: num }).parse(await this.#http.call('create', 'PUT', `/api/v0/asks/${askId}/`, body)).new_contract;
+    return this.#guard(async () => z.object({ new_contract: num }).parse(await this.#http.call('create', 'PUT', `/api/v0/asks/${askId}/`, body)).new_contract);
   }
 
   /** Instances whose label is exactly `label` (server-side filter, keyset pages of 25). */
   async instancesByLabel(label: string): Promise<VastInstance[]> {
-    const Page = z.object({ instances: z.array(Instance), next_token: z.string().nullish() });
-    const out: VastInstance[] = [];
-    let token: string | undefined;
-    for (let i = 0; i < MAX_PAGES; i++) {
-      const q = new URLSearchParams({ select_filters: JSON.stringify({ label: { eq: label } }), limit: '25', ...(token ? { after_token: token } : {}) });
-      const r = Page.parse(await this.#http.call('list', 'GET', `/api/v1/instances?${q.toString()}`));
-      out.push(...r.instances);
-      token = r.next_token ?? undefined;
-      if (!token || r.instances.length === 0) break;
-    }
-    return out;
+    return this.#guard(async () => {
+      const Page = z.object({ instances: z.array(Instance), next_token: z.string().nullish() });
+      const out: VastInstance[] = [];
+      let token: string | undefined;
+      for (let i = 0; i < MAX_PAGES; i++) {
+        const q = new URLSearchParams({ select_filters: JSON.stringify({ label: { eq: label } }), limit: '25', ...(token ? { after_token: token } : {}) });
+        const r = Page.parse(await this.#http.call('list', 'GET', `/api/v1/instances?${q.toString()}`));
+        out.push(...r.instances);
+        token = r.next_token ?? undefined;
+        if (!token || r.instances.length === 0) break;
+      }
+      return out;
+    });
   }
 
   async destroy(id: string): Promise<void> {
-    await this.#http.call('delete', 'DELETE', `/api/v0/instances/${encodeURIComponent(id)}/`);
+    return this.#guard(async () => {
+      await this.#http.call('delete', 'DELETE', `/api/v0/instances/${encodeURIComponent(id)}/`);
+    });
   }
 }

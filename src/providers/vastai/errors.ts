@@ -1,6 +1,6 @@
 import type { ProviderError } from '../../core/errors';
 import { classifyHttp, type HttpRules, type Verdict } from '../classify-http';
-import { HttpError } from '../http';
+import { httpErrorOf } from '../http';
 
 /** `{success:false, error, msg}`; some endpoints send only `msg`/`message`, or plain text. */
 export function vendorError(body: unknown): { code?: string; text?: string } {
@@ -44,7 +44,8 @@ export function classify(err: unknown): ProviderError {
 
 /** Destroy of something already gone: 404 `not_found`, or dstack's `no_such_instance`. */
 export function isGone(err: unknown): boolean {
-  if (!(err instanceof HttpError)) return false;
-  const { code } = vendorError(err.body);
-  return err.status === 404 || code === 'not_found' || code === 'no_such_instance';
+  const http = httpErrorOf(err);
+  if (!http) return false;
+  const { code } = vendorError(http.body);
+  return http.status === 404 || code === 'not_found' || code === 'no_such_instance';
 }

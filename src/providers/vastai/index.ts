@@ -6,11 +6,10 @@
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
-import { guardWith } from '../classify-http';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
-import { classify, isGone } from './errors';
-import { CLOUD, dockerEnv, onstartScript, regionOf, searchQuery, toObserved, toOffers } from './map';
+import { isGone } from './errors';
+import { CLOUD, dockerEnv, onstartScript, regionOf, searchQuery, toObserved, bestOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface VastOptions {
@@ -27,7 +26,6 @@ export interface VastOptions {
 export class VastProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: VastApi;
-  private readonly guard = guardWith(classify);
   private readonly image: string;
   private readonly diskGb: number;
 
@@ -54,30 +52,28 @@ export class VastProvider implements CloudProvider {
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Vast.ai: only GPU instances are planned; ask for a GPU');
     // A marketplace: a model nobody offers right now plans to no offers, not to an error.
-    const bundles = await this.guard(() => this.api.searchOffers(searchQuery(req)));
-    return toOffers(bundles, req);
+    const bundles = await this.api.searchOffers(searchQuery(req));
+    return bestOffers(bundles, req);
   }
 
   /** Registers the worker's key on the account once (Vast adds account keys to new instances). */
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     const pub = spec.publicKeys[0];
     if (!pub) throw new ProviderError('InvalidRequest', 'Vast.ai needs at least one SSH public key');
-    return this.guard(async () => {
-      const find = async (): Promise<string | undefined> => {
-        const k = (await this.api.sshKeys()).find((x) => keyMaterial(x.key ?? x.public_key ?? '') === keyMaterial(pub));
-        return k ? String(k.id) : undefined;
-      };
-      const existing = await find();
-      if (existing) return { accountKey: keyName(pub), sshKeyId: existing };
-      try {
-        return { accountKey: keyName(pub), sshKeyId: String((await this.api.addSshKey(pub)).id) };
-      } catch (err) {
-        // Someone added the same key meanwhile: that is success.
-        const again = await find().catch(() => undefined);
-        if (again) return { accountKey: keyName(pub), sshKeyId: again };
-        throw err;
-      }
-    });
+    const find = async (): Promise<string | undefined> => {
+      const k = (await this.api.sshKeys()).find((x) => keyMaterial(x.key ?? x.public_key ?? '') === keyMaterial(pub));
+      return k ? String(k.id) : undefined;
+    };
+    const existing = await find();
+    if (existing) return { accountKey: keyName(pub), sshKeyId: existing };
+    try {
+      return { accountKey: keyName(pub), sshKeyId: String((await this.api.addSshKey(pub)).id) };
+    } catch (err) {
+      // Someone added the same key meanwhile: that is success.
+      const again = await find().catch(() => undefined);
+      if (again) return { accountKey: keyName(pub), sshKeyId: again };
+      throw err;
+    }
   }
 
   async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
@@ -85,31 +81,27 @@ export class VastProvider implements CloudProvider {
     if (typeof x?.askId !== 'number') throw new ProviderError('InvalidRequest', 'Vast.ai create: offer lacks its ask id');
     const boot = spec.bootScript;
     const onstart = renderShellScript({ script: onstartScript(spec.publicKeys.slice(1), boot?.script), env: boot?.env ?? {} });
-    const id = await this.guard(() =>
-      this.api.create(x.askId as number, {
-        client_id: 'me',
-        image: this.image,
-        label: identityName(spec.vmName),
-        disk: this.diskGb,
-        runtype: x.direct === true ? 'ssh_direct' : 'ssh_proxy',
-        env: dockerEnv(spec.openPorts, spec.vmName, spec.owner),
-        onstart,
-        cancel_unavail: true,
-      }),
-    );
+    const id = await this.api.create(x.askId, {
+      client_id: 'me',
+      image: this.image,
+      label: identityName(spec.vmName),
+      disk: this.diskGb,
+      runtype: x.direct === true ? 'ssh_direct' : 'ssh_proxy',
+      env: dockerEnv(spec.openPorts, spec.vmName, spec.owner),
+      onstart,
+      cancel_unavail: true,
+    });
     return String(id);
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    const list = await this.guard(() => this.mine(at, vmName));
+    const list = await this.mine(at, vmName);
     return list.map((i) => toObserved(i, at)).filter((o): o is Observed => o !== undefined);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    await this.guard(async () => {
-      const found = (await this.mine(at, vmName)).map((i) => String(i.id));
-      await deleteEach([...ids, ...found], (id) => this.api.destroy(id), isGone);
-    });
+    const found = (await this.mine(at, vmName)).map((i) => String(i.id));
+    await deleteEach([...ids, ...found], (id) => this.api.destroy(id), isGone);
   }
 
   /** Nothing per VM: the account key is shared by every instance of this worker. */

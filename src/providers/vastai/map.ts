@@ -1,7 +1,7 @@
 /** Pure Vast.ai → gpuprov mapping: asks → offers, status table, direct or proxy SSH endpoint. */
 import { shQuote } from '../cloud-init';
 import type { InstanceStatus, Location, Observed, Offer, ResourceRequest, SshEndpoint } from '../../core/provider';
-import { modelMatches, parseModel } from '../../core/gpu-names';
+import { matchOffers } from '../../core/offer-match';
 import type { VastBundle, VastInstance } from './api';
 
 export const CLOUD = 'vastai';
@@ -47,30 +47,34 @@ export function instanceTypeOf(b: Pick<VastBundle, 'gpu_name' | 'num_gpus'>): st
   return `${b.num_gpus}x ${b.gpu_name}`;
 }
 
-/** Each ask is one machine: the offer's zone is the machine, so blocking an offer blocks that host only. */
-export function toOffers(bundles: VastBundle[], req: ResourceRequest): Offer[] {
-  if (!req.gpu) return [];
-  const want = parseModel(req.gpu.model);
-  return bundles
-    .filter((b) => b.num_gpus === req.gpu!.count && modelMatches(b.gpu_name, want.name))
-    .filter((b) => want.memoryGiB === undefined || (b.gpu_ram != null && Math.abs(b.gpu_ram / 1024 - want.memoryGiB) <= want.memoryGiB * 0.1))
-    .filter((b) => !req.regions?.length || req.regions.includes(regionOf(b.geolocation)))
-    .filter((b) => !req.instanceTypes?.length || req.instanceTypes.includes(instanceTypeOf(b)))
-    .filter((b) => req.maxPricePerHour === undefined || b.dph_total <= req.maxPricePerHour)
+/**
+ * Each ask is one machine: the offer's zone is the machine, so blocking an offer blocks that host
+ * only. Cheapest first, then most reliable.
+ */
+export function toOffers(bundles: VastBundle[]): Offer[] {
+  return [...bundles]
     .sort((a, b) => a.dph_total - b.dph_total || (b.reliability ?? 0) - (a.reliability ?? 0))
-    .slice(0, MAX_OFFERS)
     .map((b): Offer => ({
       cloud: CLOUD,
       region: regionOf(b.geolocation),
       zone: `m${b.machine_id ?? `ask${b.id}`}`,
       instanceType: instanceTypeOf(b),
-      gpu: { model: want.name, count: b.num_gpus, ...(b.gpu_ram ? { memoryGiB: Math.round(b.gpu_ram / 1024) } : {}) },
+      gpu: { model: b.gpu_name, count: b.num_gpus, ...(b.gpu_ram ? { memoryGiB: Math.round(b.gpu_ram / 1024) } : {}) },
       ...(b.cpu_cores_effective ? { vcpus: Math.floor(b.cpu_cores_effective) } : {}),
       ...(b.cpu_ram ? { memoryGiB: Math.round(b.cpu_ram / 1024) } : {}),
       pricePerHour: b.dph_total,
       currency: 'USD',
       extra: { askId: b.id, direct: (b.direct_port_count ?? 0) > 0 && !!b.public_ipaddr },
     }));
+}
+
+/**
+ * A marketplace answers hundreds of asks: the adapter keeps the {@link MAX_OFFERS} cheapest that
+ * the shared matcher accepts (so the cut never drops a matching ask for a non-matching one).
+ * `planOffers` applies the same matcher again.
+ */
+export function bestOffers(bundles: VastBundle[], req: ResourceRequest): Offer[] {
+  return matchOffers(toOffers(bundles), req).offers.slice(0, MAX_OFFERS);
 }
 
 /** Direct (`public_ipaddr` + host port mapped to 22/tcp) when published, else the proxy `ssh_host:ssh_port`. */

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { JsonHttp, type HttpMethod } from '../http';
+import { guardWith } from '../classify-http';
+import { classify } from './errors';
 
 export const DEFAULT_BASE_URL = 'https://api.verda.com/v1';
 
@@ -66,6 +68,10 @@ interface CachedToken {
  */
 export class VerdaApi {
   readonly #http: JsonHttp;
+  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
+  readonly #guard = guardWith((err: unknown) => classify(err));
+  /** Create's answers are classified as the create primitive's (there they can mean Capacity). */
+  readonly #guardCreate = guardWith((err: unknown) => classify(err, 'create'));
   private token: CachedToken | undefined;
   /** One token request at a time: concurrent calls share it. */
   private pending: Promise<CachedToken> | undefined;
@@ -117,33 +123,37 @@ export class VerdaApi {
   }
 
   async instanceTypes(): Promise<VerdaType[]> {
-    return z.array(InstanceType).parse(await this.call('list instance types', 'GET', '/instance-types?currency=usd'));
+    return this.#guard(async () => z.array(InstanceType).parse(await this.call('list instance types', 'GET', '/instance-types?currency=usd')));
   }
   async availability(): Promise<VerdaAvailability> {
-    return Availability.parse(await this.call('get availability', 'GET', '/instance-availability?isSpot=false'));
+    return this.#guard(async () => Availability.parse(await this.call('get availability', 'GET', '/instance-availability?isSpot=false')));
   }
   async sshKeys(): Promise<z.infer<typeof SshKeys>> {
-    return SshKeys.parse(await this.call('list ssh keys', 'GET', '/sshkeys'));
+    return this.#guard(async () => SshKeys.parse(await this.call('list ssh keys', 'GET', '/sshkeys')));
   }
   async addSshKey(name: string, key: string): Promise<string> {
-    return PlainId.parse(await this.call('add ssh key', 'POST', '/sshkeys', { name, key }));
+    return this.#guard(async () => PlainId.parse(await this.call('add ssh key', 'POST', '/sshkeys', { name, key })));
   }
   async scripts(): Promise<{ id: string; name: string }[]> {
-    return Named.parse(await this.call('list startup scripts', 'GET', '/scripts'));
+    return this.#guard(async () => Named.parse(await this.call('list startup scripts', 'GET', '/scripts')));
   }
   async addScript(name: string, script: string): Promise<string> {
-    return PlainId.parse(await this.call('add startup script', 'POST', '/scripts', { name, script }));
+    return this.#guard(async () => PlainId.parse(await this.call('add startup script', 'POST', '/scripts', { name, script })));
   }
   async deleteScripts(ids: string[]): Promise<void> {
-    await this.call('delete startup scripts', 'DELETE', '/scripts', { scripts: ids });
+    return this.#guard(async () => {
+      await this.call('delete startup scripts', 'DELETE', '/scripts', { scripts: ids });
+    });
   }
   async createInstance(body: CreateInstanceBody): Promise<string> {
-    return PlainId.parse(await this.call('create instance', 'POST', '/instances', body));
+    return this.#guardCreate(async () => PlainId.parse(await this.call('create instance', 'POST', '/instances', body)));
   }
   async instances(): Promise<VerdaInstance[]> {
-    return z.array(Instance).parse(await this.call('list instances', 'GET', '/instances'));
+    return this.#guard(async () => z.array(Instance).parse(await this.call('list instances', 'GET', '/instances')));
   }
   async deleteInstance(id: string): Promise<void> {
-    await this.call('delete instance', 'PUT', '/instances', { id, action: 'delete', delete_permanently: true });
+    return this.#guard(async () => {
+      await this.call('delete instance', 'PUT', '/instances', { id, action: 'delete', delete_permanently: true });
+    });
   }
 }

@@ -1,11 +1,12 @@
+import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
-import { HttpError } from '../http';
+import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi } from './api';
-import { ALREADY_GONE, classify, vendorError } from './errors';
-import { CLOUD, SSH_USER, description, fits, hasIdentity, isScriptOf, scriptName, toObserved, toOffers } from './map';
+import { ALREADY_GONE, vendorError } from './errors';
+import { CLOUD, SSH_USER, description, hasIdentity, isScriptOf, scriptName, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface VerdaOptions {
@@ -21,14 +22,8 @@ export interface VerdaOptions {
 
 const DEFAULT_IMAGE = 'ubuntu-24.04-cuda-12.8-open-docker';
 
-interface Prepared {
-  sshKeyIds: string[];
-  startupScriptId: string | null;
-}
-function isPrepared(p: Json): p is Json & Prepared {
-  if (typeof p !== 'object' || p === null || Array.isArray(p)) return false;
-  return Array.isArray(p.sshKeyIds) && (p.startupScriptId === null || typeof p.startupScriptId === 'string');
-}
+/** What `prepare` returns and `create` reads back: key ids and the startup script (if any). */
+const Prepared = z.object({ sshKeyIds: z.array(z.string()), startupScriptId: z.string().nullable() });
 
 /**
  * Verda (formerly DataCrunch) VMs. No tags: hostname `gpuprov-<vm>` plus a description with the
@@ -60,75 +55,58 @@ export class VerdaProvider implements CloudProvider {
     };
   }
 
-  async plan(req: ResourceRequest): Promise<Offer[]> {
-    const [types, avail] = await Promise.all([this.api.instanceTypes(), this.api.availability()]).catch((e: unknown) => {
-      throw classify(e);
-    });
-    if (!types.some((t) => fits(req, t))) {
-      throw new ProviderError('InvalidRequest', `verda has no instance type for ${req.gpu ? `${req.gpu.model}:${req.gpu.count}` : 'CPU-only'}`);
-    }
-    return toOffers(req, types, avail, this.image);
+  async plan(_req: ResourceRequest): Promise<Offer[]> {
+    const [types, avail] = await Promise.all([this.api.instanceTypes(), this.api.availability()]);
+    return toOffers(types, avail, this.image);
   }
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     if (spec.publicKeys.length === 0) throw new ProviderError('InvalidRequest', 'verda: at least one SSH public key is required');
-    try {
-      const keys = await this.api.sshKeys();
-      const sshKeyIds: string[] = [];
-      for (const pub of spec.publicKeys) {
-        const found = keys.find((k) => k.name === keyName(pub) || (k.key !== undefined && sameKey(k.key, pub)));
-        sshKeyIds.push(found ? found.id : await this.api.addSshKey(keyName(pub), pub));
-      }
-      let startupScriptId: string | null = null;
-      if (spec.bootScript) {
-        const script = renderShellScript(spec.bootScript);
-        const name = scriptName(spec.vmName, script);
-        const existing = (await this.api.scripts()).find((s) => s.name === name);
-        startupScriptId = existing ? existing.id : await this.api.addScript(name, script);
-      }
-      return { sshKeyIds, startupScriptId } satisfies Prepared;
-    } catch (e) {
-      throw classify(e);
+    const keys = await this.api.sshKeys();
+    const sshKeyIds: string[] = [];
+    for (const pub of spec.publicKeys) {
+      const found = keys.find((k) => k.name === keyName(pub) || (k.key !== undefined && sameKey(k.key, pub)));
+      sshKeyIds.push(found ? found.id : await this.api.addSshKey(keyName(pub), pub));
     }
+    let startupScriptId: string | null = null;
+    if (spec.bootScript) {
+      const script = renderShellScript(spec.bootScript);
+      const name = scriptName(spec.vmName, script);
+      const existing = (await this.api.scripts()).find((s) => s.name === name);
+      startupScriptId = existing ? existing.id : await this.api.addScript(name, script);
+    }
+    return { sshKeyIds, startupScriptId } satisfies z.infer<typeof Prepared>;
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
-    if (!isPrepared(prepared)) throw new ProviderError('InvalidRequest', 'verda: create called without prepare');
+    const p = Prepared.safeParse(prepared);
+    if (!p.success) throw new ProviderError('InvalidRequest', 'verda: prepared data is not from this adapter (create called without prepare?)');
     const extra = offer.extra as { image?: unknown } | undefined;
-    try {
-      return await this.api.createInstance({
-        instance_type: offer.instanceType,
-        image: typeof extra?.image === 'string' ? extra.image : this.image,
-        ssh_key_ids: prepared.sshKeyIds,
-        ...(prepared.startupScriptId ? { startup_script_id: prepared.startupScriptId } : {}),
-        hostname: identityName(spec.vmName),
-        description: description(spec.vmName, spec.owner),
-        location_code: offer.region,
-        is_spot: false,
-      });
-    } catch (e) {
-      throw classify(e, 'create');
-    }
+    return this.api.createInstance({
+      instance_type: offer.instanceType,
+      image: typeof extra?.image === 'string' ? extra.image : this.image,
+      ssh_key_ids: p.data.sshKeyIds,
+      ...(p.data.startupScriptId ? { startup_script_id: p.data.startupScriptId } : {}),
+      hostname: identityName(spec.vmName),
+      description: description(spec.vmName, spec.owner),
+      location_code: offer.region,
+      is_spot: false,
+    });
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    try {
-      // No server-side name filter: match hostname/description client-side.
-      const all = await this.api.instances();
-      return all.filter((i) => hasIdentity(i, vmName) && (!i.location || i.location === at.region)).flatMap((i) => toObserved(i, at) ?? []);
-    } catch (e) {
-      throw classify(e);
-    }
+    // No server-side name filter: match hostname/description client-side.
+    const all = await this.api.instances();
+    return all.filter((i) => hasIdentity(i, vmName) && (!i.location || i.location === at.region)).flatMap((i) => toObserved(i, at) ?? []);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
-    try {
-      const live = found.filter((o) => o.status !== 'Terminating').map((o) => o.id);
-      await deleteEach([...ids, ...live], (id) => this.api.deleteInstance(id), (e) => e instanceof HttpError && (e.status === 404 || (e.status === 400 && ALREADY_GONE.test(vendorError(e.body).message))));
-    } catch (e) {
-      throw classify(e);
-    }
+    const live = found.filter((o) => o.status !== 'Terminating').map((o) => o.id);
+    await deleteEach([...ids, ...live], (id) => this.api.deleteInstance(id), (e) => {
+      const http = httpErrorOf(e);
+      return http !== undefined && (http.status === 404 || (http.status === 400 && ALREADY_GONE.test(vendorError(http.body).message)));
+    });
   }
 
   /** Removes this VM's startup scripts; shared (hash-named) SSH keys stay. */
@@ -137,8 +115,7 @@ export class VerdaProvider implements CloudProvider {
       const mine = (await this.api.scripts()).filter((s) => isScriptOf(s.name, vmName)).map((s) => s.id);
       if (mine.length > 0) await this.api.deleteScripts(mine);
     } catch (e) {
-      if (e instanceof HttpError && e.status === 404) return;
-      throw classify(e);
+      if (httpErrorOf(e)?.status !== 404) throw e;
     }
   }
 }

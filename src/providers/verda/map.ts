@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { gpuMatches } from '../../core/gpu-names';
-import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
 import type { VerdaAvailability, VerdaInstance, VerdaType } from './api';
 
 export const CLOUD = 'verda';
@@ -45,29 +44,20 @@ export function hasIdentity(i: VerdaInstance, vmName: string): boolean {
 function gpuCount(t: VerdaType): number {
   return t.gpu?.number_of_gpus ?? 0;
 }
-function gpuName(t: VerdaType): string {
-  return [t.model, t.name, t.gpu?.description].filter(Boolean).join(' ');
-}
-
-export function fits(req: ResourceRequest, t: VerdaType): boolean {
-  if (req.gpu ? gpuCount(t) !== req.gpu.count || !gpuMatches(req.gpu.model, gpuName(t)) : gpuCount(t) !== 0) return false;
-  return !(req.instanceTypes?.length && !req.instanceTypes.includes(t.instance_type));
-}
-
-/** Available (location × type) pairs that fit, cheapest first; prices are USD (`currency=usd`). */
-export function toOffers(req: ResourceRequest, types: VerdaType[], avail: VerdaAvailability, image: string): Offer[] {
-  const byName = new Map(types.filter((t) => fits(req, t)).map((t) => [t.instance_type, t]));
+/** Available (location × type) pairs, cheapest first (prices are USD: `currency=usd`); `planOffers` keeps the ones that match the request. */
+export function toOffers(types: VerdaType[], avail: VerdaAvailability, image: string): Offer[] {
+  const byName = new Map(types.map((t) => [t.instance_type, t]));
   const offers: Offer[] = [];
   for (const loc of avail) {
-    if (req.regions?.length && !req.regions.includes(loc.location_code)) continue;
     for (const name of loc.availabilities) {
       const t = byName.get(name);
-      if (!t || (req.maxPricePerHour !== undefined && t.price_per_hour > req.maxPricePerHour)) continue;
+      if (!t) continue;
       offers.push({
         cloud: CLOUD,
         region: loc.location_code,
         instanceType: t.instance_type,
-        ...(gpuCount(t) ? { gpu: { model: t.model ?? t.name ?? t.instance_type, count: gpuCount(t), ...(t.gpu_memory?.size_in_gigabytes ? { memoryGiB: t.gpu_memory.size_in_gigabytes } : {}) } } : {}),
+        // `name` carries the form factor and memory (`H100 SXM5 80GB`), `model` only the family.
+        ...(gpuCount(t) ? { gpu: { model: t.name ?? t.model ?? t.instance_type, count: gpuCount(t), ...(t.gpu_memory?.size_in_gigabytes ? { memoryGiB: t.gpu_memory.size_in_gigabytes } : {}) } } : {}),
         ...(t.cpu?.number_of_cores === undefined ? {} : { vcpus: t.cpu.number_of_cores }),
         ...(t.memory?.size_in_gigabytes === undefined ? {} : { memoryGiB: t.memory.size_in_gigabytes }),
         pricePerHour: t.price_per_hour,

@@ -11,6 +11,7 @@ import type { Offer } from '../../../src/core/provider';
 import { locationOf, specFor } from '../conformance';
 import { motoMissing } from '../../harness/moto';
 import { REGION, startAwsDouble, type AwsDouble } from './double';
+import { planned, whyNothing } from '../planned';
 
 async function failure(p: Promise<unknown>): Promise<ProviderError> {
   const err = await p.then(() => undefined, (e: unknown) => e);
@@ -24,42 +25,39 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
 
   beforeAll(async () => {
     d = await startAwsDouble();
-    cpu = (await d.provider.plan({ vmName: 'x', k8s: false }))[0]!;
+    cpu = (await planned(d.provider, { vmName: 'x', k8s: false }))[0]!;
   });
   afterAll(async () => {
     await d?.close();
   });
 
   describe('plan', () => {
-    it('walks the GPU ladder: smallest count first, then price, with the catalog price', async () => {
-      const offers = await d.provider.plan({ vmName: 'x', gpu: { model: 'T4', count: 1 }, k8s: false });
-      expect(offers.map((o) => o.instanceType)).toEqual(['g4dn.xlarge', 'g4dn.2xlarge', 'g4dn.12xlarge', 'g4dn.metal']);
+    it('walks the GPU ladder: exact counts by price, N+ from the smallest count up, with the catalog price', async () => {
+      const offers = await planned(d.provider, { vmName: 'x', gpu: { model: 'T4', count: 1 }, k8s: false });
+      expect(offers.map((o) => o.instanceType)).toEqual(['g4dn.xlarge', 'g4dn.2xlarge']);
       expect(offers[0]).toMatchObject({ cloud: 'aws', region: REGION, gpu: { model: 'T4', count: 1 }, pricePerHour: 0.526, currency: 'USD', extra: { image: 'gpu' } });
-      const h100 = await d.provider.plan({ vmName: 'x', gpu: { model: 'h100', count: 2 }, k8s: false });
+      const atLeast = await planned(d.provider, { vmName: 'x', gpu: { model: 'T4', count: 1, atLeast: true }, k8s: false });
+      expect(atLeast.map((o) => o.instanceType)).toEqual(['g4dn.xlarge', 'g4dn.2xlarge', 'g4dn.12xlarge', 'g4dn.metal']);
+      expect(await planned(d.provider, { vmName: 'x', gpu: { model: 'h100', count: 2 }, k8s: false })).toEqual([]);
+      const h100 = await planned(d.provider, { vmName: 'x', gpu: { model: 'h100', count: 2, atLeast: true }, k8s: false });
       expect(h100.map((o) => o.instanceType)).toEqual(['p5.48xlarge']);
     });
 
     it('CPU-only requests get the t3 types, cheapest first', async () => {
-      const offers = await d.provider.plan({ vmName: 'x', k8s: false });
+      const offers = await planned(d.provider, { vmName: 'x', k8s: false });
       expect(offers.map((o) => o.instanceType)).toEqual(['t3.micro', 't3.small']);
       expect(offers[0]!.gpu).toBeUndefined();
     });
 
-    it('unplannable requests are InvalidRequest naming the GPU and what exists', async () => {
-      const unknown = await failure(d.provider.plan({ vmName: 'x', gpu: { model: 'X100', count: 1 }, k8s: false }));
-      expect(unknown.kind).toBe('InvalidRequest');
-      expect(unknown.message).toContain('X100');
-      expect(unknown.message).toContain('H100 x8');
-      const tooMany = await failure(d.provider.plan({ vmName: 'x', gpu: { model: 'H100', count: 16 }, k8s: false }));
-      expect(tooMany.kind).toBe('InvalidRequest');
-      // moto (like AWS today) lists no p3 in us-east-1.
-      const notHere = await failure(d.provider.plan({ vmName: 'x', gpu: { model: 'V100', count: 1 }, k8s: false }));
-      expect(notHere.kind).toBe('InvalidRequest');
-      expect(notHere.message).toContain('p3.2xlarge');
-      const cheap = await failure(d.provider.plan({ vmName: 'x', gpu: { model: 'H100', count: 1 }, maxPricePerHour: 10, k8s: false }));
-      expect(cheap.message).toContain('55.04');
-      const types = await failure(d.provider.plan({ vmName: 'x', gpu: { model: 'T4', count: 1 }, instanceTypes: ['p5.48xlarge'], k8s: false }));
-      expect(types.message).toContain('g4dn.xlarge');
+    it('unplannable requests plan nothing, and the reason names the GPU and what exists', async () => {
+      const why = (req: Omit<Parameters<typeof planned>[1], 'vmName' | 'k8s'>): Promise<string | undefined> => whyNothing(d.provider, { vmName: 'x', k8s: false, ...req });
+      expect(await why({ gpu: { model: 'X100', count: 1 } })).toMatch(/^no X100 here; GPUs here: T4, .*H100/);
+      expect(await why({ gpu: { model: 'H100', count: 1 } })).toBe('no offer has exactly 1 H100; GPU counts here: 8 (p5.48xlarge); ask --gpu H100:8, or H100:1+ for at least 1');
+      expect(await why({ gpu: { model: 'H100', count: 16 } })).toContain('GPU counts here: 8 (p5.48xlarge)');
+      // moto (like AWS today) lists no p3 in us-east-1: the V100 ladder is not offered here.
+      expect(await why({ gpu: { model: 'V100', count: 1 } })).toMatch(/^no V100 here/);
+      expect(await why({ gpu: { model: 'H100', count: 8 }, maxPricePerHour: 10 })).toContain('the cheapest is $55.04/h');
+      expect(await why({ gpu: { model: 'T4', count: 1 }, instanceTypes: ['p5.48xlarge'] })).toBe('no T4 in the asked types; GPUs there: H100');
     });
   });
 
@@ -74,7 +72,7 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
 
     it('keeps only types offered in each region (DescribeInstanceTypeOfferings)', async () => {
       // moto's offering data: no g5 in us-west-1, g5 in us-west-2.
-      const offers = await multi.provider.plan({ vmName: 'x', gpu: { model: 'A10G', count: 1 }, regions: ['us-west-1', 'us-west-2'], k8s: false });
+      const offers = await planned(multi.provider, { vmName: 'x', gpu: { model: 'A10G', count: 1 }, regions: ['us-west-1', 'us-west-2'], k8s: false });
       expect(offers.length).toBeGreaterThan(0);
       expect(new Set(offers.map((o) => o.region))).toEqual(new Set(['us-west-2']));
       const call = multi.sent.filter((s) => s.command === 'DescribeInstanceTypeOfferings').at(-1)!;
@@ -83,7 +81,7 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
 
     it('AWS_REGIONS configures the regions', async () => {
       const p = multi.makeProvider({ regions: undefined, env: { AWS_REGIONS: 'us-east-2, us-west-2' } });
-      const offers = await p.plan({ vmName: 'x', k8s: false });
+      const offers = await planned(p, { vmName: 'x', k8s: false });
       expect(offers.map((o) => `${o.instanceType}@${o.region}`)).toEqual(['t3.micro@us-east-2', 't3.micro@us-west-2', 't3.small@us-east-2', 't3.small@us-west-2']);
     });
 
@@ -119,7 +117,7 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
     });
 
     it('GPU offers get the newest Deep Learning Ubuntu 22.04 AMI; AWS_AMI_ID overrides', async () => {
-      const gpu = (await d.provider.plan({ vmName: 'x', gpu: { model: 'L4', count: 1 }, k8s: false }))[0]!;
+      const gpu = (await planned(d.provider, { vmName: 'x', gpu: { model: 'L4', count: 1 }, k8s: false }))[0]!;
       const spec = specFor('prep3');
       expect(((await d.provider.prepare(gpu, spec)) as { imageId: string }).imageId).toBe('ami-0d1e2a3b4c5d60012');
       const pinned = d.makeProvider({ env: { AWS_AMI_ID: 'ami-0a1b2c3d4e5f60001' } });

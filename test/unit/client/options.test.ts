@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDuration, parseGpu, parseStart } from '../../../src/client/options';
+import { InputError } from '../../../src/core/errors';
+import { parseShape } from '../../../src/client/fleet-schema';
 import { removeSshEntry, userKey, writeSshEntry } from '../../../src/client/user-files';
 
 describe('start options', () => {
@@ -16,6 +18,33 @@ describe('start options', () => {
   });
   it('--k8s with a mix of clouds keeps the ones that can run it', () => {
     expect(parseStart(['--name', 'k', '--cloud', 'aws,local', '--k8s']).spec.k8s).toBe('on');
+  });
+  it.each([
+    ['H100', { model: 'H100', count: 1 }],
+    ['H100:8', { model: 'H100', count: 8 }],
+    ['h100:4+', { model: 'H100', count: 4, atLeast: true }],
+    ['H100+', { model: 'H100', count: 1, atLeast: true }],
+    ['a100-80gb:2', { model: 'A100-80GB', count: 2 }],
+  ])('--gpu %s: exact unless N+', (text, gpu) => {
+    expect(parseGpu(text)).toEqual(gpu);
+    expect(parseStart(['g', '--gpu', text]).spec.gpu).toEqual(gpu);
+  });
+  it.each(['H100:', 'H100:+', 'H100:4++', 'H100+4', 'H100:4 +', '+', ':4+', 'H100:0+', 'H100:17+'])('--gpu %s is rejected naming the flag and the N+ form', (text) => {
+    let err: unknown;
+    try {
+      parseGpu(text);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as InputError).field).toBe('--gpu');
+    expect((err as InputError).suggestion).toMatch(/--gpu (H100|A100):4\+/);
+  });
+  it('a fleet shape takes the same GPU ask as an object (atLeast: true is N+)', () => {
+    const group = (gpu: unknown) => ({ name: 'f', generation: 1, groups: [{ id: 'g', role: 'w', count: 1, vm: { gpu } }] });
+    expect(parseShape(group({ model: 'H100', count: 4, atLeast: true })).groups[0]!.vm.gpu).toEqual({ model: 'H100', count: 4, atLeast: true });
+    expect(parseShape(group({ model: 'H100', count: 1 })).groups[0]!.vm.gpu).toEqual({ model: 'H100', count: 1 });
+    expect(() => parseShape(group({ model: 'H100', count: 1, atLeast: 'yes' }))).toThrow(/gpu\.atLeast/);
   });
   it('gpu and durations', () => {
     expect(parseGpu('t4')).toEqual({ model: 'T4', count: 1 });
