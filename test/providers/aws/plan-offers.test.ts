@@ -13,7 +13,7 @@ import { motoMissing } from '../../harness/moto';
 import { startAwsDouble, type AwsDouble } from './double';
 
 // planOffers never touches SSH; the identity only satisfies the factory.
-const ssh: SshIdentity = { privateKey: '', privateKeyPath: '/nonexistent', publicKey: 'ssh-ed25519 AAAAplanonly plan@test' };
+const ssh: SshIdentity = { privateKey: '', privateKeyPath: '/nonexistent', publicKey: 'ssh-ed25519 AAAAplanonly plan@test', fingerprint: 'SHA256:planonly' };
 
 describe.skipIf(motoMissing())('planOffers with the AWS adapter on moto', () => {
   let d: AwsDouble;
