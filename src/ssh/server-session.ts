@@ -103,24 +103,27 @@ function run(channel: ServerChannel, command: string | undefined, pty: PseudoTty
       })
     : spawn(shell, command === undefined ? ['-l'] : ['-c', command], opts);
   if (child.pid !== undefined) ctx.children.add(child.pid);
+  channel.on('error', (err: Error) => ctx.log(`channel: ${err.message}`));
   const flushed = Promise.all([relay(child.stdout, channel), relay(child.stderr, channel.stderr)]);
   channel.pipe(child.stdin);
   child.stdin.on('error', () => undefined); // the command exited before reading all of stdin
   let exited = false;
-  child.on('error', (err) => {
-    exited = true;
-    channel.stderr.write(`gpuprov built-in sshd: cannot start ${pty ? 'script (util-linux, for the terminal)' : shell}: ${err.message}\n`);
-    channel.exit(127);
-    channel.end();
-  });
-  child.on('close', (code, signal) => {
+  /** Exit status, then EOF and close: once, whichever of 'error' and 'close' comes first. */
+  const finish = (report: () => void): void => {
+    if (exited) return;
     exited = true;
     if (child.pid !== undefined) ctx.children.delete(child.pid);
-    void flushed.then(() => {
-      if (signal) channel.exit(signal.replace(/^SIG/, ''), false, '');
-      else channel.exit(code ?? 255);
-      channel.end();
-    });
+    report();
+    channel.end();
+  };
+  child.on('error', (err) =>
+    finish(() => {
+      channel.stderr.write(`gpuprov built-in sshd: cannot start ${pty ? 'script (util-linux, for the terminal)' : shell}: ${err.message}\n`);
+      channel.exit(127);
+    }),
+  );
+  child.on('close', (code, signal) => {
+    void flushed.then(() => finish(() => (signal ? channel.exit(signal.replace(/^SIG/, ''), false, '') : channel.exit(code ?? 255))));
   });
   // The client went away first: hang up, as closing a terminal does.
   channel.on('close', () => {

@@ -152,6 +152,7 @@ export function serveSftp(sftp: SFTPWrapper, home: string): void {
     if (ch.outgoing?.state === 'open') ch._protocol?.exitStatus?.(ch.outgoing.id, 0);
     sftp.end();
   });
+  sftp.on('error', () => sftp.end()); // a malformed packet: end this subsystem, not the server
   sftp.on('close', () => {
     for (const h of handles.values()) if (h.kind === 'file') void h.fh.close().catch(() => undefined);
     handles.clear();
