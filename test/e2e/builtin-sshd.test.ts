@@ -114,6 +114,10 @@ describe.skipIf(!ready)('a new user on a machine without sshd (built-in SSH serv
     expect(shown).toMatch(/^hi-42 shell-pid-\d+$/m);
     const shellPid = Number(/^hi-42 shell-pid-(\d+)$/m.exec(shown)![1]);
     expect(existsSync(`/proc/${shellPid}`)).toBe(true);
+    // The terminal follows the window: tmux resizes, ssh sends window-change, the pty gets the size.
+    execFileSync('tmux', [...tmux, 'resize-window', '-t', 'e2e', '-x', '100', '-y', '25']);
+    execFileSync('tmux', [...tmux, 'send-keys', '-t', 'e2e', 'echo size-$(stty size | tr " " x)', 'Enter']);
+    expect(await until(screen, (s) => /^size-25x100$/m.test(s))).toMatch(/^size-25x100$/m);
 
     const down = await provision('down', 'gpu1');
     expect(down.code, down.err).toBe(0);
