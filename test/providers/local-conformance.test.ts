@@ -1,12 +1,12 @@
 import { runConformance } from './conformance';
 import { countLive } from '../../src/providers/local';
-import { describeWithSshd, freshId, makeCloud } from './local/helpers';
+import { describeEachSshd, freshId, makeCloud } from './local/helpers';
 
-describeWithSshd('local cloud (real sshd)', () => {
+describeEachSshd('local cloud (real SSH server)', (mode) => {
   runConformance({
-    name: 'local',
+    name: `local/${mode}`,
     make: async () => {
-      const cloud = await makeCloud('conformance');
+      const cloud = await makeCloud(`conformance-${mode}`, mode);
       return {
         provider: cloud.provider,
         request: { vmName: 'cf-local', k8s: false },

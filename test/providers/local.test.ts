@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/core/errors';
 import { LocalProvider, countLive, fromEnv } from '../../src/providers/local';
 import type { InstanceSpec, Location, Observed, Offer } from '../../src/core/provider';
-import { describeWithSshd, makeClientKey, makeCloud, run, waitFor, type LocalCloud } from './local/helpers';
+import { describeEachSshd, makeClientKey, makeCloud, run, waitFor, type LocalCloud } from './local/helpers';
 import { planned, whyNothing } from './planned';
 
 const A: Location = { cloud: 'local', region: 'local-a' };
@@ -84,17 +84,25 @@ describe('local cloud without processes', () => {
     }
   });
 
+  it('an unknown GPUPROV_LOCAL_SSHD is InvalidRequest naming it', async () => {
+    const q = fromEnv({ GPUPROV_LOCAL_ROOT: '/tmp/gpuprov-bad-sshd-mode', GPUPROV_LOCAL_SSHD: 'dropbear' });
+    const offer = (await q.plan({ vmName: 'v', k8s: false }))[0]!;
+    const err = await errorOf(q.prepare(offer, spec('v')));
+    expect(err.kind).toBe('InvalidRequest');
+    expect(err.message).toMatch(/GPUPROV_LOCAL_SSHD must be openssh, builtin .*"dropbear"/);
+  });
+
   it('an offer of another cloud is InvalidRequest', async () => {
     const offer: Offer = { cloud: 'aws', region: 'us-east-1', instanceType: 'p5.48xlarge' };
     expect((await errorOf(p.prepare(offer, spec('v')))).kind).toBe('InvalidRequest');
   });
 });
 
-describeWithSshd('local cloud with real sshd', () => {
+describeEachSshd('local cloud with a real SSH server', (mode) => {
   let cloud: LocalCloud;
   let offer: Offer;
   beforeAll(async () => {
-    cloud = await makeCloud('local');
+    cloud = await makeCloud(`local-${mode}`, mode);
     offer = (await planned(cloud.provider, { vmName: 'v', k8s: false, regions: ['local-a'] }))[0]!;
   });
   afterAll(async () => {
@@ -130,6 +138,7 @@ describeWithSshd('local cloud with real sshd', () => {
 
     const pid = Number(await readFile(join(cloud.root, 'instances', id, 'pid'), 'utf8'));
     expect(cloud.pids()).toContain(pid);
+    expect((await readFile(`/proc/${pid}/cmdline`, 'utf8')).includes('/builtin-sshd.ts')).toBe(mode === 'builtin');
     await cloud.provider.delete(A, 'ssh-me', [id]);
     expect(await cloud.provider.observe(A, 'ssh-me')).toEqual([]);
     expect(cloud.pids()).not.toContain(pid);

@@ -1,6 +1,8 @@
 /**
  * The local cloud's "API": state directories under the root and the sshd processes they
- * describe. The only file that touches the filesystem or starts processes.
+ * describe. The only file that touches the filesystem or starts processes. An instance's sshd is
+ * OpenSSH's or, where that is missing, gpuprov's built-in server (src/ssh/builtin-sshd.ts) with
+ * the same arguments, config file and pid tracking.
  *
  *   <root>/instances/<id>/   labels.json, host key, authorized_keys, sshd_config, sshd.log, port, pid
  *   <root>/trash/<id>.<ms>.<rnd>/ an instance being deleted (moved first, so observe never sees it half-gone)
@@ -16,9 +18,11 @@ import { promisify } from 'node:util';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import type { InstanceSpec, Offer } from '../../core/provider';
+import { generateEd25519 } from '../../ssh/keygen';
+import { builtinSshdCommand } from '../../ssh/server';
 import { classify, missingBinary } from './errors';
 import { renderSshdConfig, type InstanceRecord, type ProcessState } from './map';
-import { acceptsTcp, freePort, isSshdOf, killSshd } from './procs';
+import { acceptsTcp, DEFAULT_SSHD, findSshd, freePort, isSshdOf, killSshd } from './procs';
 
 const run = promisify(execFile);
 
@@ -39,6 +43,10 @@ const labelsSchema = z.object({
   bootDelayMs: z.number().optional(),
 });
 export type Labels = z.infer<typeof labelsSchema>;
+
+/** Which SSH server instances run: `GPUPROV_LOCAL_SSHD`, or `auto` (OpenSSH when installed). */
+export type SshdMode = 'openssh' | 'builtin' | 'auto';
+type Sshd = { kind: 'openssh'; path: string } | { kind: 'builtin' };
 
 /** A VM name as one safe path segment (no `/`, no `..`). */
 function segment(s: string): string {
@@ -71,11 +79,13 @@ async function classified<T>(what: string, work: () => Promise<T>): Promise<T> {
 
 export class LocalApi {
   readonly root: string;
-  private binariesChecked = false;
+  private sshd: Sshd | undefined;
 
+  /** `sshdPath` pins OpenSSH's binary (unless `mode` is builtin); else `mode` decides. */
   constructor(
     root: string,
-    private readonly sshdPath: string,
+    private readonly mode: string = 'auto',
+    private readonly sshdPath?: string,
   ) {
     this.root = resolve(root);
   }
@@ -92,14 +102,26 @@ export class LocalApi {
     return join(this.root, 'vms', segment(region), segment(vmName));
   }
 
-  /** sshd and ssh-keygen are installed; else InvalidRequest with the install command. */
-  async ensureBinaries(): Promise<void> {
+  /**
+   * Decide the instances' SSH server once. OpenSSH needs sshd and ssh-keygen (else
+   * InvalidRequest with the install command); the built-in server needs nothing but Node.
+   */
+  async ensureBinaries(): Promise<Sshd> {
     return classified('ensureBinaries', async () => {
-      if (this.binariesChecked) return;
+      if (this.sshd) return this.sshd;
+      if (this.mode !== 'openssh' && this.mode !== 'builtin' && this.mode !== 'auto') {
+        throw new ProviderError('InvalidRequest', `local: GPUPROV_LOCAL_SSHD must be openssh, builtin or unset (auto), not ${JSON.stringify(this.mode)}`);
+      }
+      const path = this.mode === 'builtin' ? undefined : (this.sshdPath ?? findSshd());
+      if (path === undefined && this.mode !== 'openssh') {
+        this.sshd = { kind: 'builtin' };
+        return this.sshd;
+      }
+      const sshd = path ?? DEFAULT_SSHD;
       try {
-        await access(this.sshdPath, constants.X_OK);
+        await access(sshd, constants.X_OK);
       } catch {
-        throw missingBinary(this.sshdPath);
+        throw missingBinary(sshd);
       }
       // `ssh-keygen -?` exits non-zero; only a failed exec means it is missing.
       const found = await run('ssh-keygen', ['-?']).then(
@@ -107,7 +129,8 @@ export class LocalApi {
         (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
       );
       if (!found) throw missingBinary('ssh-keygen');
-      this.binariesChecked = true;
+      this.sshd = { kind: 'openssh', path: sshd };
+      return this.sshd;
     });
   }
 
@@ -228,7 +251,6 @@ export class LocalApi {
    */
   async create(offer: Offer, spec: InstanceSpec, bootDelayMs: number | undefined): Promise<string> {
     return classified('create', async () => {
-      await mkdir(PRIVSEP_DIR, { recursive: true, mode: 0o755 });
       const id = `lc-${randomBytes(6).toString('hex')}`;
       const dir = this.dirOf(id);
       const labels: Labels = {
@@ -248,15 +270,30 @@ export class LocalApi {
         await rm(dir, { recursive: true, force: true });
         return owner;
       }
-      await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `gpuprov-local-${id}`, '-f', join(dir, 'ssh_host_ed25519_key')]);
+      const sshd = await this.ensureBinaries();
+      const hostKey = join(dir, 'ssh_host_ed25519_key');
+      if (sshd.kind === 'openssh') {
+        await mkdir(PRIVSEP_DIR, { recursive: true, mode: 0o755 });
+        await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `gpuprov-local-${id}`, '-f', hostKey]);
+      } else {
+        const pair = generateEd25519(`gpuprov-local-${id}`);
+        await writeFile(hostKey, pair.private, { mode: 0o600 });
+        await writeFile(`${hostKey}.pub`, `${pair.public}\n`);
+      }
       await writeFile(join(dir, 'authorized_keys'), spec.publicKeys.map((k) => `${k.trim()}\n`).join(''), { mode: 0o600 });
       const port = await freePort();
       await writeFile(join(dir, 'port'), `${port}\n`);
       await writeFile(join(dir, 'sshd_config'), renderSshdConfig(dir, port));
-      const child = spawn(this.sshdPath, ['-D', '-f', this.configOf(id), '-E', join(dir, 'sshd.log')], { detached: true, stdio: 'ignore', cwd: '/' });
+      const log = join(dir, 'sshd.log');
+      const args = ['-D', '-f', this.configOf(id), '-E', log];
+      const cmd = sshd.kind === 'openssh' ? { command: sshd.path, args } : builtinSshdCommand(args);
+      // The built-in server's own start-up errors go to its log too (observe shows the last line).
+      const fh = sshd.kind === 'builtin' ? await open(log, 'a') : undefined;
+      const child = spawn(cmd.command, cmd.args, { detached: true, stdio: fh ? ['ignore', fh.fd, fh.fd] : 'ignore', cwd: '/' });
+      await fh?.close();
       child.on('error', () => undefined); // a failed exec shows up as a missing pid below / exited sshd in observe
       child.unref();
-      if (child.pid === undefined) throw new Error(`could not start ${this.sshdPath}`);
+      if (child.pid === undefined) throw new Error(`could not start ${cmd.command}`);
       await writeFile(join(dir, 'pid'), `${child.pid}\n`);
       return id;
     });

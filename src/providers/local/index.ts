@@ -2,7 +2,7 @@ import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { ProviderError } from '../../core/errors';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
-import { LocalApi } from './api';
+import { LocalApi, type SshdMode } from './api';
 import { injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';
 import { CLOUD, isKnownOffer, listOffers, toObserved } from './map';
@@ -14,13 +14,16 @@ export interface LocalProviderOptions {
   root: string;
   /** JSON fault file, re-read on every call (see `faults.ts` for its rules). */
   faultsFile?: string;
-  /** Default `/usr/sbin/sshd`. */
+  /** OpenSSH's sshd binary (default: /usr/sbin/sshd, else `sshd` on PATH). */
   sshdPath?: string;
+  /** The instances' SSH server: OpenSSH's sshd, gpuprov's built-in one, or `auto` (default: OpenSSH when found). */
+  sshd?: SshdMode;
 }
 
 /**
- * The test cloud that needs no account: every instance is a real OpenSSH `sshd` on
- * 127.0.0.1 and a free port, with its state directory under `root`. Regions `local-a` and
+ * The test cloud that needs no account: every instance is a real SSH server on 127.0.0.1 and a
+ * free port (OpenSSH's `sshd`, or gpuprov's built-in one where that is missing), with its state
+ * directory under `root`. Regions `local-a` and
  * `local-b`; types `cpu-small`, `cpu-large` and the fake-GPU `gpu-sim-1`. A fault file can
  * inject errors, ambiguous creates, slow boots and failing deletes.
  */
@@ -31,7 +34,7 @@ export class LocalProvider implements CloudProvider {
   private readonly user: string;
 
   constructor(opts: LocalProviderOptions) {
-    this.api = new LocalApi(opts.root, opts.sshdPath ?? '/usr/sbin/sshd');
+    this.api = new LocalApi(opts.root, opts.sshd, opts.sshdPath);
     this.faults = new Faults(opts.faultsFile, join(this.api.root, 'faults-state'));
     this.user = userInfo().username;
   }
@@ -125,10 +128,12 @@ function checkOffer(offer: Offer, spec: InstanceSpec): void {
 /**
  * The local cloud needs no credentials, so this always returns a provider: rooted at
  * `GPUPROV_LOCAL_ROOT` (default `~/.local/state/gpuprov/local-cloud`), faults from
- * `GPUPROV_LOCAL_FAULTS`.
+ * `GPUPROV_LOCAL_FAULTS`, SSH server from `GPUPROV_LOCAL_SSHD` (`openssh` | `builtin`; an
+ * unknown value fails the first prepare/create as InvalidRequest).
  */
 export function fromEnv(env: NodeJS.ProcessEnv): LocalProvider {
   const root = env.GPUPROV_LOCAL_ROOT || join(env.HOME || homedir(), '.local', 'state', 'gpuprov', 'local-cloud');
   const faultsFile = env.GPUPROV_LOCAL_FAULTS || undefined;
-  return new LocalProvider(faultsFile === undefined ? { root } : { root, faultsFile });
+  const sshd = (env.GPUPROV_LOCAL_SSHD || 'auto') as SshdMode;
+  return new LocalProvider(faultsFile === undefined ? { root, sshd } : { root, faultsFile, sshd });
 }

@@ -1,10 +1,27 @@
 /**
- * The process table side of the local cloud: which sshd PIDs are alive, killing them,
- * and whether a port accepts TCP. Linux only (reads /proc).
+ * The process table side of the local cloud: where OpenSSH's sshd is, which sshd PIDs are
+ * alive, killing them, and whether a port accepts TCP. Linux only (reads /proc).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
+
+export const DEFAULT_SSHD = '/usr/sbin/sshd';
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** OpenSSH's sshd: /usr/sbin/sshd, else the first executable `sshd` on PATH. */
+export function findSshd(path = process.env.PATH ?? ''): string | undefined {
+  const dirs = path.split(delimiter).filter((d) => d !== '');
+  return [DEFAULT_SSHD, ...dirs.map((d) => join(d, 'sshd'))].find(executable);
+}
 
 function read(path: string): string | undefined {
   try {
@@ -84,7 +101,9 @@ function signal(pid: number, sig: NodeJS.Signals): void {
 export async function killSshd(pid: number, configPath: string, settleMs = 1000): Promise<boolean> {
   if (!isSshdOf(pid, configPath)) return true;
   const marker = ` -f ${configPath} `;
-  const targets = new Set([pid]);
+  // Every descendant now, before the listener dies: its sessions (which have renamed
+  // themselves, `sshd: user@notty`, and run the user's commands) are reparented away at once.
+  const targets = descendants(pid);
   signal(pid, 'SIGTERM');
   const until = Date.now() + settleMs;
   let quiet = 0;
@@ -106,6 +125,26 @@ export async function killSshd(pid: number, configPath: string, settleMs = 1000)
 }
 
 const QUIET_SCANS = 3;
+
+/** `pid` and every process below it in the process tree. */
+function descendants(pid: number): Set<number> {
+  const parent = new Map<number, number>();
+  for (const p of pids()) {
+    const st = statOf(p);
+    if (st) parent.set(p, st.ppid);
+  }
+  const out = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [p, pp] of parent) {
+      if (!out.has(p) && out.has(pp)) {
+        out.add(p);
+        grew = true;
+      }
+    }
+  }
+  return out;
+}
 
 /** A port on 127.0.0.1 that was free a moment ago (the OS picks it). */
 export function freePort(): Promise<number> {

@@ -1,6 +1,8 @@
 /**
  * Shared setup for the local-cloud tests: a throw-away root under the OS temp dir, a fault
- * file the test can rewrite, and a close() that kills every sshd the root ever started.
+ * file the test can rewrite, and a close() that kills every sshd the root ever started. The
+ * instances' SSH server is OpenSSH's or the built-in one (`makeCloud(prefix, mode)`; without a
+ * mode, `GPUPROV_LOCAL_SSHD` or the provider's own choice).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it } from 'vitest';
 import { LocalProvider, liveSshdPids } from '../../../src/providers/local';
+import type { SshdMode } from '../../../src/providers/local/api';
 import type { FaultRule } from '../../../src/providers/local/faults';
 
 export const SSHD = '/usr/sbin/sshd';
@@ -33,6 +36,20 @@ export function describeWithSshd(name: string, body: () => void): void {
   }
 }
 
+/** Both SSH servers an instance can run. */
+export const SSHD_MODES = ['openssh', 'builtin'] as const;
+
+/**
+ * One describe block per SSH server: OpenSSH's (as describeWithSshd: skipped without sshd) and
+ * the built-in one (needs only Node, plus util-linux `script` for terminals).
+ */
+export function describeEachSshd(name: string, body: (mode: (typeof SSHD_MODES)[number]) => void): void {
+  for (const mode of SSHD_MODES) {
+    if (mode === 'openssh') describeWithSshd(`${name} [openssh]`, () => body(mode));
+    else describe(`${name} [builtin]`, () => body(mode));
+  }
+}
+
 export interface LocalCloud {
   root: string;
   faultsFile: string;
@@ -51,10 +68,11 @@ export function freshId(): string {
   return `t${process.pid}-${nonce}-${Date.now()}`;
 }
 
-export async function makeCloud(prefix: string): Promise<LocalCloud> {
+export async function makeCloud(prefix: string, mode?: SshdMode): Promise<LocalCloud> {
   const root = await mkdtemp(join(tmpdir(), `gpuprov-${prefix}-`));
   const faultsFile = join(root, 'faults.json');
-  const provider = new LocalProvider({ root, faultsFile });
+  const sshd = mode ?? ((process.env.GPUPROV_LOCAL_SSHD || 'auto') as SshdMode);
+  const provider = new LocalProvider({ root, faultsFile, sshd });
   return {
     root,
     faultsFile,
