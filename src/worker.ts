@@ -68,6 +68,10 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
     taskQueue: o.taskQueue ?? TASK_QUEUE,
     ...('bundlePath' in workflows ? { workflowBundle: { codePath: await workflows.bundlePath } } : { workflowsPath: workflows.workflowsPath }),
     activities,
+    // Heartbeats reach the server at least this often, well inside the workflows' heartbeat
+    // timeout (HEARTBEAT_TIMEOUT in src/workflows/proxies.ts); the SDK's default throttle
+    // (0.8 × the timeout) left a live activity a margin of ~2 s under load.
+    maxHeartbeatThrottleInterval: '3s',
     ...(o.interceptors ? { interceptors: o.interceptors } : {}),
     ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
   });

@@ -12,7 +12,7 @@ import type { Tuning } from '../core/tuning';
  * Every activity heartbeats while it runs (src/activities/liveness.ts), so a dead worker or a
  * completion lost in a server outage is noticed within this timeout, not the start-to-close one.
  */
-export const HEARTBEAT_TIMEOUT = '10s';
+export const HEARTBEAT_TIMEOUT = '15s';
 
 /** A typed proxy with the heartbeat timeout every option set shares. */
 function proxy(options: ActivityOptions): Activities {
