@@ -9,16 +9,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
 import type { K3sTarget, ValidateInput, ValidateResult } from '../../src/activities/k3s';
 import type { BootProbe } from '../../src/core/boot-probe';
 import { FAILURE_TYPES } from '../../src/core/failures';
-import { fleetStatusQuery, fleetTeardownSignal, fleetWorkflowId, type FleetStatus } from '../../src/core/fleet-api';
+import type { FleetTuning } from '../../src/core/fleet/backoff';
+import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, fleetWorkflowId, type FleetStatus } from '../../src/core/fleet-api';
 import { slotName, type FleetGroup, type FleetShape } from '../../src/core/fleet/types';
-import type { InstanceSpec, Json, Offer } from '../../src/core/provider';
+import type { InstanceSpec, Json, Location, Offer } from '../../src/core/provider';
 import { ProviderRegistry } from '../../src/providers/registry';
 import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { fleetWorkflow } from '../../src/workflows';
@@ -26,9 +27,13 @@ import { FakeProvider } from '../harness/fake-provider';
 import { requireServer, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
 import { FAST } from '../workflows/helpers';
 
-/** A k3s-capable FakeProvider that records, at every create, how many instances of that VM were already live. */
+/**
+ * A k3s-capable FakeProvider that records, at every create, how many instances of that VM were
+ * already live, and can hold a VM's delete until the test releases it.
+ */
 class K3sCloud extends FakeProvider {
   readonly besideAtCreate: { vm: string; live: number }[] = [];
+  private readonly holds = new Map<string, { release: () => void; released: Promise<void>; waiting: boolean }>();
   constructor() {
     super({ name: 'fakek3s' });
     this.caps = { ...this.caps, k8s: true };
@@ -36,6 +41,22 @@ class K3sCloud extends FakeProvider {
   override async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
     this.besideAtCreate.push({ vm: spec.vmName, live: this.liveCount(spec.vmName) });
     return super.create(offer, prepared, spec);
+  }
+  override async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+    const h = this.holds.get(vmName);
+    if (h) {
+      h.waiting = true;
+      await h.released;
+    }
+    return super.delete(at, vmName, ids);
+  }
+  /** Hold deletes of `vm` until `release()`; `waiting()`: one is being held. */
+  hold(vm: string): { release: () => void; waiting: () => boolean } {
+    let release = (): void => undefined;
+    const released = new Promise<void>((r) => (release = r));
+    const h = { release, released, waiting: false };
+    this.holds.set(vm, h);
+    return { release: () => (this.holds.delete(vm), h.release()), waiting: () => h.waiting };
   }
 }
 
@@ -86,12 +107,12 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
 
   const group = (id: string, count: number, extra: Partial<FleetGroup> = {}): FleetGroup => ({ id, role: id, count, vm: { clouds: [cloud.name] }, ...extra });
 
-  async function startFleet(name: string, groups: FleetGroup[]): Promise<WorkflowHandle<typeof fleetWorkflow>> {
+  async function startFleet(name: string, groups: FleetGroup[], tuning: Partial<FleetTuning> = {}): Promise<WorkflowHandleWithFirstExecutionRunId<typeof fleetWorkflow>> {
     const shape: FleetShape = { name, generation: 1, groups };
     const h = await client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
       taskQueue: worker.taskQueue,
       workflowId: fleetWorkflowId(name),
-      args: [{ shape, tuning: { backoffBaseMs: 1_000, backoffCapMs: 4_000 }, vmTuning: FAST }],
+      args: [{ shape, tuning: { backoffBaseMs: 1_000, backoffCapMs: 4_000, ...tuning }, vmTuning: FAST }],
     });
     fleets.push(h);
     return h;
@@ -107,10 +128,14 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
     throw new Error(`fleet never ${what}: ${JSON.stringify(last?.slots.map((s) => [s.slot, s.attempt, s.stage, s.pending, s.failedReason]))}`);
   }
 
-  /** Every child workflow the fleet started, from its history. */
+  /** Every child workflow the fleet started (in every run), from its histories. */
   async function childrenOf(h: WorkflowHandle): Promise<string[]> {
-    const events = (await h.fetchHistory()).events ?? [];
-    return events.flatMap((e) => (e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ? [e.startChildWorkflowExecutionInitiatedEventAttributes.workflowId] : []));
+    const ids: string[] = [];
+    for await (const run of client.workflow.list({ query: `WorkflowId = '${h.workflowId}'` })) {
+      const events = (await client.workflow.getHandle(h.workflowId, run.runId).fetchHistory()).events ?? [];
+      for (const e of events) if (e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId) ids.push(e.startChildWorkflowExecutionInitiatedEventAttributes.workflowId);
+    }
+    return ids.sort();
   }
 
   const stateOf = async (id: string): Promise<{ status: string; start: number; close?: number }> => {
@@ -170,8 +195,40 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
     for (const id of children) expect((await stateOf(id)).status, id).toBe('COMPLETED');
   }, 180_000);
 
-  it('both fleet histories replay with the current workflow code', async () => {
-    expect(fleets).toHaveLength(2);
+  it('continue-as-new while the k8s-failed VM is being deleted: the new run probes with the teardown signal until the child has closed', async () => {
+    const name = `kn${tag}`;
+    const web = slotName(name, 'web', 0);
+    failK3s.set(web, 1);
+    const gate = cloud.hold(web);
+    const groups = [group('web', 1)];
+    const h = await startFleet(name, groups, { continueAsNewAfterEvents: 40 });
+    try {
+      for (let i = 0; i < 300 && !gate.waiting(); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(gate.waiting(), 'the k8s-failed VM is being deleted').toBe(true);
+      // Re-applying the same shape is a no-op that grows the history: the fleet continues as new
+      // while the child is still deleting, so no run awaits the child's completion.
+      for (let i = 0; i < 40 && (await h.describe()).runId === h.firstExecutionRunId; i++) {
+        await h.executeUpdate(applyShapeUpdate, { args: [{ name, generation: 1, groups }] });
+      }
+      expect((await h.describe()).runId).not.toBe(h.firstExecutionRunId);
+    } finally {
+      gate.release();
+    }
+    const s = await until(h, (x) => x.converged && (x.slots[0]?.attempt ?? 0) > 1, 'replaced web');
+    const first = s.log.filter((l) => l.slot === web && l.attempt === s.slots[0]!.attempt - 1).map((l) => l.what);
+    expect(first).toEqual(expect.arrayContaining(['beginDelete (k8s-failed)', 'vm terminated', 'vm gone (closed)', 'markDestroyed']));
+    expect(first).not.toContain('vm terminated (closed)');
+    expect(cloud.besideAtCreate.filter((c) => c.vm === web)).toEqual([{ vm: web, live: 0 }, { vm: web, live: 0 }]);
+    const [old, replacement] = await Promise.all((await childrenOf(h)).map(stateOf));
+    expect(old!.status).toBe('COMPLETED');
+    expect(replacement!.start).toBeGreaterThanOrEqual(old!.close!);
+    await h.signal(fleetTeardownSignal);
+    await h.result();
+    expect(cloud.liveCount(web)).toBe(0);
+  }, 180_000);
+
+  it('every fleet history (its last run) replays with the current workflow code', async () => {
+    expect(fleets).toHaveLength(3);
     const histories = await Promise.all(fleets.map(async (h) => ({ workflowId: h.workflowId, history: await h.fetchHistory() })));
     const results = Worker.runReplayHistories({ workflowsPath: join(__dirname, '..', '..', 'src', 'workflows', 'index.ts') }, histories);
     let n = 0;
@@ -179,6 +236,6 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
       expect(r.error, `${r.workflowId}: ${String(r.error)}`).toBeUndefined();
       n += 1;
     }
-    expect(n).toBe(2);
+    expect(n).toBe(3);
   }, 180_000);
 });
