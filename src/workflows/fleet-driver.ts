@@ -213,7 +213,7 @@ export class FleetDriver {
         );
         return;
       case 'teardownVm':
-        // The signal fails only for a closed child, which has already deleted everything it created.
+        // The signal fails only when no such child is open (closed: it deleted everything it made; or never started).
         this.track(
           getExternalWorkflowHandle(childId).signal(teardownSignal).then(
             () => observe({ type: 'teardownSent', slot, attempt }),
