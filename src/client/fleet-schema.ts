@@ -46,6 +46,7 @@ const group = z
     count: z.number().int().min(0).max(MAX_COUNT),
     vm: vmOptions.default({}),
     bootstrap: bootstrap.optional(),
+    onK8sFailure: z.enum(['teardown', 'keep']).optional(),
   })
   .strict();
 

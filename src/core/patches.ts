@@ -9,3 +9,10 @@
  * P2/P5): 14 history events and 2 round trips per failed attempt instead of 33 and 5.
  */
 export const CLOUD_CALLS_PATCH = 'gpuprov-merged-cloud-calls-v1';
+
+/**
+ * The fleet tells a child's reported end from its close (a slot is destroyed, and replaced, only
+ * once its child workflow has closed) and handles `k8s-failed` by the group's onK8sFailure
+ * (teardown or keep) instead of reading it as "VM ended".
+ */
+export const FLEET_CHILD_CLOSED_PATCH = 'gpuprov-fleet-child-closed-v1';

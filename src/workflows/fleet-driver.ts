@@ -10,15 +10,17 @@
  * promise callbacks below; changing either (even adding an `await`) breaks saved histories.
  */
 import {
-  CancellationScope, ParentClosePolicy, condition, getExternalWorkflowHandle, setCurrentDetails, startChild, workflowInfo,
+  CancellationScope, ParentClosePolicy, condition, getExternalWorkflowHandle, patched, setCurrentDetails, startChild, workflowInfo,
 } from '@temporalio/workflow';
 import type { BootstrapTarget } from '../activities/bootstrap';
 import { withFleetTuning, type FleetTuning } from '../core/fleet/backoff';
 import { isConverged, reconcile } from '../core/fleet/reconcile';
-import { applyAction, attemptWorkflowId, emptyState, fold, isEffect, type Action, type FleetEvent, type FleetState, type SlotRecord } from '../core/fleet/state';
+import { applyAction, attemptWorkflowId, carryOver, emptyState, fold, isEffect, type Action, type FleetEvent, type FleetState, type SlotRecord } from '../core/fleet/state';
 import { checkRevision, expandShape, nodeLogPath, shapeProblems, type FleetShape } from '../core/fleet/types';
 import { API_VERSION, teardownSignal, type VmStatus } from '../core/api';
 import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetWorkflowInput, SlotEvent, SlotStatus } from '../core/fleet-api';
+import { eventOfChild, noteOf } from '../core/fleet/child-events';
+import { FLEET_CHILD_CLOSED_PATCH } from '../core/patches';
 import { withTuning, type Tuning } from '../core/tuning';
 import { failureInfo } from './failure-info';
 import { bootstrapPolling, bootstrapping } from './proxies';
@@ -40,6 +42,7 @@ export class FleetDriver {
   private dirty = true;
   /** Workflow-local operations in flight (they do not survive continue-as-new). */
   private localOps = 0;
+  /** Running bootstraps, by attempt (workflow ID): a stale attempt never touches a newer one's scope. */
   private readonly bootScopes = new Map<string, CancellationScope>();
 
   constructor(input: FleetWorkflowInput) {
@@ -51,9 +54,9 @@ export class FleetDriver {
     this.log = input.carried?.log ?? [];
   }
 
-  /** What continue-as-new carries. */
+  /** What continue-as-new carries (the next run awaits no child's completion). */
   carried(): FleetCarried {
-    return { state: this.state, desired: this.desired, down: this.down, log: this.log };
+    return { state: carryOver(this.state), desired: this.desired, down: this.down, log: this.log };
   }
 
   // ---- messages ----
@@ -66,7 +69,7 @@ export class FleetDriver {
 
   /** A child's `slotEvent` signal. */
   onSlotEvent(e: SlotEvent): void {
-    const ev = eventOfChild(e);
+    const ev = eventOfChild(e, () => patched(FLEET_CHILD_CLOSED_PATCH));
     if (ev) this.observe(ev);
   }
 
@@ -112,7 +115,7 @@ export class FleetDriver {
           if (r) this.dispatch(a, r);
         } else {
           transitioned = true;
-          if (a.kind === 'beginDelete') this.bootScopes.get(a.slot)?.cancel();
+          if (a.kind === 'beginDelete' && r) this.bootScopes.get(attemptWorkflowId(r.slot, r.attempt))?.cancel();
         }
       }
       if (!transitioned) break;
@@ -160,7 +163,7 @@ export class FleetDriver {
     const before = this.state;
     this.state = fold(this.state, e, Date.now(), this.t);
     if (this.state !== before) {
-      this.note(e.slot, e.attempt, e.type === 'vmEnded' ? `vm ${e.outcome}` : e.type === 'bootDone' ? `bootstrap ${e.stage}` : e.type === 'opFailed' ? `${e.op} failed: ${e.reason}` : e.type);
+      this.note(e.slot, e.attempt, noteOf(e));
       this.dirty = true;
     }
   }
@@ -193,15 +196,16 @@ export class FleetDriver {
           startChild<typeof vmWorkflow>('vmWorkflow', {
             workflowId: childId,
             args: [{ spec: { ...r.template.vm, name: slot }, tuning: this.vmTuning }],
-            // The fleet continues-as-new while children live on; they report by signal.
+            // The fleet continues-as-new while children live on; they report by signal. It never
+            // ends with a child open: a slot is destroyed only once its child has closed.
             parentClosePolicy: ParentClosePolicy.ABANDON,
             staticSummary: `fleet ${this.desired.name}: slot ${slot}, attempt ${attempt}`,
           }).then(
             (h) => {
               observe({ type: 'vmStarted', slot, attempt });
               h.result().then(
-                (s: VmStatus) => observe({ type: 'vmEnded', slot, attempt, outcome: s.stage === 'lost' ? 'lost' : s.stage === 'cancelled' ? 'cancelled' : 'terminated' }),
-                (err: unknown) => observe({ type: 'vmEnded', slot, attempt, outcome: 'failed', reason: failureInfo(err).message }),
+                (s: VmStatus) => observe({ type: 'vmEnded', slot, attempt, outcome: s.stage === 'lost' ? 'lost' : s.stage === 'cancelled' ? 'cancelled' : 'terminated', closed: true }),
+                (err: unknown) => observe({ type: 'vmEnded', slot, attempt, outcome: 'failed', reason: failureInfo(err).message, closed: true }),
               );
             },
             (err: unknown) => observe({ type: 'opFailed', slot, attempt, op: 'startVm', reason: failureInfo(err).message }),
@@ -209,8 +213,13 @@ export class FleetDriver {
         );
         return;
       case 'teardownVm':
-        // A child that is gone (closed) has already deleted everything it created.
-        this.track(getExternalWorkflowHandle(childId).signal(teardownSignal).catch(() => observe({ type: 'vmEnded', slot, attempt, outcome: 'gone' })));
+        // The signal fails only when no such child is open (closed: it deleted everything it made; or never started).
+        this.track(
+          getExternalWorkflowHandle(childId).signal(teardownSignal).then(
+            () => observe({ type: 'teardownSent', slot, attempt }),
+            () => observe({ type: 'vmEnded', slot, attempt, outcome: 'gone', closed: true }),
+          ),
+        );
         return;
       case 'stopBootstrap':
         this.track(
@@ -224,7 +233,7 @@ export class FleetDriver {
         const target = this.targetOf(r);
         const timeoutMs = Math.round(target.spec.timeout * 1000);
         const scope = new CancellationScope();
-        this.bootScopes.set(slot, scope);
+        this.bootScopes.set(childId, scope);
         const run = async (): Promise<FleetEvent> => {
           await bootstrapping(`verify ${slot}`, timeoutMs, 3).bootstrapVerify(target);
           observe({ type: 'bootObserved', slot, attempt, stage: 'starting' });
@@ -241,32 +250,12 @@ export class FleetDriver {
               const stage = f.cancelled ? 'cancelled' : f.type === 'Timeout' ? 'ready-timeout' : 'failed';
               observe({ type: 'bootDone', slot, attempt, ok: false, stage, reason: f.message });
             })
-            .finally(() => this.bootScopes.delete(slot)),
+            .finally(() => this.bootScopes.delete(childId)),
         );
         return;
       }
     }
   }
-}
-
-/** `vm-<slot>-a<attempt>` → slot and attempt. */
-function parseAttemptId(id: string): { slot: string; attempt: number } | undefined {
-  const m = /^vm-(.+)-a(\d+)$/.exec(id);
-  return m ? { slot: m[1]!, attempt: Number(m[2]) } : undefined;
-}
-
-/** A child's report as a fleet event (`ready` and the terminal stages; nothing else). */
-function eventOfChild(e: SlotEvent): FleetEvent | undefined {
-  const id = parseAttemptId(e.workflowId);
-  if (!id) return undefined;
-  if (e.stage === 'ready' && e.endpoint) {
-    return { type: 'vmReady', ...id, endpoint: e.endpoint, ...(e.hostKey ? { hostKey: e.hostKey } : {}), ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}) };
-  }
-  if (e.stage === 'failed' || e.stage === 'lost' || e.stage === 'terminated' || e.stage === 'cancelled') {
-    return { type: 'vmEnded', ...id, outcome: e.stage, ...(e.error ? { reason: `${e.error.kind}: ${e.error.message}` } : {}) };
-  }
-  if (e.stage === 'k8s-failed') return { type: 'vmEnded', ...id, outcome: 'failed', reason: 'k3s failed' };
-  return undefined;
 }
 
 function seqsOf(s: { lastStdoutSeq?: number; lastStderrSeq?: number }): { lastStdoutSeq?: number; lastStderrSeq?: number } {

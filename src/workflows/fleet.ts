@@ -4,6 +4,8 @@
  * activities) into the observed state, and runs the pure reconcile (`src/core/fleet/reconcile.ts`) on
  * every change and stored deadline. Each slot attempt is a child vmWorkflow with an
  * attempt-scoped ID; its bootstrap runs here as activities once the child reports `ready`.
+ * A slot is destroyed, and the fleet ends, only once its child has closed: children are torn down
+ * through their own teardown (also on `teardown` and on cancellation), never abandoned.
  * State and decisions live in `FleetDriver` (fleet-driver.ts); this is the glue.
  */
 import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, setHandler } from '@temporalio/workflow';

@@ -9,19 +9,28 @@
  * |  1  | destroyed, slot undesired                                    | reap              |
  * |  2  | destroyed, desired, restartAt due                            | restart (latest spec, failures carried) |
  * |  3  | destroyed, restart not due                                   | wait until restartAt |
- * |  4  | active and (undesired, failed, or spec drift*)               | beginDelete       |
+ * |  4  | active and (undesired, failed, k3s failed and the group's    | beginDelete       |
+ * |     | onK8sFailure is not `keep`, or spec drift*)                  |                   |
  * |  5  | an effect is pending                                         | wait for its result |
  * |  6  | a failed cleanup effect's retryAt not due                    | wait until retryAt |
  * |  7  | deleting, bootstrap may run on a reachable VM                | stopBootstrap     |
- * |  8  | deleting, VM launching or up                                 | teardownVm        |
- * |  9  | deleting, nothing left                                       | markDestroyed     |
- * | 10  | ready                                                        | none (steady)     |
- * | 11  | no VM yet                                                    | startVm           |
- * | 12  | VM up, bootstrap wanted and not started                      | startBootstrap    |
- * | 13  | otherwise (VM launching / bootstrap running)                 | none (await events) |
+ * |  8  | deleting, child open: VM launching or up, or ended** with    | teardownVm        |
+ * |     | no completion awaited by this run                            |                   |
+ * |  9  | deleting, child ended**, its completion awaited              | wait for it       |
+ * | 10  | deleting, child closed (or never started)                    | markDestroyed     |
+ * | 11  | ready                                                        | none (steady)     |
+ * | 12  | k3s failed, kept (onK8sFailure: keep)                        | none (up for inspection, not ready) |
+ * | 13  | no VM yet                                                    | startVm           |
+ * | 14  | VM up, bootstrap wanted and not started                      | startBootstrap    |
+ * | 15  | otherwise (VM launching / bootstrap running)                 | none (await events) |
  *
  * *Drift replaces one slot of a group at a time: only when every other desired slot of that
  * group is ready, and only the lowest drifted index per pass (a rolling replacement).
+ *
+ * **A child that reported its end may still be open. After continue-as-new no run awaits its
+ * completion, so the teardown signal doubles as a probe: it fails once the child has closed
+ * (`vmEnded`, closed), and while it is delivered the slot retries on the cleanup backoff. So a
+ * slot is destroyed, and its replacement started, only after its child workflow has closed.
  */
 import type { Action, FleetState, SlotRecord } from './state';
 import type { DesiredSlot } from './types';
@@ -51,6 +60,7 @@ export function decideSlot(rec: SlotRecord | undefined, want: DesiredSlot | unde
   if (rec.intent === 'active') {
     if (!want) return { slot, row: 4, action: { kind: 'beginDelete', slot, why: 'undesired' } };
     if (rec.stage === 'failed') return { slot, row: 4, action: { kind: 'beginDelete', slot, why: 'failed' } };
+    if (rec.k8sFailed !== undefined && want.onK8sFailure !== 'keep') return { slot, row: 4, action: { kind: 'beginDelete', slot, why: 'k8s-failed' } };
     if (rec.key !== want.key && !ctx.groupBusy) return { slot, row: 4, action: { kind: 'beginDelete', slot, why: 'drift' } };
   }
   if (rec.pending) return { slot, row: 5 };
@@ -58,13 +68,15 @@ export function decideSlot(rec: SlotRecord | undefined, want: DesiredSlot | unde
   const a = rec.attempt;
   if (rec.intent === 'deleting') {
     if (rec.boot.started && rec.vm === 'up') return { slot, row: 7, action: { kind: 'stopBootstrap', slot, attempt: a } };
-    if (rec.vm === 'launching' || rec.vm === 'up') return { slot, row: 8, action: { kind: 'teardownVm', slot, attempt: a } };
-    return { slot, row: 9, action: { kind: 'markDestroyed', slot } };
+    if (rec.vm === 'launching' || rec.vm === 'up' || (rec.vm === 'ended' && !rec.resultAwaited)) return { slot, row: 8, action: { kind: 'teardownVm', slot, attempt: a } };
+    if (rec.vm === 'ended') return { slot, row: 9 };
+    return { slot, row: 10, action: { kind: 'markDestroyed', slot } };
   }
-  if (rec.ready) return { slot, row: 10 };
-  if (rec.vm === 'none') return { slot, row: 11, action: { kind: 'startVm', slot, attempt: a } };
-  if (rec.vm === 'up' && rec.template.bootstrap && rec.boot.state === 'none') return { slot, row: 12, action: { kind: 'startBootstrap', slot, attempt: a } };
-  return { slot, row: 13 };
+  if (rec.ready) return { slot, row: 11 };
+  if (rec.k8sFailed !== undefined) return { slot, row: 12 };
+  if (rec.vm === 'none') return { slot, row: 13, action: { kind: 'startVm', slot, attempt: a } };
+  if (rec.vm === 'up' && rec.template.bootstrap && rec.boot.state === 'none') return { slot, row: 14, action: { kind: 'startBootstrap', slot, attempt: a } };
+  return { slot, row: 15 };
 }
 
 /** Ready, active, nothing in flight: counts as available for a rolling replacement. */

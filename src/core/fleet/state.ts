@@ -2,13 +2,17 @@
  * The fleet's observed state and the two pure ways it changes: `applyAction` (a transition, or
  * an effect recorded as pending before it is dispatched) and `fold` (an observation). Only the
  * driver (fleetWorkflow) calls them; events of a superseded attempt are discarded here.
+ *
+ * A slot's child vmWorkflow is tracked apart from its instance: a child that reported its end
+ * (`vm: 'ended'`) may still be open, and the slot is destroyed only once the child is `gone`
+ * (closed). Until then no replacement starts: never two children of one slot at once.
  */
 import type { SshEndpoint } from '../provider';
 import { backoffMs, type FleetTuning } from './backoff';
 import type { DesiredSlot, SlotTemplate } from './types';
 
 /** Display ladder of a slot; the decisions branch on the facts below, not on this label. */
-export type SlotStage = 'new' | 'launching' | 'bootstrapping' | 'ready' | 'failed' | 'deleting' | 'destroyed';
+export type SlotStage = 'new' | 'launching' | 'bootstrapping' | 'ready' | 'k8s-failed' | 'failed' | 'deleting' | 'destroyed';
 
 /** Effects the driver dispatches; one at a time per slot. */
 export type EffectKind = 'startVm' | 'startBootstrap' | 'stopBootstrap' | 'teardownVm';
@@ -37,8 +41,17 @@ export interface SlotRecord {
   key: string;
   intent: 'active' | 'deleting';
   stage: SlotStage;
-  /** `launching` from the moment the child is dispatched until it ends. */
-  vm: 'none' | 'launching' | 'up' | 'gone';
+  /**
+   * The attempt's child workflow and its VM: `none` (not dispatched); `launching` (dispatched,
+   * maybe started); `up` (reachable, also when its k3s step failed); `ended` (the child reported
+   * a terminal stage: nothing of it is billed, but the workflow may still be open); `gone` (the
+   * child workflow is closed: its completion was observed, or a signal to it failed).
+   */
+  vm: 'none' | 'launching' | 'up' | 'ended' | 'gone';
+  /** The VM ended its k3s step `k8s-failed` (still up): the reason. */
+  k8sFailed?: string;
+  /** This run awaits the child's completion (it started the child; a continued-as-new run does not). */
+  resultAwaited?: boolean;
   endpoint?: SshEndpoint;
   hostKey?: string;
   /** `SHA256:…` of the worker key the VM was created with. */
@@ -66,10 +79,17 @@ export interface FleetState {
 
 export type VmEnd = 'failed' | 'lost' | 'terminated' | 'cancelled' | 'gone';
 
+/**
+ * Observations, each of one attempt (`slot` + `attempt`, from the child's attempt-scoped ID or
+ * the effect that produced it). `vmEnded.closed`: the child workflow is known closed (its result,
+ * or a failed signal), not only reported its end.
+ */
 export type FleetEvent =
   | { type: 'vmStarted'; slot: string; attempt: number }
   | { type: 'vmReady'; slot: string; attempt: number; endpoint: SshEndpoint; hostKey?: string; workerKeyFingerprint?: string }
-  | { type: 'vmEnded'; slot: string; attempt: number; outcome: VmEnd; reason?: string }
+  | { type: 'vmK8sFailed'; slot: string; attempt: number; reason: string; endpoint?: SshEndpoint; hostKey?: string; workerKeyFingerprint?: string }
+  | { type: 'vmEnded'; slot: string; attempt: number; outcome: VmEnd; reason?: string; closed: boolean }
+  | { type: 'teardownSent'; slot: string; attempt: number }
   | { type: 'bootObserved'; slot: string; attempt: number; stage: string; lastStdoutSeq?: number; lastStderrSeq?: number; startedAt?: number }
   | { type: 'bootDone'; slot: string; attempt: number; ok: boolean; stage: string; reason?: string; lastStdoutSeq?: number; lastStderrSeq?: number }
   | { type: 'bootStopped'; slot: string; attempt: number }
@@ -79,7 +99,7 @@ export type Action =
   | { kind: 'insert'; slot: string }
   | { kind: 'reap'; slot: string }
   | { kind: 'restart'; slot: string }
-  | { kind: 'beginDelete'; slot: string; why: 'undesired' | 'drift' | 'failed' }
+  | { kind: 'beginDelete'; slot: string; why: 'undesired' | 'drift' | 'failed' | 'k8s-failed' }
   | { kind: 'markDestroyed'; slot: string }
   | { kind: EffectKind; slot: string; attempt: number };
 
@@ -93,6 +113,19 @@ export const attemptWorkflowId = (slot: string, attempt: number): string => `vm-
 export function emptyState(name: string): FleetState {
   return { name, observedGeneration: -1, nextAttempt: 1, nextOpSeq: 1, slots: {} };
 }
+
+/** The state a continued-as-new run starts from: it awaits no child's completion (children report by signal). */
+export function carryOver(s: FleetState): FleetState {
+  const slots: Record<string, SlotRecord> = {};
+  for (const [n, r] of Object.entries(s.slots)) {
+    const { resultAwaited: _a, ...rest } = r;
+    slots[n] = rest;
+  }
+  return { ...s, slots };
+}
+
+/** Open child workflow: dispatched and not seen closed. */
+export const childOpen = (r: Pick<SlotRecord, 'vm'>): boolean => r.vm === 'launching' || r.vm === 'up' || r.vm === 'ended';
 
 function fresh(d: DesiredSlot, attempt: number, failures: number): SlotRecord {
   return {
@@ -126,11 +159,14 @@ export function applyAction(s: FleetState, a: Action, desired: ReadonlyMap<strin
     }
     case 'reap':
       return withSlot(s, undefined, a.slot);
-    case 'beginDelete':
+    case 'beginDelete': {
       if (!rec) return s;
-      return withSlot(s, { ...rec, intent: 'deleting', stage: rec.stage === 'failed' ? 'failed' : 'deleting', ready: false }, a.slot);
+      const r = a.why === 'k8s-failed' ? failed(rec, rec.k8sFailed ?? 'k3s failed') : rec;
+      return withSlot(s, { ...r, intent: 'deleting', stage: r.stage === 'failed' ? 'failed' : 'deleting', ready: false }, a.slot);
+    }
     case 'markDestroyed': {
-      if (!rec) return s;
+      // Never while the attempt's child workflow may be open (the ladder never asks).
+      if (!rec || childOpen(rec)) return s;
       const restartAt = rec.failures > 0 ? now + backoffMs(t, rec.failures, rec.slot, rec.attempt) : now;
       const { retryAt: _r, ...rest } = rec;
       return withSlot(s, { ...rest, stage: 'destroyed', ready: false, restartAt }, a.slot);
@@ -166,7 +202,7 @@ export function fold(s: FleetState, e: FleetEvent, now: number, t: FleetTuning):
   let r = rec;
   switch (e.type) {
     case 'vmStarted':
-      r = clearPending(r, ['startVm']);
+      r = { ...clearPending(r, ['startVm']), resultAwaited: true };
       break;
     case 'vmReady': {
       if (r.vm !== 'launching') return s;
@@ -174,9 +210,24 @@ export function fold(s: FleetState, e: FleetEvent, now: number, t: FleetTuning):
       if (r.intent === 'active' && !r.template.bootstrap) r = { ...r, ready: true, stage: 'ready', failures: 0, cleanupTries: 0 };
       break;
     }
+    case 'vmK8sFailed':
+      if (r.vm !== 'launching' && r.vm !== 'up') return s;
+      r = {
+        ...clearPending(r, ['startVm']), vm: 'up', ready: false, k8sFailed: e.reason, failedReason: e.reason,
+        ...(e.endpoint ? { endpoint: e.endpoint } : {}), ...(e.hostKey ? { hostKey: e.hostKey } : {}), ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}),
+      };
+      if (r.intent === 'active' && r.stage !== 'failed') r = { ...r, stage: 'k8s-failed' };
+      break;
+    case 'teardownSent': {
+      // Delivered to a child that already reported its end: it is still closing. Probe again later.
+      if (r.pending?.op !== 'teardownVm' || r.vm !== 'ended') return s;
+      const tries = r.cleanupTries + 1;
+      r = { ...clearPending(r, ['teardownVm']), cleanupTries: tries, retryAt: now + backoffMs(t, tries, r.slot, r.attempt) };
+      break;
+    }
     case 'vmEnded':
-      if (r.vm === 'gone' || r.vm === 'none') return s;
-      r = clearPending({ ...r, vm: 'gone', ready: false }, ['startVm', 'teardownVm']);
+      if (r.vm === 'gone' || r.vm === 'none' || (r.vm === 'ended' && !e.closed)) return s;
+      r = clearPending({ ...r, vm: e.closed ? 'gone' : 'ended', ready: false }, ['startVm', 'teardownVm']);
       r = failed(r, `VM ${e.outcome}${e.reason ? `: ${e.reason}` : ''}`);
       if (r.intent === 'deleting' && r.stage !== 'failed') r = { ...r, stage: 'deleting' };
       break;

@@ -30,12 +30,21 @@ export interface BootstrapSpec {
   dir?: string;
 }
 
+/**
+ * What the fleet does with a slot whose VM ends its k3s step `k8s-failed` (the VM is still up and
+ * billed): `teardown` (default) deletes it through its own workflow and starts a replacement
+ * after the restart backoff; `keep` leaves it up for inspection, counted as not ready.
+ */
+export type K8sFailurePolicy = 'teardown' | 'keep';
+
 export interface FleetGroup {
   id: string;
   role: string;
   count: number;
   vm: VmOptions;
   bootstrap?: BootstrapSpec;
+  /** Default `teardown`. A policy, not part of the VM spec: changing it replaces no VM. */
+  onK8sFailure?: K8sFailurePolicy;
 }
 
 /** The declared shape; `generation` must increase whenever its content changes. */
@@ -53,6 +62,8 @@ export interface DesiredSlot {
   template: SlotTemplate;
   /** Canonical text of the template: any difference means "replace the attempt". */
   key: string;
+  /** The group's policy (absent = `teardown`); outside the template, so outside `key`. */
+  onK8sFailure?: K8sFailurePolicy;
 }
 
 export interface SlotTemplate {
@@ -87,7 +98,7 @@ export function expandShape(shape: FleetShape): Map<string, DesiredSlot> {
     const key = canonical(template);
     for (let i = 0; i < g.count; i++) {
       const slot = slotName(shape.name, g.id, i);
-      out.set(slot, { slot, group: g.id, index: i, template, key });
+      out.set(slot, { slot, group: g.id, index: i, template, key, ...(g.onK8sFailure ? { onK8sFailure: g.onK8sFailure } : {}) });
     }
   }
   return out;
@@ -109,6 +120,7 @@ export function shapeProblems(shape: FleetShape): string[] {
     seen.add(g.id);
     if (!Number.isSafeInteger(g.count) || g.count < 0 || g.count > MAX_COUNT) p.push(`${at}: count must be an integer 0-${MAX_COUNT}`);
     if (typeof g.role !== 'string' || g.role.trim() === '') p.push(`${at}: role must be a non-empty string`);
+    if (g.onK8sFailure !== undefined && g.onK8sFailure !== 'teardown' && g.onK8sFailure !== 'keep') p.push(`${at}: onK8sFailure must be "teardown" or "keep"`);
     if (typeof g.vm !== 'object' || g.vm === null) p.push(`${at}: vm options missing`);
     else {
       if (g.vm.maxPricePerHour !== undefined && !finiteNonNeg(g.vm.maxPricePerHour)) p.push(`${at}: vm.maxPricePerHour must be finite and >= 0`);

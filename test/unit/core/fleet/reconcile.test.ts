@@ -28,7 +28,7 @@ describe('the ladder: one row each (first match wins)', () => {
     expect(decideSlot(rec({ pending: { op: 'startBootstrap', seq: 1, since: 0 } }), undefined, NOW)).toMatchObject({ row: 4 });
   });
   it('row 4 (drift) waits while another slot of the group is not ready (rolling replacement)', () => {
-    expect(decideSlot(rec(), want(0, 'v2'), NOW, { groupBusy: true })).toEqual({ slot: 'f-web-0', row: 10 });
+    expect(decideSlot(rec(), want(0, 'v2'), NOW, { groupBusy: true })).toEqual({ slot: 'f-web-0', row: 11 });
   });
   it('row 5: a pending effect is waited for', () => {
     expect(decideSlot(rec({ ready: false, stage: 'launching', vm: 'launching', pending: { op: 'startVm', seq: 1, since: 0 } }), want(0), NOW)).toEqual({ slot: 'f-web-0', row: 5 });
@@ -42,24 +42,30 @@ describe('the ladder: one row each (first match wins)', () => {
   it('row 8: deleting with the VM launching or up → tear it down', () => {
     expect(decideSlot(rec({ intent: 'deleting', ready: false }), undefined, NOW)).toMatchObject({ row: 8, action: { kind: 'teardownVm' } });
     expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'launching' }), undefined, NOW)).toMatchObject({ row: 8 });
-    // a bootstrap on a VM that is already gone cannot be stopped by SSH: straight to row 9
-    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'gone', boot: { state: 'running', started: true } }), undefined, NOW)).toMatchObject({ row: 9 });
+    // a bootstrap on a VM that is already gone cannot be stopped by SSH: straight to row 10
+    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'gone', boot: { state: 'running', started: true } }), undefined, NOW)).toMatchObject({ row: 10 });
+    // a child that reported its end, with no run awaiting its completion: the signal probes whether it has closed
+    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'ended' }), undefined, NOW)).toMatchObject({ row: 8, action: { kind: 'teardownVm' } });
   });
-  it('row 9: deleting with nothing left → mark destroyed', () => {
-    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'gone' }), want(0), NOW)).toMatchObject({ row: 9, action: { kind: 'markDestroyed' } });
+  it('row 9: deleting, the child reported its end and this run awaits its completion → wait', () => {
+    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'ended', resultAwaited: true }), want(0), NOW)).toEqual({ slot: 'f-web-0', row: 9 });
   });
-  it('row 10: a ready slot needs nothing', () => {
-    expect(decideSlot(rec(), want(0), NOW)).toEqual({ slot: 'f-web-0', row: 10 });
+  it('row 10: deleting with the child closed (or never started) → mark destroyed', () => {
+    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'gone' }), want(0), NOW)).toMatchObject({ row: 10, action: { kind: 'markDestroyed' } });
+    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'none' }), want(0), NOW)).toMatchObject({ row: 10, action: { kind: 'markDestroyed' } });
   });
-  it('row 11: a slot without a VM starts one', () => {
-    expect(decideSlot(rec({ stage: 'new', vm: 'none', ready: false }), want(0), NOW)).toMatchObject({ row: 11, action: { kind: 'startVm', attempt: 1 } });
+  it('row 11: a ready slot needs nothing', () => {
+    expect(decideSlot(rec(), want(0), NOW)).toEqual({ slot: 'f-web-0', row: 11 });
   });
-  it('row 12: a VM that is up with a bootstrap to run starts it', () => {
+  it('row 13: a slot without a VM starts one', () => {
+    expect(decideSlot(rec({ stage: 'new', vm: 'none', ready: false }), want(0), NOW)).toMatchObject({ row: 13, action: { kind: 'startVm', attempt: 1 } });
+  });
+  it('row 14: a VM that is up with a bootstrap to run starts it', () => {
     const r = rec({ ready: false, stage: 'launching', template: { role: 'web', vm: {}, bootstrap: boot } });
-    expect(decideSlot(r, { ...want(0), key: r.key }, NOW)).toMatchObject({ row: 12, action: { kind: 'startBootstrap' } });
+    expect(decideSlot(r, { ...want(0), key: r.key }, NOW)).toMatchObject({ row: 14, action: { kind: 'startBootstrap' } });
   });
-  it('row 13: otherwise (VM launching, bootstrap running) wait for events', () => {
-    expect(decideSlot(rec({ ready: false, stage: 'launching', vm: 'launching' }), want(0), NOW)).toEqual({ slot: 'f-web-0', row: 13 });
+  it('row 15: otherwise (VM launching, bootstrap running) wait for events', () => {
+    expect(decideSlot(rec({ ready: false, stage: 'launching', vm: 'launching' }), want(0), NOW)).toEqual({ slot: 'f-web-0', row: 15 });
   });
 });
 
@@ -96,7 +102,7 @@ describe('reconcile over a fleet', () => {
   it('restart carries the failure count, takes a fresh attempt and the latest spec; ready resets it', () => {
     const d = desiredOf(shape(1, { web: 1 }));
     let s = settle(emptyState('f'), d, 0);
-    s = fold(s, { type: 'vmEnded', slot: 'f-web-0', attempt: 1, outcome: 'failed', reason: 'x' }, 10, T);
+    s = fold(s, { type: 'vmEnded', slot: 'f-web-0', attempt: 1, outcome: 'failed', reason: 'x', closed: true }, 10, T);
     expect(s.slots['f-web-0']).toMatchObject({ stage: 'failed', failures: 1 });
     s = settle(s, d, 10);
     const r = s.slots['f-web-0']!;
@@ -117,7 +123,9 @@ describe('reconcile over a fleet', () => {
     s = { ...s, slots: { 'f-web-0': { ...s.slots['f-web-0']!, attempt: 7 } } };
     for (const e of [
       { type: 'vmReady', slot: 'f-web-0', attempt: 6, endpoint: { host: 'h', port: 1 } },
-      { type: 'vmEnded', slot: 'f-web-0', attempt: 6, outcome: 'failed' },
+      { type: 'vmEnded', slot: 'f-web-0', attempt: 6, outcome: 'failed', closed: true },
+      { type: 'vmK8sFailed', slot: 'f-web-0', attempt: 6, reason: 'k3s failed' },
+      { type: 'teardownSent', slot: 'f-web-0', attempt: 6 },
       { type: 'bootDone', slot: 'f-web-0', attempt: 6, ok: true, stage: 'ready' },
     ] as const) {
       expect(fold(s, e, 0, T)).toBe(s);
