@@ -153,6 +153,10 @@ export const HTTP_CONTRACTS: HttpContract[] = [
       r('sizes', 'GET', '/v2/sizes'),
       r('ssh-keys', 'GET', '/v2/account/keys'),
       r('add-ssh-key', 'POST', '/v2/account/keys'),
+      r('firewalls', 'GET', '/v2/firewalls'),
+      r('create-tag', 'POST', '/v2/tags'),
+      r('create-firewall', 'POST', '/v2/firewalls'),
+      r('delete-firewall', 'DELETE', '/v2/firewalls/:id'),
       r('create', 'POST', '/v2/droplets'),
       r('list', 'GET', '/v2/droplets'),
       r('get', 'GET', '/v2/droplets/:id'),
@@ -181,6 +185,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
       r('get', 'GET', '/compute/v1/projects/:project/zones/:zone/instances/:instance'),
       r('delete', 'DELETE', '/compute/v1/projects/:project/zones/:zone/instances/:instance'),
       r('operation', 'GET', '/compute/v1/projects/:project/zones/:zone/operations/:operation'),
+      r('operation-wait', 'POST', '/compute/v1/projects/:project/zones/:zone/operations/:operation/wait'),
     ],
     // `labels` and `metadata` keys are data.
     shape: { opaque: ['body.labels'] },

@@ -30,6 +30,16 @@ key = d.our_body("add-ssh-key")
 if key:
     d.call("add-ssh-key", lambda: need(c.ssh_keys.create(body=key, **H)["ssh_key"]["id"], "the key's id"))
 
+if d.ours("firewalls"):
+    d.call("firewalls", lambda: need("firewalls" in c.firewalls.list(**ints(q("firewalls")), **H), "firewalls"))
+tag = d.our_body("create-tag")
+if tag:
+    d.call("create-tag", lambda: need(c.tags.create(body=tag, **H)["tag"]["name"], "the tag's name"))
+fw = d.our_body("create-firewall")
+firewall = None
+if fw:
+    firewall = d.call("create-firewall", lambda: need(c.firewalls.create(body=fw, **H)["firewall"]["id"], "the firewall's id"))
+
 b = d.our_body("create")
 droplet = None
 if b:
@@ -51,4 +61,6 @@ def list_active():
 if droplet:
     d.call("list", list_active)
     d.call("delete", lambda: c.droplets.destroy(droplet, **H))
+if firewall and d.ours("delete-firewall"):
+    d.call("delete-firewall", lambda: c.firewalls.delete(firewall, **H))
 d.done()

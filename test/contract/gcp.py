@@ -43,7 +43,7 @@ d.call("accelerators", lambda: need(list(accel.aggregated_list(compute_v1.Aggreg
     project=project, max_results=page_size("accelerators")))), "items"))
 for r in d.ours("image-family")[:1]:
     parts = r["path"].split("/")
-    d.call("image-family", lambda: need(images.get_from_family(project=parts[-4], family=parts[-1]).self_link, "selfLink"))
+    d.call("image-family", lambda: need(images.get_from_family(project=parts[-5], family=parts[-1]).self_link, "selfLink"))
 
 
 def absent_ok(fn):
@@ -84,6 +84,8 @@ def running():
 if op:
     if d.ours("operation"):
         d.call("operation", lambda: zone_ops.get(project=project, zone=zone, operation=op))
+    if d.ours("operation-wait"):
+        d.call("operation-wait", lambda: need(zone_ops.wait(project=project, zone=zone, operation=op).status, "status"))
     d.call("list", running)
     if d.ours("get"):
         d.call("get", lambda: instances.get(project=project, zone=zone, instance=name))

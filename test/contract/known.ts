@@ -60,9 +60,11 @@ export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('digitalocean', 'sizes', 'query.page', 'absent', 'number', 'pydo always sends page=1; the API defaults to it'),
   k('digitalocean', 'ssh-keys', 'query.page', 'absent', 'number', 'pydo always sends page=1'),
   k('digitalocean', 'list', 'query.page', 'absent', 'number', 'pydo always sends page=1'),
+  k('digitalocean', 'firewalls', 'query.page', 'absent', 'number', 'pydo always sends page=1'),
   // Our adapter uses Google's Node client; both clients serialize the same message, but only the Node one keeps empty maps.
   k('gcp', 'create', 'body.disks[].initializeParams.labels', 'object', 'absent', 'an empty map {}: the Python client drops it'),
   k('gcp', 'create', 'body.disks[].initializeParams.resourceManagerTags', 'object', 'absent', 'an empty map {}: the Python client drops it'),
+  k('gcp', 'operation-wait', 'body', 'string', 'absent', 'a body-less POST: the Node client (REST fallback) sends an empty body, the Python client none'),
   // lambda-cloud-api-client 0.1.145 was generated from an older OpenAPI document than Lambda's current one, which has both.
   k('lambda', 'launch', 'body.user_data', 'string', 'absent', 'cloud-init user data: in the current Lambda API, not in this client'),
   k('lambda', 'launch', 'body.tags', 'array', 'absent', 'instance tags: in the current Lambda API, not in this client'),

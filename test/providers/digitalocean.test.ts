@@ -79,7 +79,8 @@ describe('digitalocean specifics', () => {
     expect(await d.provider.prepare(offer!, spec)).toEqual(a);
     expect(d.server.keys).toHaveLength(1);
     expect(d.server.keys[0]!.name).toMatch(/^gpuprov-[0-9a-f]{12}$/);
-    expect(a).toEqual({ sshKeys: [d.server.keys[0]!.fingerprint] });
+    expect(a).toEqual({ sshKeys: [d.server.keys[0]!.fingerprint], firewallId: expect.any(String) });
+    expect(d.server.firewalls.size).toBe(1);
     // The key list is empty on this answer (eventual consistency): the POST clash still succeeds.
     d.server.http.arm({ method: 'GET', pattern: '/v2/account/keys', status: 200, body: { ssh_keys: [], links: {} } });
     expect(await d.provider.prepare(offer!, spec)).toEqual(a);

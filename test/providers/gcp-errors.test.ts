@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError, type BlockScope, type ErrorKind } from '../../src/core/errors';
 import { classify, classifyOperation } from '../../src/providers/gcp/errors';
-import { HTTP_ERRORS, OPERATION_ERRORS, type HttpErrorBody } from '../fixtures/gcp/bodies';
+import { HTTP_ERRORS, OPERATION_ERRORS, httpError, type HttpErrorBody } from '../fixtures/gcp/bodies';
 
 /** What the SDK (google-gax REST over gaxios) throws for a non-2xx answer. */
 function sdkError(status: number, body: HttpErrorBody, headers: Record<string, string> = {}): Error {
@@ -30,6 +30,8 @@ const httpCases: [string, Error, ErrorKind, BlockScope | undefined][] = [
   ['500 backendError', sdkError(500, HTTP_ERRORS.internalError()), 'Transient', undefined],
   ['500 SERVICE_UNAVAILABLE_FOR_LOCATION', sdkError(500, HTTP_ERRORS.serviceUnavailableForLocation()), 'Transient', undefined],
   ['503 insufficientCapacity (bulk)', sdkError(503, HTTP_ERRORS.insufficientCapacity()), 'Capacity', 'zone'],
+  ['503 ZONE_RESOURCE_POOL_EXHAUSTED (sync)', sdkError(503, httpError(503, 'ZONE_RESOURCE_POOL_EXHAUSTED', OPERATION_ERRORS.exhausted(P, Z).message)), 'Capacity', 'zone'],
+  ['403 QUOTA_EXCEEDED (sync)', sdkError(403, httpError(403, 'QUOTA_EXCEEDED', OPERATION_ERRORS.quota(P, Z).message)), 'Quota', 'region'],
   ['404 machineTypes not found', sdkError(404, HTTP_ERRORS.notFound(`projects/${P}/zones/${Z}/machineTypes/a3-highgpu-8g`)), 'Unavailable', undefined],
   ['404 acceleratorTypes not found', sdkError(404, HTTP_ERRORS.notFound(`projects/${P}/zones/${Z}/acceleratorTypes/nvidia-l4`)), 'Unavailable', undefined],
   ['404 Location not found', sdkError(404, HTTP_ERRORS.locationNotFound('us-east9-z')), 'Unavailable', 'zone'],

@@ -36,6 +36,25 @@ const Droplet = z
   .loose();
 export type DoDroplet = z.infer<typeof Droplet>;
 
+const Firewall = z.object({ id: z.string(), name: z.string(), tags: z.array(z.string()).default([]) }).loose();
+export type DoFirewall = z.infer<typeof Firewall>;
+
+/** One firewall rule; `ports` is a string: one port, a range, or "0" for all (ICMP: "0"). */
+export interface DoFirewallRule {
+  protocol: 'tcp' | 'udp' | 'icmp';
+  ports: string;
+  sources?: { addresses: string[] };
+  destinations?: { addresses: string[] };
+}
+
+export interface CreateFirewallBody {
+  name: string;
+  inbound_rules: DoFirewallRule[];
+  outbound_rules: DoFirewallRule[];
+  /** Droplets carrying any of these tags are covered, from the moment they exist. */
+  tags: string[];
+}
+
 export interface CreateDropletBody {
   name: string;
   region: string;
@@ -93,6 +112,40 @@ export class DoApi {
 
   async createDroplet(body: CreateDropletBody): Promise<number> {
     return this.#guardCreate(async () => z.object({ droplet: z.object({ id: z.number() }).loose() }).loose().parse(await this.#http.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id);
+  }
+
+  /** Every cloud firewall of the account (paginated). */
+  async firewalls(): Promise<DoFirewall[]> {
+    return this.#guard(async () => this.all('list firewalls', '/v2/firewalls', {}, 'firewalls', Firewall));
+  }
+
+  /** Create a tag; an existing one (DO answers 201 again, or 422) counts as done. */
+  async createTag(name: string): Promise<void> {
+    return this.#guard(async () => {
+      try {
+        await this.#http.call('create tag', 'POST', '/v2/tags', { name });
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 422) return;
+        throw err;
+      }
+    });
+  }
+
+  async createFirewall(body: CreateFirewallBody): Promise<DoFirewall> {
+    return this.#guard(async () => z.object({ firewall: Firewall }).loose().parse(await this.#http.call('create firewall', 'POST', '/v2/firewalls', body)).firewall);
+  }
+
+  /** False when the firewall is already gone (404). */
+  async deleteFirewall(id: string): Promise<boolean> {
+    return this.#guard(async () => {
+      try {
+        await this.#http.call('delete firewall', 'DELETE', `/v2/firewalls/${encodeURIComponent(id)}`);
+        return true;
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 404) return false;
+        throw err;
+      }
+    });
   }
 
   /** Droplets carrying `tag` (tag_name cannot be combined with type). */

@@ -5,7 +5,7 @@ import { identityName, type Capabilities, type CloudProvider, type InstanceSpec,
 import { DEFAULT_BASE_URL, DoApi } from './api';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
-import { CLOUD, SSH_USER, fingerprint, identityTag, ownerTag, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, fingerprint, firewallBody, firewallName, identityTag, ownerTag, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface DigitalOceanOptions {
@@ -17,12 +17,13 @@ export interface DigitalOceanOptions {
   perPage?: number;
 }
 
-/** What `prepare` returns and `create` reads back: the key fingerprints create passes. */
-const Prepared = z.object({ sshKeys: z.array(z.string()).min(1) });
+/** What `prepare` returns and `create` reads back: the key fingerprints create passes, and the VM's firewall. */
+const Prepared = z.object({ sshKeys: z.array(z.string()).min(1), firewallId: z.string().optional() });
 
 /**
  * DigitalOcean droplets (GPU and CPU). Identity = tags `gpuprov-vm-name:<vm>` and
- * `gpuprov-owner:<owner>`; the droplet is named `gpuprov-<vm>`.
+ * `gpuprov-owner:<owner>`; the droplet is named `gpuprov-<vm>`. A per-VM cloud firewall, also
+ * named `gpuprov-<vm>`, covers droplets carrying the identity tag: SSH in (plus 6443 when asked).
  */
 export class DigitalOceanProvider implements CloudProvider {
   readonly name = CLOUD;
@@ -36,7 +37,7 @@ export class DigitalOceanProvider implements CloudProvider {
   capabilities(): Capabilities {
     return {
       bootScript: true,
-      // Droplets have no firewall unless one is attached: every port is reachable.
+      // The per-VM firewall opens exactly the spec's ports (22, and 6443 when asked).
       openPorts: true,
       k8s: true,
       sshUser: { kind: 'fixed', user: SSH_USER },
@@ -50,7 +51,10 @@ export class DigitalOceanProvider implements CloudProvider {
     return toOffers(await this.api.sizes());
   }
 
-  /** Registers the worker's key (hash-named) and returns the fingerprints create passes; other keys go in via cloud-init. */
+  /**
+   * Registers the worker's key (hash-named), and the VM's firewall unless one of that name
+   * exists (idempotent); returns the fingerprints create passes. Other keys go in via cloud-init.
+   */
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     const key = spec.publicKeys[0];
     if (!key) throw new ProviderError('InvalidRequest', 'digitalocean: at least one SSH public key is required');
@@ -63,7 +67,18 @@ export class DigitalOceanProvider implements CloudProvider {
         if (httpErrorOf(e)?.status !== 422) throw e;
       }
     }
-    return { sshKeys: [fingerprint(key)] };
+    const firewallId = await this.ensureFirewall(spec);
+    return { sshKeys: [fingerprint(key)], firewallId };
+  }
+
+  /** The VM's firewall, created once; it reaches droplets by the identity tag, made first. */
+  private async ensureFirewall(spec: InstanceSpec): Promise<string> {
+    const name = firewallName(spec.vmName);
+    const tag = identityTag(spec.vmName);
+    const existing = (await this.api.firewalls()).find((f) => f.name === name && f.tags.includes(tag));
+    if (existing) return existing.id;
+    await this.api.createTag(tag);
+    return (await this.api.createFirewall(firewallBody(spec.vmName, spec.openPorts))).id;
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
@@ -102,10 +117,16 @@ export class DigitalOceanProvider implements CloudProvider {
   }
 
   /**
-   * Nothing per VM: the key is shared, and deleting the identity tag while a droplet still
-   * carries it would strip its identity (a leak no teardown could find).
+   * Deletes the VM's firewall(s) (gone = done). The key is shared and the identity tag stays:
+   * deleting it while a droplet still carries it would strip its identity (a leak no teardown
+   * could find); an unused tag bills nothing.
    */
-  async cleanup(_at: Location, _vmName: string): Promise<void> {}
+  async cleanup(_at: Location, vmName: string): Promise<void> {
+    const name = firewallName(vmName);
+    const tag = identityTag(vmName);
+    const mine = (await this.api.firewalls()).filter((f) => f.name === name && f.tags.includes(tag));
+    for (const f of mine) await this.api.deleteFirewall(f.id);
+  }
 }
 
 /** The DigitalOcean provider when DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN) is set, else undefined. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
-import type { DoDroplet, DoSize } from './api';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import type { CreateFirewallBody, DoDroplet, DoSize } from './api';
 
 export const CLOUD = 'digitalocean';
 export const SSH_USER = 'root';
@@ -22,6 +22,28 @@ export function identityTag(vmName: string): string {
 }
 export function ownerTag(owner: string): string {
   return `${OWNER_TAG}:${tagSafe(owner)}`;
+}
+
+/** The per-VM firewall's name: `gpuprov-<vm>` with only `[a-zA-Z0-9.-]` (DO's firewall name rule). */
+export function firewallName(vmName: string): string {
+  return identityName(vmName).replace(/[^a-zA-Z0-9.-]/g, '-');
+}
+
+const ANYWHERE = ['0.0.0.0/0', '::/0'];
+
+/**
+ * The per-VM firewall: inbound SSH, plus the k3s API when the spec opens 6443; every outbound
+ * allowed (a DO firewall with no outbound rule blocks all egress: no apt, no k3s download).
+ * It covers droplets carrying the VM's identity tag.
+ */
+export function firewallBody(vmName: string, openPorts: readonly number[]): CreateFirewallBody {
+  const inbound = [22, ...(openPorts.includes(6443) ? [6443] : [])];
+  return {
+    name: firewallName(vmName),
+    inbound_rules: inbound.map((p) => ({ protocol: 'tcp', ports: String(p), sources: { addresses: ANYWHERE } })),
+    outbound_rules: (['tcp', 'udp', 'icmp'] as const).map((protocol) => ({ protocol, ports: '0', destinations: { addresses: ANYWHERE } })),
+    tags: [identityTag(vmName)],
+  };
 }
 
 /** DO's key fingerprint (MD5 of the key blob, colon-separated): accepted by create in place of the id. */

@@ -47,6 +47,9 @@ const Image = z.object({ selfLink: z.string() });
 const Firewall = z.object({ name: z.string(), targetTags: z.array(z.string()).nullish() });
 const AcceleratorScope = z.object({ acceleratorTypes: z.array(z.object({ name: z.string() })).nullish() });
 
+/** At most this many `zoneOperations.wait` calls per wait (each returns at DONE or its deadline). */
+const MAX_WAITS = 8;
+
 /** No SDK retries, ever: a "not yet" or a 5xx goes back to Temporal's retry policy. */
 const NO_RETRY = { retry: null, autoPaginate: false, timeout: 60_000 };
 
@@ -196,9 +199,33 @@ export class ComputeApi {
     }
   }
 
-  /** One `zoneOperations.get` (never `wait`, never a loop). */
+  /** One `zoneOperations.get`. */
   async getZoneOperation(zone: string, operation: string): Promise<GcpOperation> {
     return call(async () => Operation.parse((await this.zoneOps.get({ project: this.project, zone, operation }, NO_RETRY))[0]));
+  }
+
+  /**
+   * The zone operation once DONE, or as last seen when `budgetMs` runs out. `zoneOperations.wait`
+   * blocks server-side until DONE or its own deadline (up to 2 min) and may return early, so at
+   * most {@link MAX_WAITS} calls, each cut to what is left of the budget. A call cut short by our
+   * timeout (a Transient error) ends the wait with one `get`: still running is an answer.
+   */
+  async waitZoneOperation(zone: string, operation: string, budgetMs: number): Promise<GcpOperation> {
+    const deadline = Date.now() + budgetMs;
+    for (let i = 0; i < MAX_WAITS; i++) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      let op: GcpOperation;
+      try {
+        op = Operation.parse((await this.zoneOps.wait({ project: this.project, zone, operation }, { ...NO_RETRY, timeout: left }))[0]);
+      } catch (err) {
+        const e = classify(err);
+        if (e.kind !== 'Transient') throw e;
+        break;
+      }
+      if (op.status === 'DONE') return op;
+    }
+    return this.getZoneOperation(zone, operation);
   }
 
   /** The instance by name or id, or undefined when it does not exist. */

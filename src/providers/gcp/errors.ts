@@ -51,7 +51,11 @@ const HTTP_REASONS: Record<string, Rule> = {
   userRateLimitExceeded: ['Transient'],
   RATE_LIMIT_EXCEEDED: ['Transient'],
   quotaExceeded: ['Quota', 'region'],
+  QUOTA_EXCEEDED: ['Quota', 'region'],
   insufficientCapacity: ['Capacity', 'zone'],
+  // A stockout reported on the insert call itself rather than on its operation.
+  ZONE_RESOURCE_POOL_EXHAUSTED: ['Capacity', 'zone'],
+  ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS: ['Capacity', 'zone'],
   // The resource is busy with another operation (e.g. a delete already in flight).
   resourceNotReady: ['Transient'],
   SERVICE_UNAVAILABLE_FOR_LOCATION: ['Transient'],

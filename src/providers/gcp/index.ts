@@ -21,14 +21,29 @@ export interface GcpOptions {
   endpoint?: string;
   /** Regions to plan in (`GCP_REGIONS`, default us-central1). */
   regions?: string[];
-  /** Boot image family and its project (`GCP_IMAGE_FAMILY`, `GCP_IMAGE_PROJECT`). */
+  /** Boot image family and its project for CPU offers (`GCP_IMAGE_FAMILY`, `GCP_IMAGE_PROJECT`). */
   imageFamily?: string;
   imageProject?: string;
+  /**
+   * Boot image family and its project for GPU offers (`GCP_GPU_IMAGE_FAMILY`,
+   * `GCP_GPU_IMAGE_PROJECT`): an image with the NVIDIA driver, default {@link GPU_IMAGE}.
+   */
+  gpuImageFamily?: string;
+  gpuImageProject?: string;
+  /** How long create waits on the insert operation within its attempt (default 60 s). */
+  insertWaitMs?: number;
   /** VPC network name (default `default`). */
   network?: string;
   /** `maxResults` per list page. */
   pageSize?: number;
 }
+
+/** Stock Ubuntu for CPU offers. */
+export const CPU_IMAGE = { project: 'ubuntu-os-cloud', family: 'ubuntu-2204-lts' } as const;
+/** A Deep Learning VM family with the NVIDIA 570 driver and CUDA 12.8 baked in, for GPU offers. */
+export const GPU_IMAGE = { project: 'deeplearning-platform-release', family: 'common-cu128-ubuntu-2204-nvidia-570' } as const;
+/** Create waits this long for its insert operation: late stockouts and quota errors land within it. */
+export const INSERT_WAIT_MS = 60_000;
 
 const PreparedSchema = z.object({ firewall: z.string(), networkTag: z.string(), network: z.string(), image: z.string() });
 
@@ -37,8 +52,9 @@ export class GcpProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: ComputeApi;
   private readonly regions: string[];
-  private readonly imageFamily: string;
-  private readonly imageProject: string;
+  private readonly cpuImage: { project: string; family: string };
+  private readonly gpuImage: { project: string; family: string };
+  private readonly insertWaitMs: number;
   private readonly network: string;
 
   /** Throws `Credentials` when the project or (outside a test endpoint) the credentials file is missing. */
@@ -54,8 +70,9 @@ export class GcpProvider implements CloudProvider {
       ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
     });
     this.regions = opts.regions?.length ? opts.regions : ['us-central1'];
-    this.imageFamily = opts.imageFamily ?? 'ubuntu-2204-lts';
-    this.imageProject = opts.imageProject ?? 'ubuntu-os-cloud';
+    this.cpuImage = { project: opts.imageProject ?? CPU_IMAGE.project, family: opts.imageFamily ?? CPU_IMAGE.family };
+    this.gpuImage = { project: opts.gpuImageProject ?? GPU_IMAGE.project, family: opts.gpuImageFamily ?? GPU_IMAGE.family };
+    this.insertWaitMs = opts.insertWaitMs ?? INSERT_WAIT_MS;
     this.network = opts.network ?? 'default';
   }
 
@@ -88,9 +105,10 @@ export class GcpProvider implements CloudProvider {
     return toOffers(rungs, () => zones);
   }
 
-  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+  async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
     const name = resourceName(spec.vmName);
-    const image = await this.api.imageFromFamily(this.imageProject, this.imageFamily);
+    const { project, family } = offer.gpu ? this.gpuImage : this.cpuImage;
+    const image = await this.api.imageFromFamily(project, family);
     const network = `projects/${this.api.project}/global/networks/${this.network}`;
     if (!(await this.api.getFirewall(name))) {
       const ports = ['22', ...(spec.openPorts.includes(6443) ? ['6443'] : [])];
@@ -116,9 +134,10 @@ export class GcpProvider implements CloudProvider {
     const body = instanceBody(this.api.project, offer, parsed.data, spec);
     const inserted = await this.api.insertInstance(zone, body, requestIdFor(spec.idempotencyKey));
     if (inserted === 'exists') return this.adopt(zone, spec);
-    // One look at the operation, never a wait: errors such as ZONE_RESOURCE_POOL_EXHAUSTED
-    // arrive on the operation, usually within a second of the insert.
-    const op = inserted.status === 'DONE' ? inserted : await this.api.getZoneOperation(zone, inserted.name);
+    // Stockouts (ZONE_RESOURCE_POOL_EXHAUSTED) and quota errors arrive on the operation, often
+    // tens of seconds after the insert: wait for it here, so they fail this attempt with their
+    // kind and scope. Past the budget the instance is observed like any other (still bounded).
+    const op = inserted.status === 'DONE' ? inserted : await this.api.waitZoneOperation(zone, inserted.name, this.insertWaitMs);
     const failure = operationFailure(op);
     if (failure?.code === 'RESOURCE_ALREADY_EXISTS') return this.adopt(zone, spec);
     if (failure) throw failure;
@@ -180,6 +199,8 @@ export function fromEnv(env: NodeJS.ProcessEnv): GcpProvider | undefined {
     ...(endpoint ? { endpoint } : {}),
     ...(env.GCP_IMAGE_FAMILY ? { imageFamily: env.GCP_IMAGE_FAMILY } : {}),
     ...(env.GCP_IMAGE_PROJECT ? { imageProject: env.GCP_IMAGE_PROJECT } : {}),
+    ...(env.GCP_GPU_IMAGE_FAMILY ? { gpuImageFamily: env.GCP_GPU_IMAGE_FAMILY } : {}),
+    ...(env.GCP_GPU_IMAGE_PROJECT ? { gpuImageProject: env.GCP_GPU_IMAGE_PROJECT } : {}),
     ...(env.GCP_NETWORK ? { network: env.GCP_NETWORK } : {}),
   });
 }

@@ -124,6 +124,8 @@ export function instanceBody(project: string, offer: Offer, prepared: Prepared, 
       items: [
         { key: 'ssh-keys', value: spec.publicKeys.map((k) => `${SSH_USER}:${k.trim()}`).join('\n') },
         { key: 'user-data', value: renderCloudInit(spec.bootScript) },
+        // Deep Learning VM images install the driver at first boot if the family lacks one.
+        ...(offer.gpu ? [{ key: 'install-nvidia-driver', value: 'True' }] : []),
       ],
     },
     // GPU VMs cannot live-migrate: host maintenance must stop them.

@@ -14,8 +14,8 @@ export interface GcpDouble {
   server: GcpFixture;
   /** Instances alive at the fixture (not yet gone), across all VMs. */
   countLive(): Promise<number>;
-  /** Every insert in `zone` fails with `fault` until `server.disarmZone(zone)`. */
-  armZone(zone: string, fault: ZoneFault): void;
+  /** Every insert in `zone` fails with `fault` until `server.disarmZone(zone)` (`late`: after that many RUNNING polls). */
+  armZone(zone: string, fault: ZoneFault, late?: number): void;
   close(): Promise<void>;
 }
 
@@ -34,7 +34,7 @@ export async function startGcpDouble(opts: { regions?: string[]; env?: NodeJS.Pr
     provider,
     server,
     countLive: async () => server.instances.size,
-    armZone: (zone, fault) => server.armZone(zone, fault),
+    armZone: (zone, fault, late) => server.armZone(zone, fault, false, late),
     close: () => server.close(),
   };
 }
