@@ -17,15 +17,6 @@ const k = (cloud: string, call: string, aspect: string, ours: string, vendor: st
 
 /** Adapter bugs: the real API may refuse or misread what we send. For the adapters to fix. */
 export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
-  // --- Vast.ai (vastai.api.*): issue 15 ---------------------------------------------------
-  k('vastai', 'search', 'path', '/api/v0/bundles', '/api/v0/bundles/', 'the client calls every v0 collection with a trailing slash'),
-  k('vastai', 'search', 'value.body.type', '"ondemand"', '"on-demand"', 'offer type is "on-demand" (or "bid", "reserved")'),
-  k('vastai', 'search', 'body.allocated_storage', 'absent', 'number', 'without it the quoted dph_total leaves out the disk we ask for'),
-  k('vastai', 'ssh-keys', 'path', '/api/v0/ssh', '/api/v0/ssh/', 'trailing slash'),
-  k('vastai', 'add-ssh-key', 'path', '/api/v0/ssh', '/api/v0/ssh/', 'trailing slash'),
-  k('vastai', 'create', 'value.body.runtype', '"ssh_direct"', '"ssh_direc ssh_proxy"', 'direct SSH is the runtype "ssh_direc ssh_proxy"; "ssh_direct" is no runtype'),
-  k('vastai', 'create', 'body.env', 'string', 'object', 'env is a map {"-p 22:22": "1", "NAME": "value"}, not a docker-args string'),
-  k('vastai', 'list', 'path', '/api/v1/instances', '/api/v1/instances/', 'trailing slash'),
   // --- Prime Intellect (prime_cli: PodsClient, and the body `prime pods create` builds) -----
   k('primeintellect', 'create', 'path', '/api/v1/pods/', '/api/v1/pods', 'the client posts to /pods; /pods/ works only through a redirect if that is not the route'),
   k('primeintellect', 'list', 'path', '/api/v1/pods/', '/api/v1/pods', 'same as create'),
