@@ -17,24 +17,10 @@ const k = (cloud: string, call: string, aspect: string, ours: string, vendor: st
 
 /** Adapter bugs: the real API may refuse or misread what we send. For the adapters to fix. */
 export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
-  // --- Vast.ai (vastai.api.*): issue 15 ---------------------------------------------------
-  k('vastai', 'search', 'path', '/api/v0/bundles', '/api/v0/bundles/', 'the client calls every v0 collection with a trailing slash'),
-  k('vastai', 'search', 'value.body.type', '"ondemand"', '"on-demand"', 'offer type is "on-demand" (or "bid", "reserved")'),
-  k('vastai', 'search', 'body.allocated_storage', 'absent', 'number', 'without it the quoted dph_total leaves out the disk we ask for'),
-  k('vastai', 'ssh-keys', 'path', '/api/v0/ssh', '/api/v0/ssh/', 'trailing slash'),
-  k('vastai', 'add-ssh-key', 'path', '/api/v0/ssh', '/api/v0/ssh/', 'trailing slash'),
-  k('vastai', 'create', 'value.body.runtype', '"ssh_direct"', '"ssh_direc ssh_proxy"', 'direct SSH is the runtype "ssh_direc ssh_proxy"; "ssh_direct" is no runtype'),
-  k('vastai', 'create', 'body.env', 'string', 'object', 'env is a map {"-p 22:22": "1", "NAME": "value"}, not a docker-args string'),
-  k('vastai', 'list', 'path', '/api/v1/instances', '/api/v1/instances/', 'trailing slash'),
   // --- Prime Intellect (prime_cli: PodsClient, and the body `prime pods create` builds) -----
-  k('primeintellect', 'create', 'path', '/api/v1/pods/', '/api/v1/pods', 'the client posts to /pods; /pods/ works only through a redirect if that is not the route'),
-  k('primeintellect', 'list', 'path', '/api/v1/pods/', '/api/v1/pods', 'same as create'),
   k('primeintellect', 'create', 'body.pod.sshKeyId', 'string', 'absent', 'the CLI never names a key (pods get the account\'s keys); check that the API honours sshKeyId, else register the worker key as the account key'),
   // --- Nebius (the SDK's address resolver: api_service_name + ".api.nebius.cloud:443") -----
   k('nebius', 'nebius.billing.v1.CalculatorService', 'address', 'calculator.billing-data-plane.api.nebius.cloud:443', 'api.calculator.billing-data-plane.api.nebius.cloud:443', 'the calculator is never reached, so every offer is unpriced (issue 15)'),
-  // --- Verda (verda.instances.action) -------------------------------------------------------
-  k('verda', 'delete', 'body.id', 'string', 'array', 'the client always sends a list of ids'),
-  k('verda', 'delete', 'body.volume_ids', 'absent', 'array', 'delete_permanently without volume_ids is ignored: the OS volume outlives the instance and bills'),
 ];
 
 /**

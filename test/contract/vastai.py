@@ -1,7 +1,7 @@
 """Vast.ai through the official `vastai` SDK (vastai.api.*), pointed at our fixture.
 
 Inputs are what our adapter sent (the same ask, image, label, env and onstart script), passed
-through the client's own parameters (ssh/direct flags, env as docker args), so the client
+through the client's own parameters (ssh/direct flags, env as a map), so the client
 encodes them its way.
 """
 from _driver import Driver, need
@@ -12,12 +12,13 @@ d = Driver("vastai")
 c = VastClient(api_key=d.cred["apiKey"], server_url=d.url, retry=1)
 
 ours_search = d.our_body("search", {})
-# Our filters only; the client adds its own defaults, type, order and allocated_storage.
+# Our filters only; the client adds its own defaults, type and order, and allocated_storage from `storage`.
 query = {k: v for k, v in ours_search.items() if isinstance(v, dict)}
 
 
 def search():
-    found = offers.search_offers(c, query=query, limit=ours_search.get("limit"), order=ours_search.get("order"))
+    found = offers.search_offers(c, query=query, limit=ours_search.get("limit"), order=ours_search.get("order"),
+                                 storage=ours_search.get("allocated_storage", 5.0))
     need(found and all("id" in o and "dph_total" in o for o in found), "offers carry id and dph_total")
     return found
 
@@ -38,7 +39,7 @@ if create:
     r = d.call("create", lambda: instances.create_instance(
         c, ask, image=b["image"], disk=b["disk"], env=b["env"], label=b["label"],
         onstart_cmd=b["onstart"], cancel_unavail=b["cancel_unavail"],
-        ssh=True, direct=b["runtype"] == "ssh_direct"))
+        ssh=True, direct="ssh_direc" in b["runtype"].split()))
     new_id = r and r.get("new_contract")
 else:
     d.skip("create", "our adapter created nothing")

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError, type ErrorKind } from '../../src/core/errors';
 import { VastProvider, fromEnv } from '../../src/providers/vastai';
 import { classify } from '../../src/providers/vastai/errors';
-import { STATUS, regionOf, sshEndpoint, toObserved } from '../../src/providers/vastai/map';
+import { STATUS, regionOf, searchQuery, sshEndpoint, toObserved, vastGpuNames } from '../../src/providers/vastai/map';
 import { API_KEY, BODIES } from '../fixtures/vastai/server';
+import { priceOf } from '../fixtures/vastai/market';
 import { locationOf, runConformance, specFor, type ConformanceEnv } from './conformance';
 import { StatusFirstHttpError as VastHttpError } from './double';
 import { startVastaiDouble, type VastDouble } from './vastai/double';
@@ -78,12 +79,43 @@ describe('vastai: vendor specifics against the fixture', () => {
     await d.close();
   });
 
-  it('plans asks cheapest first, one zone per machine, country as region', async () => {
+  it('plans asks cheapest first, one zone per machine, country as region; prices include the 50 GB disk', async () => {
     const offers = await planned(d.provider, request);
-    expect(offers.map((o) => [o.region, o.zone, o.pricePerHour])).toEqual([['CA', 'm802', 0.355], ['PL', 'm803', 0.389], ['US', 'm801', 0.412]]);
+    const price = (id: number): number => priceOf(d.server.asks.find((a) => a.id === id)!, 50);
+    expect(offers.slice(0, 3).map((o) => [o.region, o.zone, o.pricePerHour])).toEqual([['CA', 'm802', price(4202)], ['PL', 'm803', price(4203)], ['US', 'm801', price(4201)]]);
+    expect(price(4202)).toBeGreaterThan(0.355);
     expect(offers[0]).toMatchObject({ instanceType: '1x RTX 4090', currency: 'USD', extra: { askId: 4202, direct: false } });
-    expect(await planned(d.provider, { ...request, gpu: { model: 'A100-80GB', count: 1 } })).toEqual([]);
-    expect((await planned(d.provider, { ...request, gpu: { model: 'A100-40GB', count: 1 } })).map((o) => o.instanceType)).toEqual(['1x A100 PCIE']);
+    expect(offers.every((o) => o.instanceType === '1x RTX 4090')).toBe(true);
+    expect(await planned(d.provider, { ...request, gpu: { model: 'A100-40GB', count: 1 }, regions: ['SE'] })).toMatchObject([{ instanceType: '1x A100 PCIE', zone: 'm805' }]);
+  });
+
+  it('the search filters server-side: model, count (exact or N+), price cap, reliability, disk, countries', () => {
+    const q = searchQuery({ vmName: 'x', gpu: { model: 'A100', count: 2, atLeast: true }, maxPricePerHour: 3, regions: ['US', 'CA'], k8s: false }, 50);
+    expect(q).toMatchObject({
+      gpu_name: { in: ['A100 PCIE', 'A100 SXM4'] }, num_gpus: { gte: 2 }, dph_total: { lte: 3 }, reliability: { gte: 0.95 },
+      disk_space: { gte: 50 }, geolocation: { in: ['US', 'CA'] }, type: 'on-demand', allocated_storage: 50, verified: { eq: true }, rentable: { eq: true }, rented: { eq: false },
+    });
+    expect(searchQuery({ vmName: 'x', gpu: { model: 'H100-SXM', count: 1 }, k8s: false }, 50)).toMatchObject({ gpu_name: { in: ['H100 SXM'] }, num_gpus: { eq: 1 } });
+    expect(vastGpuNames('RTX4090')).toEqual(['RTX 4090']);
+    expect(vastGpuNames('A6000')).toEqual(['RTX A6000']);
+    expect(vastGpuNames('H100')).toEqual(['H100 NVL', 'H100 PCIE', 'H100 SXM']);
+    expect(vastGpuNames('T4')).toEqual(['Tesla T4']);
+    expect(vastGpuNames('RTX 5000')).toEqual(['RTX 5000']);
+  });
+
+  it('an A100 request finds the A100s in a market of hundreds of cheaper consumer GPUs', async () => {
+    const consumer = d.server.asks.filter((a) => /^RTX (3090|4090)$/.test(a.gpu_name)).length;
+    const a100 = d.server.asks.filter((a) => a.gpu_name.startsWith('A100'));
+    expect(d.server.asks.length).toBeGreaterThan(300);
+    expect(consumer / d.server.asks.length).toBeGreaterThan(0.8);
+    const offers = await planned(d.provider, { vmName: 'x', gpu: { model: 'A100', count: 1 }, k8s: false });
+    const rentable = a100.filter((a) => a.num_gpus === 1 && a.verified && !a.rented && a.reliability >= 0.95 && a.disk_space >= 50);
+    expect(rentable.length).toBeGreaterThan(0);
+    expect(offers.map((o) => (o.extra as { askId: number }).askId).sort()).toEqual(rentable.map((a) => a.id).sort());
+    expect(offers.every((o) => o.gpu?.model.startsWith('A100') && o.gpu.count === 1)).toBe(true);
+    const eight = await planned(d.provider, { vmName: 'x', gpu: { model: 'H100', count: 2, atLeast: true }, maxPricePerHour: 30, k8s: false });
+    expect(eight.length).toBeGreaterThan(0);
+    expect(eight.every((o) => o.gpu?.model.startsWith('H100') && o.gpu.count >= 2 && o.pricePerHour! <= 30)).toBe(true);
   });
 
   it('create labels the identity, sends the users\' keys and the boot script via onstart; direct ssh when the ask has ports', async () => {
@@ -92,8 +124,8 @@ describe('vastai: vendor specifics against the fixture', () => {
     const spec = specFor('va-direct', { publicKeys: ['ssh-ed25519 AAAAworkerVast w', 'ssh-ed25519 AAAAuserVast u'], bootScript: { script: '#!/bin/sh\necho booted', env: { X: 'y' } } });
     const id = await d.provider.create(direct, await d.provider.prepare(direct, spec), spec);
     const body = d.server.instances.get(Number(id))!.body;
-    expect(body).toMatchObject({ label: 'gpuprov-va-direct', runtype: 'ssh_direct', cancel_unavail: true, client_id: 'me' });
-    expect(body.env).toContain('-p 22:22');
+    expect(body).toMatchObject({ label: 'gpuprov-va-direct', runtype: 'ssh_direc ssh_proxy', cancel_unavail: true, client_id: 'me', disk: 50 });
+    expect(body.env).toEqual({ '-p 22:22': '1', GPUPROV_VM_NAME: 'va-direct', GPUPROV_OWNER: expect.any(String) as unknown });
     expect(body.onstart).toMatch(/^#!\/bin\/bash\n/);
     expect(body.onstart).toContain("export X='y'");
     expect(body.onstart).toContain("'ssh-ed25519 AAAAuserVast u'");

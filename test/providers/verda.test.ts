@@ -107,7 +107,14 @@ describe('verda specifics', () => {
     const vm = d.server.instances.get(id)!;
     expect(vm).toMatchObject({ hostname: 'gpuprov-vd-a', description: 'gpuprov-vm-name=vd-a gpuprov-owner=conformance', startup_script_id: d.server.scripts[0]!.id, location: offer!.region });
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const volumes0 = d.server.volumes.size;
+    expect([...d.server.volumes.values()].filter((v) => v.instance_id === id)).toMatchObject([{ id: vm.os_volume_id, is_os_volume: true, status: 'attached' }]);
     await d.provider.delete(at, 'vd-a', [id]);
+    // delete_permanently with the OS volume in volume_ids: the volume goes with the instance.
+    expect(d.server.volumes.size).toBe(volumes0 - 1);
+    expect(d.server.volumes.has(vm.os_volume_id)).toBe(false);
+    await d.provider.observe(at, 'vd-a');
+    expect(d.server.volumes.size).toBe(volumes0 - 1);
     await d.provider.cleanup(at, 'vd-a');
     await d.provider.cleanup(at, 'vd-a');
     expect(d.server.scripts.map((s) => s.name)).toEqual([expect.stringMatching(/^gpuprov-vd-a-b\./)]);

@@ -102,7 +102,7 @@ export class PrimeApi {
   }
 
   async createPod(body: CreatePodBody): Promise<PrimePod> {
-    return this.#guard(async () => Pod.parse(await this.#http.call('create', 'POST', '/pods/', body)));
+    return this.#guard(async () => Pod.parse(await this.#http.call('create', 'POST', '/pods', body)));
   }
 
   /** Every pod of the account: there is no name filter. */
@@ -111,7 +111,7 @@ export class PrimeApi {
       const Page = z.object({ data: z.array(Pod), total_count: z.number().nullish(), totalCount: z.number().nullish() });
       const out: PrimePod[] = [];
       for (let i = 0; i < MAX_PAGES; i++) {
-        const r = Page.parse(await this.#http.call('list', 'GET', `/pods/?offset=${out.length}&limit=100`));
+        const r = Page.parse(await this.#http.call('list', 'GET', `/pods?offset=${out.length}&limit=100`));
         out.push(...r.data);
         if (r.data.length === 0 || out.length >= (r.total_count ?? r.totalCount ?? out.length)) break;
       }

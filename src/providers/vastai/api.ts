@@ -59,8 +59,10 @@ export interface CreateBody {
   image: string;
   label: string;
   disk: number;
-  runtype: 'ssh_direct' | 'ssh_proxy';
-  env: string;
+  /** Direct SSH (public IP, mapped port) with the proxy as fallback, or the proxy only. */
+  runtype: 'ssh_direc ssh_proxy' | 'ssh_proxy';
+  /** Docker flags as keys (`"-p 22:22": "1"`) and environment variables. */
+  env: Record<string, string>;
   onstart: string;
   cancel_unavail: boolean;
 }
@@ -77,18 +79,18 @@ export class VastApi {
   }
 
   async searchOffers(query: Record<string, unknown>): Promise<VastBundle[]> {
-    return this.#guard(async () => z.object({ offers: z.array(Bundle) }).parse(await this.#http.call('search', 'POST', '/api/v0/bundles', query)).offers);
+    return this.#guard(async () => z.object({ offers: z.array(Bundle) }).parse(await this.#http.call('search', 'POST', '/api/v0/bundles/', query)).offers);
   }
 
   async sshKeys(): Promise<VastSshKey[]> {
     return this.#guard(async () => {
-      const raw = await this.#http.call('ssh-keys', 'GET', '/api/v0/ssh');
+      const raw = await this.#http.call('ssh-keys', 'GET', '/api/v0/ssh/');
       return z.union([z.array(SshKey), z.object({ ssh_keys: z.array(SshKey) }).transform((r) => r.ssh_keys)]).parse(raw);
     });
   }
 
   async addSshKey(publicKey: string): Promise<VastSshKey> {
-    return this.#guard(async () => z.object({ key: SshKey }).parse(await this.#http.call('add-ssh-key', 'POST', '/api/v0/ssh', { ssh_key: publicKey })).key);
+    return this.#guard(async () => z.object({ key: SshKey }).parse(await this.#http.call('add-ssh-key', 'POST', '/api/v0/ssh/', { ssh_key: publicKey })).key);
   }
 
   /** Accept an ask. Returns the new instance (contract) id. */
@@ -104,7 +106,7 @@ export class VastApi {
       let token: string | undefined;
       for (let i = 0; i < MAX_PAGES; i++) {
         const q = new URLSearchParams({ select_filters: JSON.stringify({ label: { eq: label } }), limit: '25', ...(token ? { after_token: token } : {}) });
-        const r = Page.parse(await this.#http.call('list', 'GET', `/api/v1/instances?${q.toString()}`));
+        const r = Page.parse(await this.#http.call('list', 'GET', `/api/v1/instances/?${q.toString()}`));
         out.push(...r.instances);
         token = r.next_token ?? undefined;
         if (!token || r.instances.length === 0) break;

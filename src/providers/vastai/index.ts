@@ -52,7 +52,7 @@ export class VastProvider implements CloudProvider {
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Vast.ai: only GPU instances are planned; ask for a GPU');
     // A marketplace: a model nobody offers right now plans to no offers, not to an error.
-    const bundles = await this.api.searchOffers(searchQuery(req));
+    const bundles = await this.api.searchOffers(searchQuery(req, this.diskGb));
     return bestOffers(bundles, req);
   }
 
@@ -86,7 +86,7 @@ export class VastProvider implements CloudProvider {
       image: this.image,
       label: identityName(spec.vmName),
       disk: this.diskGb,
-      runtype: x.direct === true ? 'ssh_direct' : 'ssh_proxy',
+      runtype: x.direct === true ? 'ssh_direc ssh_proxy' : 'ssh_proxy',
       env: dockerEnv(spec.openPorts, spec.vmName, spec.owner),
       onstart,
       cancel_unavail: true,

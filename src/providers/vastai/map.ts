@@ -2,6 +2,7 @@
 import { shQuote } from '../cloud-init';
 import type { InstanceStatus, Location, Observed, Offer, ResourceRequest, SshEndpoint } from '../../core/provider';
 import { matchOffers } from '../../core/offer-match';
+import { gpuModelMatches, parseGpuName } from '../../core/gpu-names';
 import type { VastBundle, VastInstance } from './api';
 
 export const CLOUD = 'vastai';
@@ -29,15 +30,49 @@ export function regionOf(geolocation: string | null | undefined): string {
   return parts.at(-1) ?? 'unknown';
 }
 
-/** The search body: on-demand, rentable, verified asks with this GPU count, cheapest first. */
-export function searchQuery(req: ResourceRequest): Record<string, unknown> {
+/**
+ * The GPU names Vast.ai's market lists (`gpu_name`), as its search filters them. A requested model
+ * is sent as the names of this list it matches (`A100` → `A100 PCIE`, `A100 SXM4`); a model
+ * outside it is sent as its spaced tokens (`RTX5000` → `RTX 5000`).
+ */
+export const VAST_GPU_NAMES = [
+  'A10', 'A100 PCIE', 'A100 SXM4', 'A100X', 'A40', 'A800 PCIE', 'B200', 'GH200 SXM', 'GTX 1080 Ti',
+  'H100 NVL', 'H100 PCIE', 'H100 SXM', 'H200', 'H200 NVL', 'L4', 'L40', 'L40S', 'Q RTX 6000', 'Q RTX 8000',
+  'RTX 2080 Ti', 'RTX 3060', 'RTX 3070', 'RTX 3080', 'RTX 3080 Ti', 'RTX 3090', 'RTX 3090 Ti', 'RTX 4060 Ti',
+  'RTX 4070', 'RTX 4070 Ti', 'RTX 4080', 'RTX 4080S', 'RTX 4090', 'RTX 5070', 'RTX 5080', 'RTX 5090',
+  'RTX 6000Ada', 'RTX A4000', 'RTX A4500', 'RTX A5000', 'RTX A6000', 'RTX PRO 6000 WS', 'Tesla T4', 'Tesla V100', 'Titan RTX',
+];
+
+/** Vast.ai's spellings of a requested model; memory is left to the matcher (Vast names carry none). */
+export function vastGpuNames(model: string): string[] {
+  const g = parseGpuName(model);
+  const bare = [g.model, ...g.variants].join(' ');
+  const known = VAST_GPU_NAMES.filter((n) => gpuModelMatches(bare, n));
+  return known.length > 0 ? known : [[...g.tokens, ...g.variants].join(' ')];
+}
+
+/** Reliability (0..1) below which an ask is not worth a boot attempt. */
+export const MIN_RELIABILITY = 0.95;
+
+/**
+ * The search body, filtered server-side (a market of thousands of asks): on-demand, rentable,
+ * verified asks of this GPU model and count (`gte` for `N+`), under the price cap, reliable, with
+ * room for our disk, in the requested countries; priced with `allocated_storage` so `dph_total`
+ * includes the disk; cheapest first.
+ */
+export function searchQuery(req: ResourceRequest, diskGb: number): Record<string, unknown> {
+  const gpu = req.gpu;
   return {
-    num_gpus: { eq: req.gpu?.count ?? 1 },
     rentable: { eq: true },
     rented: { eq: false },
     verified: { eq: true },
+    ...(gpu ? { gpu_name: { in: vastGpuNames(gpu.model) }, num_gpus: gpu.atLeast ? { gte: gpu.count } : { eq: gpu.count } } : {}),
     ...(req.maxPricePerHour !== undefined ? { dph_total: { lte: req.maxPricePerHour } } : {}),
-    type: 'ondemand',
+    reliability: { gte: MIN_RELIABILITY },
+    disk_space: { gte: diskGb },
+    ...(req.regions?.length ? { geolocation: { in: req.regions } } : {}),
+    type: 'on-demand',
+    allocated_storage: diskGb,
     order: [['dph_total', 'asc']],
     limit: 200,
   };
@@ -112,9 +147,12 @@ export function onstartScript(extraKeys: string[], bootScript: string | undefine
   return lines.join('\n');
 }
 
-/** Docker flags: publish the ports and carry the identity into the container. */
-export function dockerEnv(openPorts: number[], vmName: string, owner: string): string {
+/**
+ * The create's `env`, as the API takes it: docker port flags as keys (`"-p 22:22": "1"`) and the
+ * identity as variables. The boot script's own env travels in `onstart`.
+ */
+export function dockerEnv(openPorts: number[], vmName: string, owner: string): Record<string, string> {
   const safe = (s: string): string => s.replace(/[^A-Za-z0-9_.@-]/g, '_');
-  const ports = [...new Set([22, ...openPorts])].map((p) => `-p ${p}:${p}`);
-  return [...ports, `-e GPUPROV_VM_NAME=${safe(vmName)}`, `-e GPUPROV_OWNER=${safe(owner)}`].join(' ');
+  const ports = [...new Set([22, ...openPorts])].map((p): [string, string] => [`-p ${p}:${p}`, '1']);
+  return { ...Object.fromEntries(ports), GPUPROV_VM_NAME: safe(vmName), GPUPROV_OWNER: safe(owner) };
 }

@@ -37,6 +37,7 @@ const Instance = z
     instance_type: z.string().nullish(),
     ip: z.union([z.string(), z.array(z.string())]).nullish(),
     location: z.string().nullish(),
+    os_volume_id: z.string().nullish(),
   })
   .loose();
 export type VerdaInstance = z.infer<typeof Instance>;
@@ -151,9 +152,13 @@ export class VerdaApi {
   async instances(): Promise<VerdaInstance[]> {
     return this.#guard(async () => z.array(Instance).parse(await this.call('list instances', 'GET', '/instances')));
   }
-  async deleteInstance(id: string): Promise<void> {
+  /**
+   * Deletes the instance and, permanently, the volumes named (its OS volume): the API ignores
+   * `delete_permanently` without `volume_ids`, and the OS volume would outlive the instance.
+   */
+  async deleteInstance(id: string, volumeIds: string[]): Promise<void> {
     return this.#guard(async () => {
-      await this.call('delete instance', 'PUT', '/instances', { id, action: 'delete', delete_permanently: true });
+      await this.call('delete instance', 'PUT', '/instances', { id: [id], action: 'delete', volume_ids: volumeIds, delete_permanently: true });
     });
   }
 }

@@ -4,7 +4,7 @@ import { renderShellScript } from '../cloud-init';
 import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
-import { DEFAULT_BASE_URL, VerdaApi } from './api';
+import { DEFAULT_BASE_URL, VerdaApi, type VerdaInstance } from './api';
 import { ALREADY_GONE, vendorError } from './errors';
 import { CLOUD, SSH_USER, description, hasIdentity, isScriptOf, scriptName, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
@@ -95,15 +95,21 @@ export class VerdaProvider implements CloudProvider {
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    // No server-side name filter: match hostname/description client-side.
-    const all = await this.api.instances();
+    return this.mine(await this.api.instances(), at, vmName);
+  }
+
+  /** No server-side name filter: match hostname/description client-side. */
+  private mine(all: VerdaInstance[], at: Location, vmName: string): Observed[] {
     return all.filter((i) => hasIdentity(i, vmName) && (!i.location || i.location === at.region)).flatMap((i) => toObserved(i, at) ?? []);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    const found = await this.observe(at, vmName);
+    const all = await this.api.instances();
+    const found = this.mine(all, at, vmName);
     const live = found.filter((o) => o.status !== 'Terminating').map((o) => o.id);
-    await deleteEach([...ids, ...live], (id) => this.api.deleteInstance(id), (e) => {
+    // The OS volume goes with the instance; an id no longer listed is gone (or goes with none).
+    const osVolume = new Map(all.map((i) => [i.id, i.os_volume_id]));
+    await deleteEach([...ids, ...live], (id) => this.api.deleteInstance(id, [osVolume.get(id)].filter((v): v is string => !!v)), (e) => {
       const http = httpErrorOf(e);
       return http !== undefined && (http.status === 404 || (http.status === 400 && ALREADY_GONE.test(vendorError(http.body).message)));
     });
