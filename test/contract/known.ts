@@ -30,8 +30,6 @@ export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
   k('primeintellect', 'create', 'path', '/api/v1/pods/', '/api/v1/pods', 'the client posts to /pods; /pods/ works only through a redirect if that is not the route'),
   k('primeintellect', 'list', 'path', '/api/v1/pods/', '/api/v1/pods', 'same as create'),
   k('primeintellect', 'create', 'body.pod.sshKeyId', 'string', 'absent', 'the CLI never names a key (pods get the account\'s keys); check that the API honours sshKeyId, else register the worker key as the account key'),
-  // --- Nebius (the SDK's address resolver: api_service_name + ".api.nebius.cloud:443") -----
-  k('nebius', 'nebius.billing.v1.CalculatorService', 'address', 'calculator.billing-data-plane.api.nebius.cloud:443', 'api.calculator.billing-data-plane.api.nebius.cloud:443', 'the calculator is never reached, so every offer is unpriced (issue 15)'),
   // --- Verda (verda.instances.action) -------------------------------------------------------
   k('verda', 'delete', 'body.id', 'string', 'array', 'the client always sends a list of ids'),
   k('verda', 'delete', 'body.volume_ids', 'absent', 'array', 'delete_permanently without volume_ids is ignored: the OS volume outlives the instance and bills'),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
-import { NebiusApi, type CreateInstanceRequest, type Disk, type NebiusApiOptions } from './api';
+import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';
 import { CLOUD, SSH_USER, diskName, hasIdentity, identityLabels, instanceName, offersFor, platformsParent, priceAndOrder, splitInstanceType, toObserved } from './map';
 
