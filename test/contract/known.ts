@@ -19,8 +19,6 @@ const k = (cloud: string, call: string, aspect: string, ours: string, vendor: st
 export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
   // --- Prime Intellect (prime_cli: PodsClient, and the body `prime pods create` builds) -----
   k('primeintellect', 'create', 'body.pod.sshKeyId', 'string', 'absent', 'the CLI never names a key (pods get the account\'s keys); check that the API honours sshKeyId, else register the worker key as the account key'),
-  // --- Nebius (the SDK's address resolver: api_service_name + ".api.nebius.cloud:443") -----
-  k('nebius', 'nebius.billing.v1.CalculatorService', 'address', 'calculator.billing-data-plane.api.nebius.cloud:443', 'api.calculator.billing-data-plane.api.nebius.cloud:443', 'the calculator is never reached, so every offer is unpriced (issue 15)'),
 ];
 
 /**

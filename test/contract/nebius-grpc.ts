@@ -1,11 +1,18 @@
 /**
  * Nebius over gRPC: our adapter runs a whole life against the fixture; the official SDK makes
- * the same RPCs against a fresh fixture (test/contract/nebius.py). Every RPC the SDK cannot
- * complete fails; every RPC our adapter made that the SDK's run did not make is a difference.
- * Request fields are not diffed here: the proto check compares our messages with the SDK's.
+ * the same RPCs against a fresh fixture (test/contract/nebius.py). Both authenticate with the
+ * fixture's service-account credentials file, so the SDK's own token exchange proves the
+ * fixture's TokenExchangeService. Every RPC the SDK cannot complete fails; every RPC our adapter
+ * made that the SDK's run did not make is a difference. Request fields are not diffed here: the
+ * proto check compares our messages with the SDK's.
  */
-import { PROJECTS, TOKEN, startNebiusServer } from '../fixtures/nebius/server';
-import { startNebiusDouble } from '../providers/nebius/double';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NebiusProvider } from '../../src/providers/nebius';
+import { readServiceAccountFile } from '../../src/providers/nebius/auth';
+import { serviceAccountCredentials } from '../fixtures/nebius/iam';
+import { PROJECTS, startNebiusServer } from '../fixtures/nebius/server';
 import { exercise, judge, type CloudReport } from './check';
 import type { Difference } from './shapes';
 import { runDriver } from './vendor';
@@ -13,31 +20,45 @@ import { runDriver } from './vendor';
 const REGION = 'eu-north1';
 
 export async function checkNebiusGrpc(): Promise<CloudReport> {
-  const ours = await startNebiusDouble();
-  let ourRpcs: string[];
+  const dir = mkdtempSync(join(tmpdir(), 'gpuprov-nebius-sa-'));
+  const file = join(dir, 'credentials.json');
+  writeFileSync(file, serviceAccountCredentials(), { mode: 0o600 });
   try {
-    await exercise(ours.provider, { vmName: 'contract', gpu: { model: 'H100', count: 1 }, regions: [REGION], k8s: true });
-    ourRpcs = [...new Set(ours.server.log)];
+    const ourRpcs = await runOurs(file);
+    const server = await startNebiusServer();
+    let result;
+    let sdkRpcs: string[];
+    try {
+      result = await runDriver('nebius.py', { url: server.endpoint, credentials: { credentials_file: file, project: PROJECTS[REGION] } });
+      sdkRpcs = [...new Set(server.log)];
+    } finally {
+      await server.close();
+    }
+    const made = new Set([...result.calls.map((c) => c.call), ...sdkRpcs.filter((r) => r === 'TokenExchangeService.Exchange')]);
+    const found: Difference[] = ourRpcs.filter((rpc) => !made.has(rpc)).map((rpc) => ({ cloud: 'nebius-grpc', call: rpc, aspect: 'call', ours: 'sent', vendor: 'not sent' }));
+    const j = judge('nebius-grpc', found);
+    return {
+      cloud: 'nebius (gRPC fixture)',
+      client: result.client,
+      version: result.version,
+      mismatches: j.mismatches,
+      accepted: j.accepted,
+      failures: [...result.calls.filter((c) => !c.ok).map((c) => `the SDK rejected the fixture at ${c.call}: ${c.error ?? ''}`), ...j.failures],
+      notes: [`our adapter made ${ourRpcs.join(', ')}`, `the SDK made ${sdkRpcs.join(', ')}`],
+    };
   } finally {
-    await ours.close();
+    rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The RPCs our adapter makes over a whole life, authenticated with the service-account file. */
+async function runOurs(file: string): Promise<string[]> {
   const server = await startNebiusServer();
-  let result;
   try {
-    result = await runDriver('nebius.py', { url: server.endpoint, credentials: { token: TOKEN, project: PROJECTS[REGION] } });
+    const provider = new NebiusProvider({ serviceAccount: readServiceAccountFile(file), projects: { ...PROJECTS }, endpoint: server.endpoint, insecure: true, timeoutMs: 5_000, sleep: async () => {} });
+    await exercise(provider, { vmName: 'contract', gpu: { model: 'H100', count: 1 }, regions: [REGION], k8s: true });
+    return [...new Set(server.log)];
   } finally {
     await server.close();
   }
-  const made = new Set(result.calls.map((c) => c.call));
-  const found: Difference[] = ourRpcs.filter((rpc) => !made.has(rpc)).map((rpc) => ({ cloud: 'nebius-grpc', call: rpc, aspect: 'call', ours: 'sent', vendor: 'not sent' }));
-  const j = judge('nebius-grpc', found);
-  return {
-    cloud: 'nebius (gRPC fixture)',
-    client: result.client,
-    version: result.version,
-    mismatches: j.mismatches,
-    accepted: j.accepted,
-    failures: [...result.calls.filter((c) => !c.ok).map((c) => `the SDK rejected the fixture at ${c.call}: ${c.error ?? ''}`), ...j.failures],
-    notes: [`our adapter made ${ourRpcs.join(', ')}`],
-  };
 }

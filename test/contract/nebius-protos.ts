@@ -2,12 +2,15 @@
  * Our Nebius `.proto` subset (src/providers/nebius/proto) against the descriptors the `nebius`
  * SDK ships: for every message, enum and service we declare, the package, each field's number,
  * type, repetition, map key/value and oneof, each enum value's number, each RPC's path and
- * message types, and the address the SDK resolves for each service. Fields and values the SDK
+ * message types, and the address the SDK resolves for each service (ours: endpoints.ts; the
+ * OperationService is in fact polled at the address of the service that returned the operation,
+ * by the SDK and by us alike). Fields and values the SDK
  * has and we leave out are fine (ours is a subset); anything we declare differently is not.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import * as protobuf from 'protobufjs';
+import { serviceAddress } from '../../src/providers/nebius/endpoints';
 import { runDriver } from './vendor';
 
 export const PROTO_ROOT = resolve(__dirname, '../../src/providers/nebius/proto');
@@ -99,11 +102,6 @@ export function compareDeclaration(name: string, ours: protobuf.ReflectionObject
   return out;
 }
 
-/** The service addresses our adapter dials, read from its source (`<service>: '<host:port>'`). */
-export function ourAddresses(): Record<string, string> {
-  const src = readFileSync(resolve(__dirname, '../../src/providers/nebius/api.ts'), 'utf8');
-  return Object.fromEntries([...src.matchAll(/^\s*(compute|vpc|billing):\s*'([^']+)'/gm)].map((m) => [m[1]!, m[2]!]));
-}
 
 export interface ProtoReport {
   sdk: string;
@@ -118,10 +116,9 @@ export async function compareNebiusProtos(root = PROTO_ROOT): Promise<ProtoRepor
   const names = [...ours.keys()];
   const sdk = (await runDriver('nebius_descriptors.py', names)) as unknown as { version: string; descriptors: Record<string, SdkDescriptor> };
   const differences = names.flatMap((n) => compareDeclaration(n, ours.get(n)!, sdk.descriptors[n] ?? null));
-  const mine = ourAddresses();
   const addresses = names
     .map((n) => [n, sdk.descriptors[n]] as const)
     .filter((e): e is readonly [string, Extract<SdkDescriptor, { kind: 'service' }>] => e[1]?.kind === 'service')
-    .map(([n, d]) => ({ service: n, ours: mine[n.split('.')[1]!], sdk: d.address }));
+    .map(([n, d]) => ({ service: n, ours: serviceAddress(n), sdk: d.address }));
   return { sdk: sdk.version, checked: names.length, differences, addresses };
 }

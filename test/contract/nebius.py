@@ -1,5 +1,6 @@
 """Nebius through the official `nebius` SDK (async gRPC clients), pointed at our gRPC fixture
-(insecure, one address for every service, the fixture's static token). Makes every RPC our
+(insecure, one address for every service), authenticated by the SDK's own service-account flow
+(credentials file -> signed JWT -> TokenExchangeService.Exchange -> Bearer token). Makes every RPC our
 adapter makes, with requests built the way the adapter builds them (see src/providers/nebius).
 The SDK decodes each answer with its own descriptors (which the proto check matched to ours).
 """
@@ -54,7 +55,7 @@ async def not_found(coro):
 
 
 async def main():
-    sdk = SDK(resolver=Constant(addr), address_options={addr: [(INSECURE, True)]}, credentials=d.cred["token"],
+    sdk = SDK(resolver=Constant(addr), address_options={addr: [(INSECURE, True)]}, credentials_file_name=d.cred["credentials_file"],
               domain=addr, user_agent_prefix="gpuprov-contract")
     try:
         platforms = await call("PlatformService.List", lambda: PlatformServiceClient(sdk).list(ListPlatformsRequest(parent_id=public, page_size=100)))
@@ -82,6 +83,7 @@ async def main():
                           source_image_family=SourceImageFamily(image_family="ubuntu22.04-cuda12")))))
         if not disk_op:
             return
+        await call("OperationService.Get", lambda: disk_op.wait(interval=0.05))
         create.spec.boot_disk = AttachedDiskSpec(attach_mode=AttachedDiskSpec.AttachMode.READ_WRITE,
                                                  existing_disk=ExistingDisk(id=disk_op.resource_id))
         instances = InstanceServiceClient(sdk)

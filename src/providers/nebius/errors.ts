@@ -187,7 +187,7 @@ export function classify(err: unknown, what = 'nebius call'): ProviderError {
       return new ProviderError('Capacity', msg, opts);
     case GrpcCode.UNAUTHENTICATED:
     case GrpcCode.PERMISSION_DENIED:
-      return new ProviderError('Credentials', `${msg} (check NEBIUS_IAM_TOKEN and the project's access rights)`, opts);
+      return new ProviderError('Credentials', `${msg} (check NEBIUS_SERVICE_ACCOUNT_FILE or NEBIUS_IAM_TOKEN, and the project's access rights)`, opts);
     case GrpcCode.INVALID_ARGUMENT:
     case GrpcCode.OUT_OF_RANGE:
     case GrpcCode.NOT_FOUND:

@@ -3,13 +3,16 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
-import { NebiusApi, type CreateInstanceRequest } from './api';
+import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
+import { readServiceAccountFile, type ServiceAccountKey } from './auth';
 import { CLOUD, SSH_USER, diskName, hasIdentity, identityLabels, instanceName, offersFor, platformsParent, priceAndOrder, splitInstanceType, toObserved } from './map';
 
 /** Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. */
 export interface NebiusOptions {
-  /** IAM access token (`NEBIUS_IAM_TOKEN`, e.g. from `nebius iam get-access-token`). */
+  /** IAM access token (`NEBIUS_IAM_TOKEN`, e.g. from `nebius iam get-access-token`); expires within hours. */
   token?: string;
+  /** A service account's key (`NEBIUS_SERVICE_ACCOUNT_FILE`), exchanged for IAM tokens that are renewed before expiry. */
+  serviceAccount?: ServiceAccountKey;
   /** Region → project id. One project per region (projects are regional). */
   projects?: Record<string, string>;
   /** One `host:port` for every gRPC service (`NEBIUS_API_ENDPOINT`); tests point it at a fixture. */
@@ -23,7 +26,17 @@ export interface NebiusOptions {
   /** Boot disk size (`NEBIUS_DISK_GIB`). */
   diskGiB?: number;
   timeoutMs?: number;
+  /** Operation waits and clock, passed to {@link NebiusApi} (tests shorten them). */
+  operationWaitMs?: number;
+  operationPollMs?: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Where warnings go (a calculator failure leaves offers unpriced); default `console.warn`. */
+  warn?: (message: string) => void;
 }
+
+/** Disk states a boot disk can be reused in; ERROR and BROKEN are replaced, DELETING waited out. */
+const DISK_USABLE = new Set(['UNSPECIFIED', 'CREATING', 'READY', 'UPDATING']);
 
 const Prepared = z.object({ projectId: z.string(), subnetId: z.string(), diskId: z.string() });
 
@@ -34,12 +47,15 @@ class NebiusProvider implements CloudProvider {
   private readonly projects: Record<string, string>;
 
   constructor(private readonly opts: NebiusOptions) {
-    if (!opts.token) throw new ProviderError('Credentials', 'nebius: no IAM token; set NEBIUS_IAM_TOKEN');
+    if (!opts.token && !opts.serviceAccount) throw new ProviderError('Credentials', 'nebius: no credentials; set NEBIUS_SERVICE_ACCOUNT_FILE or NEBIUS_IAM_TOKEN');
     if (!opts.projects || Object.keys(opts.projects).length === 0) {
       throw new ProviderError('Credentials', 'nebius: no project; set NEBIUS_PROJECT_ID (and NEBIUS_REGION) or NEBIUS_PROJECTS=region=project-id,...');
     }
     this.projects = opts.projects;
-    this.api = new NebiusApi({ token: opts.token, ...(opts.endpoint ? { endpoint: opts.endpoint } : {}), ...(opts.insecure ? { insecure: true } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
+    const { endpoint, insecure, timeoutMs, operationWaitMs, operationPollMs, now, sleep } = opts;
+    const tuning = Object.fromEntries(Object.entries({ endpoint, insecure, timeoutMs, operationWaitMs, operationPollMs, now, sleep }).filter(([, v]) => v !== undefined));
+    const auth = opts.serviceAccount ? { serviceAccount: opts.serviceAccount } : { token: opts.token! };
+    this.api = new NebiusApi({ auth, ...tuning });
   }
 
   capabilities(): Capabilities {
@@ -70,11 +86,12 @@ class NebiusProvider implements CloudProvider {
       const projectId = this.project(region);
       const regionOffers = offersFor(await this.api.listPlatforms(platformsParent(projectId)), region);
       if (regionOffers.length === 0) continue;
-      const prices = await this.api
+      // Prices are advisory: a calculator failure must not stop a launch; the offers stay unpriced, saying why.
+      const priced = await this.api
         .hourlyPrices(regionOffers.map((o) => ({ metadata: { parent_id: projectId, name: o.instanceType }, spec: { resources: splitInstanceType(o.instanceType) } })))
-        // Prices are advisory: a calculator outage must not stop a launch, offers just stay unpriced.
-        .catch(() => new Map<string, number>());
-      offers.push(...priceAndOrder(regionOffers, prices));
+        .then((prices) => ({ prices, error: undefined }), (e: unknown) => ({ prices: new Map<string, number>(), error: e as ProviderError }));
+      if (priced.error) (this.opts.warn ?? console.warn)(`nebius: ${region}: offers unpriced: ${priced.error.kind}: ${priced.error.message}`);
+      offers.push(...priceAndOrder(regionOffers, priced.prices, priced.error && `${priced.error.kind}: ${priced.error.message}`));
     }
     if (offers.length === 0) throw new ProviderError('InvalidRequest', `nebius: no platform presets listed in ${regions.join(', ')}`);
     return offers;
@@ -85,9 +102,7 @@ class NebiusProvider implements CloudProvider {
     const subnetId = this.opts.subnetId ?? (await this.api.firstSubnetId(projectId));
     if (!subnetId) throw new ProviderError('InvalidRequest', `nebius: project ${projectId} has no subnet; create a network or set NEBIUS_SUBNET_ID`);
     const name = diskName(spec.vmName);
-    const existing = await this.api.getDiskByName(projectId, name);
-    if (existing?.status?.state === 'ERROR') throw new ProviderError('Failed', `nebius: boot disk ${existing.metadata.id} is in ERROR`, { code: 'DISK_ERROR' });
-    let diskId = existing?.metadata.id;
+    let diskId = await this.usableDisk(await this.api.getDiskByName(projectId, name));
     if (!diskId) {
       const op = await this.api.createDisk({
         metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, spec.owner) },
@@ -96,6 +111,21 @@ class NebiusProvider implements CloudProvider {
       diskId = op.resource_id;
     }
     return { projectId, subnetId, diskId };
+  }
+
+  /**
+   * The id of a boot disk left by an earlier attempt that can still boot, or `undefined` when a new
+   * one is needed. A disk in ERROR or BROKEN is deleted first (never reused); one still deleting,
+   * or whose deletion outlasts the operation wait, fails the attempt as Transient.
+   */
+  private async usableDisk(disk: Disk | undefined): Promise<string | undefined> {
+    if (!disk) return undefined;
+    const state = disk.status?.state ?? 'UNSPECIFIED';
+    if (DISK_USABLE.has(state)) return disk.metadata.id;
+    if (state === 'DELETING' || !(await this.api.deleteDisk(disk.metadata.id).then((op) => !op || op.status))) {
+      throw new ProviderError('Transient', `nebius: boot disk ${disk.metadata.id} (was ${state}) is still being deleted`, { code: 'DISK_DELETING' });
+    }
+    return undefined;
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
@@ -152,13 +182,16 @@ function projectsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undef
   return undefined;
 }
 
-/** The Nebius adapter, or `undefined` when `NEBIUS_IAM_TOKEN` or a project is not configured. */
+/**
+ * The Nebius adapter, or `undefined` when no credentials (`NEBIUS_SERVICE_ACCOUNT_FILE`, else
+ * `NEBIUS_IAM_TOKEN`) or no project is configured. An unreadable key file throws (Credentials).
+ */
 export function fromEnv(env: NodeJS.ProcessEnv): CloudProvider | undefined {
   const projects = projectsFromEnv(env);
-  if (!env.NEBIUS_IAM_TOKEN || !projects || Object.keys(projects).length === 0) return undefined;
+  if ((!env.NEBIUS_IAM_TOKEN && !env.NEBIUS_SERVICE_ACCOUNT_FILE) || !projects || Object.keys(projects).length === 0) return undefined;
   const diskGiB = env.NEBIUS_DISK_GIB ? Number(env.NEBIUS_DISK_GIB) : undefined;
   return new NebiusProvider({
-    token: env.NEBIUS_IAM_TOKEN,
+    ...(env.NEBIUS_SERVICE_ACCOUNT_FILE ? { serviceAccount: readServiceAccountFile(env.NEBIUS_SERVICE_ACCOUNT_FILE) } : { token: env.NEBIUS_IAM_TOKEN! }),
     projects,
     ...(env.NEBIUS_API_ENDPOINT ? { endpoint: env.NEBIUS_API_ENDPOINT } : {}),
     ...(env.NEBIUS_SUBNET_ID ? { subnetId: env.NEBIUS_SUBNET_ID } : {}),

@@ -106,12 +106,16 @@ export function offersFor(platforms: Platform[], region: string): Offer[] {
   return out;
 }
 
-/** Attach prices, cheapest first (unpriced last, stable); `planOffers` applies any price cap. */
-export function priceAndOrder(offers: Offer[], prices: Map<string, number>): Offer[] {
+/**
+ * Attach prices, cheapest first (unpriced last, stable); `planOffers` applies any price cap.
+ * With `priceError` (the calculator failed) every offer carries it as `extra.priceError`.
+ */
+export function priceAndOrder(offers: Offer[], prices: Map<string, number>, priceError?: string): Offer[] {
   return offers
     .map((o) => {
       const p = prices.get(o.instanceType);
-      return p === undefined ? o : { ...o, pricePerHour: p };
+      if (p !== undefined) return { ...o, pricePerHour: p };
+      return priceError ? { ...o, extra: { priceError } } : o;
     })
     .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
 }

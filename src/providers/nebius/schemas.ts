@@ -1,0 +1,62 @@
+/** zod schemas of the Nebius answers we read, and the plain-JSON shapes of the requests we send (proto field names). */
+import { z } from 'zod';
+
+const str = z.string().nullish().transform((s) => s ?? '');
+const Metadata = z.object({ id: str, parent_id: str, name: str, labels: z.record(z.string(), z.string()).nullish().transform((l) => l ?? {}) });
+const AnyMsg = z.object({ type_url: z.string(), value: z.instanceof(Uint8Array) });
+const Status = z.object({ code: z.number(), message: str, details: z.array(AnyMsg).nullish().transform((d) => d ?? []) });
+export const Operation = z.object({ id: str, resource_id: str, status: Status.nullish() });
+export type Operation = z.infer<typeof Operation>;
+const Nic = z.object({
+  name: str,
+  ip_address: z.object({ address: str }).nullish(),
+  public_ip_address: z.object({ address: str }).nullish(),
+});
+export const Instance = z.object({
+  metadata: Metadata,
+  spec: z.object({ resources: z.object({ platform: str, preset: str }).nullish() }).nullish(),
+  status: z.object({ state: z.union([z.string(), z.number()]).transform(String), network_interfaces: z.array(Nic).nullish(), reconciling: z.boolean().nullish() }).nullish(),
+});
+export type Instance = z.infer<typeof Instance>;
+export const InstancePage = z.object({ items: z.array(Instance).nullish().transform((i) => i ?? []), next_page_token: str });
+export const Disk = z.object({ metadata: Metadata, status: z.object({ state: z.union([z.string(), z.number()]).transform(String) }).nullish() });
+export type Disk = z.infer<typeof Disk>;
+const Preset = z.object({
+  name: z.string(),
+  resources: z.object({ vcpu_count: z.number().nullish(), memory_gibibytes: z.number().nullish(), gpu_count: z.number().nullish() }).nullish(),
+});
+export const Platform = z.object({ metadata: Metadata, spec: z.object({ presets: z.array(Preset).nullish().transform((p) => p ?? []) }).nullish() });
+export type Platform = z.infer<typeof Platform>;
+export const PlatformPage = z.object({ items: z.array(Platform).nullish().transform((i) => i ?? []), next_page_token: str });
+export const SubnetPage = z.object({ items: z.array(z.object({ metadata: Metadata })).nullish().transform((i) => i ?? []), next_page_token: str });
+export const Estimate = z.object({
+  resource_costs: z
+    .array(z.object({ metadata: Metadata.nullish(), aggregation_unit: z.object({ unit: str }).nullish(), general: z.object({ total: z.object({ cost: str }).nullish() }).nullish() }))
+    .nullish()
+    .transform((r) => r ?? []),
+  currency: str,
+});
+
+/** Plain-JSON shapes of the requests we send (proto field names). */
+export interface CreateInstanceRequest {
+  metadata: { parent_id: string; name: string; labels: Record<string, string> };
+  spec: {
+    resources: { platform: string; preset: string };
+    boot_disk: { attach_mode: 'READ_WRITE'; existing_disk: { id: string } };
+    network_interfaces: { name: string; subnet_id: string; ip_address: Record<string, never>; public_ip_address: Record<string, never> }[];
+    cloud_init_user_data: string;
+    hostname?: string;
+  };
+}
+/** What the calculator needs to price one instance (a partial CreateInstanceRequest). */
+export interface PriceRequest {
+  metadata: { parent_id: string; name: string };
+  spec: { resources: { platform: string; preset: string } };
+}
+export interface CreateDiskRequest {
+  metadata: { parent_id: string; name: string; labels: Record<string, string> };
+  spec: { size_gibibytes: number; type: 'NETWORK_SSD'; source_image_family: { image_family: string } };
+}
+
+export const ExchangedToken = z.object({ access_token: z.string(), token_type: str, expires_in: z.union([z.string(), z.number()]).transform(Number) });
+export type ExchangedToken = z.infer<typeof ExchangedToken>;
