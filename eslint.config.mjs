@@ -50,6 +50,14 @@ export default tseslint.config(
     },
   },
   {
+    // One SSH module: only src/ssh talks to ssh2 (core and workflows have stricter rules below).
+    files: ['src/**/*.ts'],
+    ignores: ['src/ssh/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: 'ssh2', message: 'only src/ssh imports ssh2: use the session, identity or server from src/ssh' }] }],
+    },
+  },
+  {
     // The workflow-safe ring: pure, deterministic, no I/O. Temporal only for message
     // definitions (api.ts, fleet-api.ts) and search attribute keys; elsewhere as types.
     files: ['src/core/**/*.ts'],
