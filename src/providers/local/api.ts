@@ -1,33 +1,26 @@
 /**
  * The local cloud's "API": state directories under the root and the sshd processes they
- * describe. The only file that touches the filesystem or starts processes. An instance's sshd is
- * OpenSSH's or, where that is missing, gpuprov's built-in server (src/ssh/builtin-sshd.ts) with
- * the same arguments, config file and pid tracking.
+ * describe. With `sshd.ts` (which server, and starting it), the only file that touches the
+ * filesystem or starts processes. An instance's sshd is OpenSSH's or, where that is missing,
+ * gpuprov's built-in server (src/ssh/builtin-sshd.ts).
  *
  *   <root>/instances/<id>/   labels.json, host key, authorized_keys, sshd_config, sshd.log, port, pid
  *   <root>/trash/<id>.<ms>.<rnd>/ an instance being deleted (moved first, so observe never sees it half-gone)
  *   <root>/vms/<region>/<vm>/keys/<sha256(idempotencyKey)>   the instance id a create key made
  *   <root>/faults-state/     fault `times` counters
  */
-import { spawn, execFile } from 'node:child_process';
-import { constants, existsSync } from 'node:fs';
-import { access, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import type { InstanceSpec, Offer } from '../../core/provider';
-import { generateEd25519 } from '../../ssh/keygen';
-import { builtinSshdCommand } from '../../ssh/server';
-import { classify, missingBinary } from './errors';
+import { classify } from './errors';
 import { renderSshdConfig, type InstanceRecord, type ProcessState } from './map';
-import { acceptsTcp, DEFAULT_SSHD, findSshd, freePort, isSshdOf, killSshd } from './procs';
+import { acceptsTcp, freePort, isSshdOf, killSshd } from './procs';
+import { chooseSshd, makeHostKey, startSshd, type Sshd } from './sshd';
 
-const run = promisify(execFile);
-
-/** Privilege-separation directory sshd insists on (Debian creates it only from its unit file). */
-const PRIVSEP_DIR = '/run/sshd';
 /** A create that has not recorded a pid after this long crashed half-way. */
 const ABANDONED_AFTER_MS = 30_000;
 const ID_RE = /^lc-[0-9a-f]{12}$/;
@@ -44,9 +37,7 @@ const labelsSchema = z.object({
 });
 export type Labels = z.infer<typeof labelsSchema>;
 
-/** Which SSH server instances run: `GPUPROV_LOCAL_SSHD`, or `auto` (OpenSSH when installed). */
-export type SshdMode = 'openssh' | 'builtin' | 'auto';
-type Sshd = { kind: 'openssh'; path: string } | { kind: 'builtin' };
+export type { SshdMode } from './sshd';
 
 /** A VM name as one safe path segment (no `/`, no `..`). */
 function segment(s: string): string {
@@ -102,36 +93,9 @@ export class LocalApi {
     return join(this.root, 'vms', segment(region), segment(vmName));
   }
 
-  /**
-   * Decide the instances' SSH server once. OpenSSH needs sshd and ssh-keygen (else
-   * InvalidRequest with the install command); the built-in server needs nothing but Node.
-   */
+  /** Decide the instances' SSH server once (see `chooseSshd`). */
   async ensureBinaries(): Promise<Sshd> {
-    return classified('ensureBinaries', async () => {
-      if (this.sshd) return this.sshd;
-      if (this.mode !== 'openssh' && this.mode !== 'builtin' && this.mode !== 'auto') {
-        throw new ProviderError('InvalidRequest', `local: GPUPROV_LOCAL_SSHD must be openssh, builtin or unset (auto), not ${JSON.stringify(this.mode)}`);
-      }
-      const path = this.mode === 'builtin' ? undefined : (this.sshdPath ?? findSshd());
-      if (path === undefined && this.mode !== 'openssh') {
-        this.sshd = { kind: 'builtin' };
-        return this.sshd;
-      }
-      const sshd = path ?? DEFAULT_SSHD;
-      try {
-        await access(sshd, constants.X_OK);
-      } catch {
-        throw missingBinary(sshd);
-      }
-      // `ssh-keygen -?` exits non-zero; only a failed exec means it is missing.
-      const found = await run('ssh-keygen', ['-?']).then(
-        () => true,
-        (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
-      );
-      if (!found) throw missingBinary('ssh-keygen');
-      this.sshd = { kind: 'openssh', path: sshd };
-      return this.sshd;
-    });
+    return classified('ensureBinaries', async () => (this.sshd ??= await chooseSshd(this.mode, this.sshdPath)));
   }
 
   async ensureVmDir(region: string, vmName: string): Promise<void> {
@@ -271,30 +235,13 @@ export class LocalApi {
         return owner;
       }
       const sshd = await this.ensureBinaries();
-      const hostKey = join(dir, 'ssh_host_ed25519_key');
-      if (sshd.kind === 'openssh') {
-        await mkdir(PRIVSEP_DIR, { recursive: true, mode: 0o755 });
-        await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `gpuprov-local-${id}`, '-f', hostKey]);
-      } else {
-        const pair = generateEd25519(`gpuprov-local-${id}`);
-        await writeFile(hostKey, pair.private, { mode: 0o600 });
-        await writeFile(`${hostKey}.pub`, `${pair.public}\n`);
-      }
+      await makeHostKey(sshd, join(dir, 'ssh_host_ed25519_key'), `gpuprov-local-${id}`);
       await writeFile(join(dir, 'authorized_keys'), spec.publicKeys.map((k) => `${k.trim()}\n`).join(''), { mode: 0o600 });
       const port = await freePort();
       await writeFile(join(dir, 'port'), `${port}\n`);
       await writeFile(join(dir, 'sshd_config'), renderSshdConfig(dir, port));
-      const log = join(dir, 'sshd.log');
-      const args = ['-D', '-f', this.configOf(id), '-E', log];
-      const cmd = sshd.kind === 'openssh' ? { command: sshd.path, args } : builtinSshdCommand(args);
-      // The built-in server's own start-up errors go to its log too (observe shows the last line).
-      const fh = sshd.kind === 'builtin' ? await open(log, 'a') : undefined;
-      const child = spawn(cmd.command, cmd.args, { detached: true, stdio: fh ? ['ignore', fh.fd, fh.fd] : 'ignore', cwd: '/' });
-      await fh?.close();
-      child.on('error', () => undefined); // a failed exec shows up as a missing pid below / exited sshd in observe
-      child.unref();
-      if (child.pid === undefined) throw new Error(`could not start ${cmd.command}`);
-      await writeFile(join(dir, 'pid'), `${child.pid}\n`);
+      const pid = await startSshd(sshd, this.configOf(id), join(dir, 'sshd.log'));
+      await writeFile(join(dir, 'pid'), `${pid}\n`);
       return id;
     });
   }
