@@ -28,21 +28,27 @@ export interface FleetGaugesOptions {
   queryTimeoutMs?: number;
 }
 
-export interface FleetSnapshot {
-  byStage: Map<string, number>;
-  spendPerHour: number;
-}
+type Run = { workflowId: string; runId: string };
 
-/** Reads the gauges' values once. `prices` caches the price per run id (an offer never changes within a run). */
-export async function readFleet(client: Client, prices: Map<string, number>, queryTimeoutMs = 5_000): Promise<FleetSnapshot> {
+/** Running VM workflows counted by stage, and those that are up (billed). */
+export async function countByStage(client: Client): Promise<{ byStage: Map<string, number>; up: Run[] }> {
   const byStage = new Map<string, number>(RUNNING_STAGES.map((s) => [s, 0]));
-  const up: { workflowId: string; runId: string }[] = [];
+  const up: Run[] = [];
   for await (const wf of client.workflow.list({ query: `WorkflowType = 'vmWorkflow' AND ExecutionStatus = 'Running'` })) {
     const stage = wf.typedSearchAttributes.get(SA.stage) ?? 'pending';
     byStage.set(stage, (byStage.get(stage) ?? 0) + 1);
     if (UP.has(stage)) up.push({ workflowId: wf.workflowId, runId: wf.runId });
   }
-  const price = async (w: { workflowId: string; runId: string }): Promise<number> => {
+  return { byStage, up };
+}
+
+/**
+ * USD per hour of the runs in `up`, each price read once through the status query and cached in
+ * `prices` by run id (an offer never changes within a run); a VM that does not answer counts 0
+ * this time and is asked again next time.
+ */
+export async function spendPerHour(client: Client, up: readonly Run[], prices: Map<string, number>, queryTimeoutMs = 5_000): Promise<number> {
+  const price = async (w: Run): Promise<number> => {
     const known = prices.get(w.runId);
     if (known !== undefined) return known;
     try {
@@ -51,13 +57,13 @@ export async function readFleet(client: Client, prices: Map<string, number>, que
       prices.set(w.runId, p);
       return p;
     } catch {
-      return 0; // asked again next time
+      return 0;
     }
   };
-  const spend = (await Promise.all(up.map(price))).reduce((a, b) => a + b, 0);
+  const total = (await Promise.all(up.map(price))).reduce((a, b) => a + b, 0);
   const live = new Set(up.map((w) => w.runId));
   for (const runId of prices.keys()) if (!live.has(runId)) prices.delete(runId);
-  return { byStage, spendPerHour: Math.round(spend * 10_000) / 10_000 };
+  return Math.round(total * 10_000) / 10_000;
 }
 
 /** Starts reporting `gpuprov_vms`, `gpuprov_vms_leaked` and `gpuprov_spend_per_hour_dollars`; `stop()` ends it. */
@@ -71,10 +77,11 @@ export function startFleetGauges(o: FleetGaugesOptions): { stop(): void } {
   let failing = false;
   const round = async (): Promise<void> => {
     try {
-      const snap = await readFleet(o.client, prices, o.queryTimeoutMs);
-      for (const [stage, n] of snap.byStage) vms.set(n, { stage });
-      leaked.set(snap.byStage.get('leaked') ?? 0);
-      spend.set(snap.spendPerHour);
+      const { byStage, up } = await countByStage(o.client);
+      for (const [stage, n] of byStage) vms.set(n, { stage });
+      leaked.set(byStage.get('leaked') ?? 0);
+      // After the counts: a VM whose worker is gone makes its query wait for the timeout.
+      spend.set(await spendPerHour(o.client, up, prices, o.queryTimeoutMs));
       if (failing) o.log.info('fleet gauges: visibility answers again');
       failing = false;
     } catch (err) {
