@@ -9,14 +9,23 @@ import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, WorkerOptions } from '@temporalio/worker';
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InputError } from '../core/errors';
 
 /** Whether traces are exported (an OTLP endpoint is configured). */
 export function tracingEnabled(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
 }
 
-/** The OTLP/HTTP traces URL: …_TRACES_ENDPOINT as given, else `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`. */
+/**
+ * The OTLP/HTTP traces URL: …_TRACES_ENDPOINT as given, else `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`.
+ * Another protocol than http/protobuf asked for is bad input (it would send to the wrong port).
+ */
 export function tracesUrl(env: NodeJS.ProcessEnv): string | undefined {
+  if (!tracingEnabled(env)) return undefined;
+  for (const v of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
+    const p = env[v];
+    if (p && p !== 'http/protobuf') throw new InputError(v, `gpuprov exports traces over http/protobuf only, not "${p}"`, `unset ${v} or set it to http/protobuf, and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (usually 4318)`);
+  }
   if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT) return `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`;
   return undefined;
