@@ -148,10 +148,11 @@ export function taskQueueFromEnv(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * Runs `worker` until SIGINT/SIGTERM, logging one line (WORKER_READY_TEXT …) once it polls;
- * closes the connection afterwards.
+ * closes the connection afterwards. `onSignal` runs first when a signal arrives.
  */
-export async function runUntilSignal(worker: Worker, conn: WorkerConnection, taskQueue: string, clouds: string[]): Promise<void> {
+export async function runUntilSignal(worker: Worker, conn: WorkerConnection, taskQueue: string, clouds: string[], onSignal?: () => void): Promise<void> {
   const stop = (): void => {
+    onSignal?.();
     if (worker.getState() === 'RUNNING') worker.shutdown();
   };
   process.once('SIGINT', stop);
@@ -191,9 +192,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const worker = await buildWorker({
     connection: conn.connection, namespace: conn.namespace, taskQueue, deps: { registry, ssh }, workflows: { bundlePath }, ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
   });
-  telemetry.startGauges(new Client({ connection: conn.connection, namespace: conn.namespace }));
+  const gauges = telemetry.startGauges(new Client({ connection: conn.connection, namespace: conn.namespace }));
   try {
-    await runUntilSignal(worker, conn, taskQueue, registry.names());
+    // The gauges stop before the connection they read through closes.
+    await runUntilSignal(worker, conn, taskQueue, registry.names(), () => gauges.stop());
   } finally {
     await telemetry.shutdown();
   }

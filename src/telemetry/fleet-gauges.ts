@@ -85,7 +85,7 @@ export function startFleetGauges(o: FleetGaugesOptions): { stop(): void } {
       if (failing) o.log.info('fleet gauges: visibility answers again');
       failing = false;
     } catch (err) {
-      if (!failing) o.log.warn('fleet gauges: could not list VM workflows; gauges keep their last values', { error: err });
+      if (!failing && !stopped) o.log.warn('fleet gauges: could not list VM workflows; gauges keep their last values', { error: err });
       failing = true;
     }
     if (!stopped) timer = setTimeout(() => void round(), o.intervalMs).unref();

@@ -25,8 +25,8 @@ export interface WorkerTelemetry {
   metricsAddress?: string;
   /** Set when an OTLP endpoint is. */
   tracing?: WorkerTracing;
-  /** Starts the deployment-wide gauges (only with metrics); call once the worker's client exists. */
-  startGauges(client: Client): void;
+  /** Starts the deployment-wide gauges (only with metrics; once); `stop()` ends them. */
+  startGauges(client: Client): { stop(): void };
   /** Stops the gauges and flushes spans. */
   shutdown(): Promise<void>;
 }
@@ -83,7 +83,8 @@ export async function installWorkerTelemetry(env: NodeJS.ProcessEnv, out: NodeJS
     ...(metricsAddress ? { metricsAddress } : {}),
     ...(tracing ? { tracing } : {}),
     startGauges: (client) => {
-      if (metricsAddress && !gauges) gauges = startFleetGauges({ client, meter, intervalMs, log: logger });
+      if (metricsAddress) gauges ??= startFleetGauges({ client, meter, intervalMs, log: logger });
+      return { stop: () => gauges?.stop() };
     },
     shutdown: async () => {
       gauges?.stop();
