@@ -5,14 +5,17 @@
  * Run directly it connects through @temporalio/envconfig (temporal.toml profile, TEMPORAL_*
  * variables) or to the embedded server whose address the daemon passes in GPUPROV_EMBEDDED_ADDRESS.
  * Worker processes run with WORKER_NODE_FLAGS (src/server/embedded.ts: a 512 MB heap limit).
+ * Telemetry (src/telemetry): JSON log lines, gpuprov_* metrics beside the SDK's, OTLP traces.
  */
 import * as path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { NativeConnection, Runtime, Worker, type WorkerInterceptors } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { ActivityDeps } from './activities';
 import { stateDir } from './paths';
 import { WORKER_READY_TEXT } from './server/worker-ready';
-import { workflowBundlePath } from './server/workflow-bundle';
+import { defaultInterceptorModules, workflowBundlePath } from './server/workflow-bundle';
+import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorModule, workerLogger, type WorkerTracing } from './telemetry';
 import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
 
@@ -38,8 +41,10 @@ export type BuildWorkerOptions = ActivitySource & {
   /** Default: TASK_QUEUE (`gpuprov`). */
   taskQueue?: string;
   workflows?: WorkflowSource;
-  /** Activity (and, with `workflowsPath` only, workflow) interceptors. */
+  /** Activity (and, with `workflowsPath` only, workflow) interceptors, after gpuprov's own. */
   interceptors?: WorkerInterceptors;
+  /** Traces (src/telemetry/tracing.ts): its interceptors, its sink, and the workflow module in the bundle. */
+  tracing?: WorkerTracing;
   /** Concurrent activity executions (default: the SDK's). */
   maxConcurrentActivities?: number;
   /** Where the default bundle is cached (GPUPROV_CACHE_DIR); default process.env. */
@@ -48,9 +53,18 @@ export type BuildWorkerOptions = ActivitySource & {
   log?: (line: string) => void;
 };
 
+/**
+ * The workflow interceptor modules of gpuprov's bundle: the log attributes, and the OpenTelemetry
+ * module when tracing. A prebuilt bundle given to {@link buildWorker} must have been built with them.
+ */
+export function workflowInterceptorModules(tracing: boolean): string[] {
+  return [...defaultInterceptorModules(), ...(tracing ? [otelWorkflowInterceptorModule()] : [])];
+}
+
 /** A worker polling `taskQueue` with gpuprov's workflows (or the given ones) and activities. */
 export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
-  const workflows = o.workflows ?? { bundlePath: workflowBundlePath({ ...(o.env ? { env: o.env } : {}), ...(o.log ? { log: o.log } : {}) }) };
+  const interceptorModules = workflowInterceptorModules(o.tracing !== undefined);
+  const workflows = o.workflows ?? { bundlePath: workflowBundlePath({ interceptorModules, ...(o.env ? { env: o.env } : {}), ...(o.log ? { log: o.log } : {}) }) };
   if ('bundlePath' in workflows && o.interceptors?.workflowModules?.length) {
     throw new Error('buildWorker: workflow interceptor modules are not in a prebuilt bundle; pass workflows: { workflowsPath }');
   }
@@ -62,6 +76,12 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
   } else {
     activities = o.activities;
   }
+  const interceptors: WorkerInterceptors = {
+    ...o.interceptors,
+    activity: [activityLogAttributes, ...(o.tracing?.activity ?? []), ...(o.interceptors?.activity ?? [])],
+    // A prebuilt bundle holds its modules already; webpack here needs them named.
+    ...('workflowsPath' in workflows ? { workflowModules: [...interceptorModules, ...(o.interceptors?.workflowModules ?? [])] } : {}),
+  };
   return Worker.create({
     connection: o.connection,
     namespace: o.namespace,
@@ -72,7 +92,8 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
     // timeout (HEARTBEAT_TIMEOUT in src/workflows/proxies.ts); the SDK's default throttle
     // (0.8 × the timeout) left a live activity a margin of ~2 s under load.
     maxHeartbeatThrottleInterval: '3s',
-    ...(o.interceptors ? { interceptors: o.interceptors } : {}),
+    interceptors,
+    ...(o.tracing ? { sinks: o.tracing.sinks } : {}),
     ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
   });
 }
@@ -131,10 +152,11 @@ export function taskQueueFromEnv(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * Runs `worker` until SIGINT/SIGTERM, logging one line (WORKER_READY_TEXT …) once it polls;
- * closes the connection afterwards.
+ * closes the connection afterwards. `onSignal` runs first when a signal arrives.
  */
-export async function runUntilSignal(worker: Worker, conn: WorkerConnection, taskQueue: string, clouds: string[]): Promise<void> {
+export async function runUntilSignal(worker: Worker, conn: WorkerConnection, taskQueue: string, clouds: string[], onSignal?: () => void): Promise<void> {
   const stop = (): void => {
+    onSignal?.();
     if (worker.getState() === 'RUNNING') worker.shutdown();
   };
   process.once('SIGINT', stop);
@@ -142,9 +164,10 @@ export async function runUntilSignal(worker: Worker, conn: WorkerConnection, tas
   const running = worker.run();
   while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 20));
   if (worker.getState() === 'RUNNING') {
-    process.stdout.write(
-      `${WORKER_READY_TEXT} "${taskQueue}" in namespace "${conn.namespace}" at ${conn.address}; clouds: ${clouds.join(', ') || 'none'}\n`,
-    );
+    const line = `${WORKER_READY_TEXT} "${taskQueue}" in namespace "${conn.namespace}" at ${conn.address}; clouds: ${clouds.join(', ') || 'none'}`;
+    const logger = workerLogger();
+    if (logger) logger.announce(line, { component: 'gpuprov', taskQueue, namespace: conn.namespace, clouds });
+    else process.stdout.write(`${line}\n`);
   }
   try {
     await running;
@@ -155,33 +178,44 @@ export async function runUntilSignal(worker: Worker, conn: WorkerConnection, tas
 
 /** The worker process: wires everything from the environment and runs until a signal. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  if (env.GPUPROV_METRICS_ADDRESS) {
-    // Must come before any connection or worker is created.
-    Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: env.GPUPROV_METRICS_ADDRESS } } } });
-  }
+  // Must come before any connection or worker is created.
+  const telemetry = await installWorkerTelemetry(env);
+  const log = (line: string): void => telemetry.logger.info(line, { component: 'gpuprov' });
   // Before anything starts: a bad GPUPROV_SSH_KEY_FILE / GPUPROV_SSH_PRIVATE_KEY exits 2 at once.
   const { loadWorkerIdentity } = await import('./ssh/deployment-key');
   const ssh = await loadWorkerIdentity(env, path.join(stateDir(env), 'keys'));
   // Built (or found in the cache) by a child process while we connect: webpack never enters this
   // process's heap (bundling in-process left ~200 MB of RSS behind).
-  const bundlePath = workflowBundlePath({ env, log: (line) => process.stdout.write(`${line}\n`) });
+  const bundlePath = workflowBundlePath({ env, log, interceptorModules: workflowInterceptorModules(telemetry.tracing !== undefined) });
   bundlePath.catch(() => undefined); // awaited by buildWorker; not unhandled if connecting fails first
   // Loaded here, not at the top: they pull in every cloud SDK.
   const { registryFromEnv } = await import('./providers/default-registry');
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
   const registry = registryFromEnv(env);
-  const worker = await buildWorker({ connection: conn.connection, namespace: conn.namespace, taskQueue, deps: { registry, ssh }, workflows: { bundlePath } });
-  await runUntilSignal(worker, conn, taskQueue, registry.names());
+  const worker = await buildWorker({
+    connection: conn.connection, namespace: conn.namespace, taskQueue, deps: { registry, ssh }, workflows: { bundlePath }, ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
+  });
+  const gauges = telemetry.startGauges(new Client({ connection: conn.connection, namespace: conn.namespace }));
+  try {
+    // The gauges stop before the connection they read through closes.
+    await runUntilSignal(worker, conn, taskQueue, registry.names(), () => gauges.stop());
+  } finally {
+    await telemetry.shutdown();
+  }
 }
 
 if (require.main === module) {
   main().catch((err: unknown) => {
+    // Through the worker's logger once it exists (one JSON line in the daemon's log file).
+    const logger = workerLogger();
     if (err instanceof InputError) {
-      process.stderr.write(`gpuprov worker: ${err.field}: ${err.message}\n${err.suggestion ? `  fix: ${err.suggestion}\n` : ''}`);
+      if (logger) logger.announce(`gpuprov worker: ${err.field}: ${err.message}`, { component: 'gpuprov', field: err.field, fix: err.suggestion }, 'ERROR');
+      else process.stderr.write(`gpuprov worker: ${err.field}: ${err.message}\n${err.suggestion ? `  fix: ${err.suggestion}\n` : ''}`);
       process.exit(2);
     }
-    process.stderr.write(`gpuprov worker: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    if (logger) logger.announce('gpuprov worker failed', { component: 'gpuprov', error: err }, 'ERROR');
+    else process.stderr.write(`gpuprov worker: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   });
 }

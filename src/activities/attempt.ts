@@ -11,6 +11,7 @@ import type { CloudProvider, InstanceSpec, Location, Observed, Offer } from '../
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { toFailure, translated } from './failures';
 import { activitySleep } from './look-again';
+import { activityLog } from './activity-log';
 
 export interface AttemptDeps {
   registry: ProviderRegistry;
@@ -93,7 +94,9 @@ export function createAttemptActivities(deps: AttemptDeps) {
       } catch (err) {
         throw toFailure(err, 'prepare');
       }
-      return withKeyFingerprint(await translated(() => createOrAdopt(p, offer, prepared, s)), deps.keyFingerprint);
+      const created = await translated(() => createOrAdopt(p, offer, prepared, s));
+      activityLog('info', created.adopted ? 'adopted the instance a previous try created' : 'instance created', { instanceId: created.instanceId, region: offer.region, instanceType: offer.instanceType });
+      return withKeyFingerprint(created, deps.keyFingerprint);
     },
 
     /**
@@ -108,6 +111,7 @@ export function createAttemptActivities(deps: AttemptDeps) {
       const beat = setInterval(heartbeat, 5_000);
       try {
         await release(p, input);
+        activityLog('info', input.mode === 'full' ? 'released: no instance left, side resources cleaned up' : 'side resources cleaned up', { region: input.at.region });
       } finally {
         clearInterval(beat);
       }

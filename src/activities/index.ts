@@ -21,6 +21,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { SshEndpoint } from '../core/provider';
 import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
+import { activityLog } from './activity-log';
 
 export interface ActivityDeps {
   registry: ProviderRegistry;
@@ -155,8 +156,10 @@ export function createActivities(deps: ActivityDeps) {
           perCloud.push(offers);
         } catch (err) {
           // A cloud that cannot plan this request is skipped; a transient error is retried.
-          if (err instanceof ProviderError && err.kind !== 'Transient') skipped.push({ cloud, kind: err.kind, message: err.message });
-          else throw toFailure(err);
+          if (err instanceof ProviderError && err.kind !== 'Transient') {
+            skipped.push({ cloud, kind: err.kind, message: err.message });
+            activityLog('info', `${cloud} cannot plan this request: skipped`, { cloud, kind: err.kind, error: err.message });
+          } else throw toFailure(err);
         }
       }
       const offers = orderOffers(perCloud, Boolean(input.clouds?.length));
@@ -165,6 +168,7 @@ export function createActivities(deps: ActivityDeps) {
         const kind = skipped.length > 0 && skipped.every((s) => s.kind === 'Credentials') ? 'Credentials' : 'InvalidRequest';
         throw toFailure(new ProviderError(kind, `no cloud can serve this request${why ? ` (${why})` : ''}`));
       }
+      activityLog('info', `planned ${offers.length} offer(s)`, { offers: offers.length, clouds: Object.keys(capabilities) });
       return { offers, capabilities, skipped };
     },
 
@@ -182,13 +186,17 @@ export function createActivities(deps: ActivityDeps) {
 
     /** NotReady (retryable) until the instance is Running with an SSH endpoint. */
     async awaitRunning(input: AwaitRunningInput): Promise<RunningInstance> {
-      return lookAgain(() => lookRunning(input), inline);
+      const running = await lookAgain(() => lookRunning(input), inline);
+      activityLog('info', 'instance running', { instanceId: running.instanceId, host: running.endpoint.host, port: running.endpoint.port });
+      return running;
     },
 
     /** Connect with the worker's key and run `true`; SshNotReady (retryable) until it works. */
     async probeSsh(input: ProbeInput): Promise<ProbeResult> {
       requireWorkerKey(deps.ssh, input.workerKey);
-      return lookAgain(() => probeOnce(input), { ...inline, defaultDelayMs: SSH_LOOK_DELAY_MS });
+      const probed = await lookAgain(() => probeOnce(input), { ...inline, defaultDelayMs: SSH_LOOK_DELAY_MS });
+      activityLog('info', 'ssh answers', { host: input.endpoint.host, port: input.endpoint.port, hostKeyFingerprint: probed.fingerprint });
+      return probed;
     },
 
     async observeVm(at: Location, vmName: string): Promise<Observed[]> {

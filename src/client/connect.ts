@@ -4,6 +4,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { embeddedStatus, resolveTemporal, startEmbedded } from '../server/embedded';
+import { clientTracingInterceptors } from '../telemetry/tracing';
 import { errLine, type Io } from './command';
 
 export interface ConnectedClient {
@@ -68,8 +69,10 @@ export async function connectClient(io: Io, opts: { autoStart: boolean }): Promi
       break;
     }
   }
+  // With OTEL_EXPORTER_OTLP_ENDPOINT: a span per start/signal/query, whose context the workflow continues.
+  const workflowInterceptors = await clientTracingInterceptors(io.env);
   return {
-    client: new Client({ connection, namespace: target.namespace }),
+    client: new Client({ connection, namespace: target.namespace, ...(workflowInterceptors.length ? { interceptors: { workflow: workflowInterceptors } } : {}) }),
     connection,
     namespace: target.namespace,
     address: target.address,

@@ -14,13 +14,16 @@ import { cacheDir } from '../paths';
 import { withLock } from './lock';
 
 /** Bump when the build itself changes (bundler options, the child's script). */
-const FORMAT = 'gpuprov-workflow-bundle-1';
+const FORMAT = 'gpuprov-workflow-bundle-2';
 
 /** Files whose contents the bundle may include: code and JSON (not .d.ts, maps or protos). */
 const SOURCE = /(?<!\.d)\.(?:[cm]?[jt]s|json)$/;
 
-/** Builds the bundle of `workflowsPath` into `outFile` (which must not be read before it resolves). */
-export type BundleBuilder = (workflowsPath: string, outFile: string) => Promise<void>;
+/**
+ * Builds the bundle of `workflowsPath` with the workflow interceptor modules `interceptorModules`
+ * into `outFile` (which must not be read before it resolves).
+ */
+export type BundleBuilder = (workflowsPath: string, outFile: string, interceptorModules: readonly string[]) => Promise<void>;
 
 export interface WorkflowBundleOptions {
   /** Where the cache lives: `cacheDir(env)/bundles` (GPUPROV_CACHE_DIR, else ~/.cache/gpuprov). */
@@ -31,6 +34,11 @@ export interface WorkflowBundleOptions {
   workflowsPath?: string;
   /** Hashed into the key when it exists. Default: `package-lock.json` of the package holding `srcDir`. */
   lockFile?: string;
+  /**
+   * Workflow interceptor modules bundled with the workflows (files; part of the key). Default:
+   * {@link defaultInterceptorModules} (gpuprov's log attributes).
+   */
+  interceptorModules?: readonly string[];
   /** How to build on a cache miss. Default: {@link buildInChildProcess}. */
   build?: BundleBuilder;
   /** Told when a build starts (it takes a while). */
@@ -44,6 +52,15 @@ export interface WorkflowBundleOptions {
 export function defaultWorkflowsPath(srcDir = path.join(__dirname, '..')): string {
   const ts = path.join(srcDir, 'workflows', 'index.ts');
   return fs.existsSync(ts) ? ts : path.join(srcDir, 'workflows', 'index.js');
+}
+
+/**
+ * gpuprov's own workflow interceptor modules, in every bundle: `<srcDir>/workflows/log-attributes`
+ * (names the VM and cloud on workflow log lines).
+ */
+export function defaultInterceptorModules(srcDir = path.join(__dirname, '..')): string[] {
+  const ts = path.join(srcDir, 'workflows', 'log-attributes.ts');
+  return [fs.existsSync(ts) ? ts : path.join(srcDir, 'workflows', 'log-attributes.js')];
 }
 
 /** Every source file under `dir`, as paths relative to it, sorted (stable across machines). */
@@ -81,7 +98,7 @@ function installedVersion(name: string): string {
  * The cache key (hex) of a bundle: the format, the Temporal SDK versions, package-lock.json, the
  * workflows module's path within `srcDir` and every source file under `srcDir` (path and bytes).
  */
-export function workflowBundleKey(o: Pick<WorkflowBundleOptions, 'srcDir' | 'workflowsPath' | 'lockFile'> = {}): string {
+export function workflowBundleKey(o: Pick<WorkflowBundleOptions, 'srcDir' | 'workflowsPath' | 'lockFile' | 'interceptorModules'> = {}): string {
   const srcDir = o.srcDir ?? path.join(__dirname, '..');
   const h = createHash('sha256');
   const part = (label: string, data: string | Buffer): void => {
@@ -93,15 +110,18 @@ export function workflowBundleKey(o: Pick<WorkflowBundleOptions, 'srcDir' | 'wor
   const lockFile = o.lockFile ?? path.join(packageRoot(srcDir), 'package-lock.json');
   part('package-lock.json', fs.existsSync(lockFile) ? fs.readFileSync(lockFile) : 'absent');
   part('workflows', path.relative(srcDir, o.workflowsPath ?? defaultWorkflowsPath(srcDir)));
+  // Relative to the package, so that checkouts elsewhere share keys (the packages' versions are in the lock file).
+  const root = packageRoot(srcDir);
+  for (const m of o.interceptorModules ?? defaultInterceptorModules(srcDir)) part('interceptor', path.relative(root, m));
   for (const rel of sourceFiles(srcDir)) part(rel, fs.readFileSync(path.join(srcDir, rel)));
   return h.digest('hex').slice(0, 32);
 }
 
 /** What the child process runs: plain JavaScript, so it needs neither tsx nor this file. */
 const CHILD_SCRIPT = `
-const [workerModule, workflowsPath, outFile] = process.argv.slice(1);
+const [workerModule, workflowsPath, outFile, modules] = process.argv.slice(1);
 const { bundleWorkflowCode, DefaultLogger } = require(workerModule);
-bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') })
+bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: JSON.parse(modules), logger: new DefaultLogger('WARN') })
   .then(({ code }) => require('node:fs').writeFileSync(outFile, code))
   .catch((err) => { process.stderr.write(String(err && err.stack || err) + '\\n'); process.exit(1); });
 `;
@@ -110,9 +130,9 @@ bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') })
  * Runs `bundleWorkflowCode` (webpack) in a separate node process that writes `outFile` and
  * exits, so none of webpack's memory stays in the caller. Rejects with the child's stderr.
  */
-export function buildInChildProcess(workflowsPath: string, outFile: string, timeoutMs = 5 * 60_000): Promise<void> {
+export function buildInChildProcess(workflowsPath: string, outFile: string, interceptorModules: readonly string[] = [], timeoutMs = 5 * 60_000): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', CHILD_SCRIPT, require.resolve('@temporalio/worker'), workflowsPath, outFile], {
+    const child = spawn(process.execPath, ['-e', CHILD_SCRIPT, require.resolve('@temporalio/worker'), workflowsPath, outFile, JSON.stringify(interceptorModules)], {
       cwd: path.dirname(workflowsPath),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -143,16 +163,17 @@ export async function workflowBundlePath(o: WorkflowBundleOptions = {}): Promise
   const srcDir = o.srcDir ?? path.join(__dirname, '..');
   const workflowsPath = o.workflowsPath ?? defaultWorkflowsPath(srcDir);
   const dir = path.join(cacheDir(o.env ?? process.env), 'bundles');
-  const file = path.join(dir, `${workflowBundleKey({ srcDir, workflowsPath, lockFile: o.lockFile })}.js`);
+  const interceptorModules = o.interceptorModules ?? defaultInterceptorModules(srcDir);
+  const file = path.join(dir, `${workflowBundleKey({ srcDir, workflowsPath, lockFile: o.lockFile, interceptorModules })}.js`);
   let pending = inFlight.get(file);
   if (!pending) {
-    pending = ensureBundle(file, workflowsPath, o).finally(() => inFlight.delete(file));
+    pending = ensureBundle(file, workflowsPath, interceptorModules, o).finally(() => inFlight.delete(file));
     inFlight.set(file, pending);
   }
   return pending;
 }
 
-async function ensureBundle(file: string, workflowsPath: string, o: WorkflowBundleOptions): Promise<string> {
+async function ensureBundle(file: string, workflowsPath: string, interceptorModules: readonly string[], o: WorkflowBundleOptions): Promise<string> {
   if (fs.existsSync(file)) return touched(file);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   return withLock(`${file}.lock`, async () => {
@@ -160,7 +181,7 @@ async function ensureBundle(file: string, workflowsPath: string, o: WorkflowBund
     o.log?.(`bundling the workflow code (once per source change) into ${file}`);
     const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
     try {
-      await (o.build ?? buildInChildProcess)(workflowsPath, tmp);
+      await (o.build ?? buildInChildProcess)(workflowsPath, tmp, interceptorModules);
       if (!(fs.statSync(tmp, { throwIfNoEntry: false })?.size ?? 0)) throw new Error(`bundling the workflow code wrote nothing to ${tmp}`);
       fs.renameSync(tmp, file);
     } finally {

@@ -9,6 +9,7 @@ import type { Offer } from '../core/provider';
 import { API_VERSION, type Stage, type VmSpec, type VmStatus } from '../core/api';
 import { SA } from '../core/search-attributes';
 import { withTuning, type Tuning } from '../core/tuning';
+import { logStage } from './telemetry';
 
 export class VmContext {
   readonly status: VmStatus;
@@ -32,9 +33,11 @@ export class VmContext {
 
   /** Change stage: status, search attributes (only when they changed) and the UI's details. */
   setStage(stage: Stage, patch: Partial<VmStatus> = {}): void {
+    const from = this.status.stage;
     Object.assign(this.status, patch, { stage });
     this.syncAttributes();
     setCurrentDetails(this.details());
+    if (stage !== from) logStage(this.status, from);
   }
 
   /** Point the VM at an offer (a new attempt) without changing stage. */

@@ -19,6 +19,7 @@ import { bootPolling, sshPolling } from '../core/polling';
 import { afterFailure, attemptsTable, decide, exhaustedKind, kindOfFailureType, newSearch, nextOffer, replan, type Phase, type SearchState } from '../core/search';
 import { CLOUD_CALLS_PATCH } from '../core/patches';
 import { runTeardown } from './teardown';
+import { countFailover, countLaunch, recordReady, vmLog } from './telemetry';
 import type { Tuning } from '../core/tuning';
 
 export type LaunchOutcome =
@@ -171,6 +172,10 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     });
     search = afterFailure(search, next.index, next.offer, kind, decision, record);
     ctx.status.attempts = search.attempts;
+    if (!end.cancelled) {
+      countFailover(record.kind ?? kind, next.offer.cloud);
+      vmLog(ctx.status, 'info', `attempt failed in ${end.phase}: ${record.kind ?? kind}; compensating`, { attempt: index + 1, kind: record.kind ?? kind, phase: end.phase, offer: offerKey(next.offer), error: end.message });
+    }
 
     ctx.setStage('compensating');
     await runTeardown(ctx, { at: locationOf(next.offer), vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
@@ -199,9 +204,11 @@ export async function launchWorkflow(input: LaunchWorkflowInput): Promise<Launch
   setHandler(cancelSignal, () => ctx.requestCancel());
   CancellationScope.current().cancelRequested.catch(() => ctx.requestCancel(true));
   const outcome = await CancellationScope.nonCancellable(() => runLaunch(ctx));
+  countLaunch(ctx.status, outcome.kind, outcome.kind === 'ready' ? outcome.result : undefined);
   if (outcome.kind === 'ready') {
     const { workerKeyFingerprint } = outcome.result;
     ctx.setStage('ready', { readyAt: new Date().toISOString(), endpoint: outcome.result.endpoint, instanceIds: [outcome.result.instanceId], ...(workerKeyFingerprint ? { workerKeyFingerprint } : {}) });
+    recordReady(ctx.status);
     return outcome.result;
   }
   if (outcome.kind === 'cancelled') {

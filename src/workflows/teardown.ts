@@ -12,6 +12,7 @@ import { VmContext } from './context';
 import { gonePolling } from '../core/polling';
 import { leakDelayMs, type Tuning } from '../core/tuning';
 import { failureMessage } from './failure-info';
+import { vmLog } from './telemetry';
 
 export interface TeardownTarget {
   at: Location;
@@ -58,6 +59,7 @@ export async function runTeardown(ctx: VmContext, target: TeardownTarget): Promi
     } catch (err) {
       before ??= ctx.status.stage;
       const delay = leakDelayMs(ctx.tuning, tries);
+      if (tries > 1) vmLog(ctx.status, 'warn', 'teardown failed again; still leaked', { tries, error: failureMessage(err) });
       const signalsAtStart = ctx.teardownRequests;
       ctx.setStage('leaked', {
         leak: {

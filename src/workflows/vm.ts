@@ -15,6 +15,7 @@ import { VmContext } from './context';
 import { runK3s } from './k3s';
 import { runLaunch } from './launch';
 import { runTeardown } from './teardown';
+import { countLaunch, recordGone, recordReady } from './telemetry';
 import { slotEventSignal } from '../core/fleet-api';
 import type { Tuning } from '../core/tuning';
 
@@ -83,6 +84,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   const end = await CancellationScope.nonCancellable(async (): Promise<ReadyEnd | 'launch-cancelled'> => {
     if (!input.carried) {
       const outcome = await runLaunch(ctx);
+      countLaunch(ctx.status, outcome.kind, outcome.kind === 'ready' ? outcome.result : undefined);
       if (outcome.kind === 'cancelled') return 'launch-cancelled';
       if (outcome.kind === 'failed') {
         ctx.setStage('failed', { error: { kind: outcome.errorKind, message: outcome.message }, endedAt: new Date().toISOString(), instanceIds: [] });
@@ -118,6 +120,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
         });
       }
       launched = true;
+      recordReady(ctx.status);
       await notifyParent(ctx);
     }
     for (;;) {
@@ -142,7 +145,9 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
     const s = ctx.status;
     ctx.setStage(end === 'lost' ? 'lost' : 'tearing-down');
     if (s.location) {
+      const sinceMs = Date.now();
       await runTeardown(ctx, { at: s.location, vmName: s.name, instanceIds: s.instanceIds, mode: 'full', pollIntervalMs });
+      recordGone(s, s.location.cloud, sinceMs);
     }
   }
   const final = end === 'lost' ? 'lost' : ctx.cancelRequested ? 'cancelled' : 'terminated';
