@@ -105,7 +105,8 @@ describe.skipIf(!requireTool('temporal CLI', cliPath !== '', 'pip install tempor
     expect(await serverCommand.run(['start'], c), c.stderr.join('\n')).toBe(0);
     const s = await statusJson(env);
     expect(s).toMatchObject({ running: true, worker: { alive: true }, server: { healthy: true } });
-    expect(fs.readFileSync(s.worker.logFile, 'utf8')).toMatch(/polling task queue "gpuprov" in namespace "default"/);
+    // The daemon logs JSON lines (quotes escaped inside the message).
+    expect(fs.readFileSync(s.worker.logFile, 'utf8')).toMatch(/polling task queue \\?"gpuprov\\?" in namespace \\?"default\\?"/);
 
     expect(await serverCommand.run(['stop'], io(env))).toBe(0);
     expect(pidAlive(s.worker.pid!)).toBe(false);
