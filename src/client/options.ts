@@ -6,7 +6,8 @@
 import { InputError } from '../core/errors';
 import type { VmSpec } from '../core/api';
 import { CLOUDS } from './catalog';
-import { show, type FlagSpec, type Values } from './flags';
+import { JSON_FLAG } from './define';
+import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from './flags';
 import { VM_LIMITS, nameSchema, vmSpecSchema } from './vm-spec';
 
 export { VM_NAME, nameSchema } from './vm-spec';
@@ -171,4 +172,14 @@ export function startOptions(v: Values<typeof START_FLAGS> & { json?: boolean })
   if (v['retry-until-up']) spec.retryUntilUp = true;
   spec.k8s = v.k8s === true ? 'on' : v.k8s === false ? 'off' : 'auto';
   return { spec: checkSpecFromFlags(spec), detach: v.detach === true, json: v.json === true, ...(v['ssh-key'] ? { sshKeyPath: v['ssh-key'] } : {}) };
+}
+
+/** `start`'s NAME argument: the same as --name. */
+export const START_ARGS: readonly ArgSpec[] = [
+  { name: 'NAME', meaning: "the VM's name, the same as --name (give one of them)", example: 'gpu1 --gpu H100:1', required: false, flag: 'name', check: (raw) => checkName('NAME', raw, 'provision start gpu1') },
+];
+
+/** `start`'s command line → its options (for tests and callers that build a start themselves). */
+export function parseStart(args: string[]): StartOptions {
+  return startOptions(parseCommandLine({ path: 'start', flags: [...START_FLAGS, JSON_FLAG], args: START_ARGS }, args).values);
 }

@@ -4,10 +4,9 @@ import { InputError } from '../../core/errors';
 import { GpuprovClient } from '../client';
 import { EXIT_FAILED, EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
-import { JSON_FLAG, leaf } from '../define';
-import { parseCommandLine, type ArgSpec } from '../flags';
+import { leaf } from '../define';
 import { follow } from '../follow';
-import { checkName, checkSpecFromFlags, START_FLAGS, startOptions, type StartOptions } from '../options';
+import { checkSpecFromFlags, START_ARGS, START_FLAGS, startOptions } from '../options';
 import { attemptsRows, price, table, where } from '../output';
 import { userKey, writeSshEntry } from '../user-files';
 import { publicKeyProblem } from '../vm-spec';
@@ -15,15 +14,6 @@ import { publicKeyProblem } from '../vm-spec';
 const NOTES = `Re-running start for a name that is launching or up attaches to it; for a VM in k8s-failed it
 re-runs the k3s step. The VM is reachable as \`ssh NAME\` once ready (an ssh config entry with the
 pinned host key is written). Bounds (a typo guard, not a quota) are the same for fleet shapes.`;
-
-const START_ARGS: readonly ArgSpec[] = [
-  { name: 'NAME', meaning: "the VM's name, the same as --name (give one of them)", example: 'gpu1 --gpu H100:1', required: false, flag: 'name', check: (raw) => checkName('NAME', raw, 'provision start gpu1') },
-];
-
-/** `start`'s command line → its options (for tests and callers that build a start themselves). */
-export function parseStart(args: string[]): StartOptions {
-  return startOptions(parseCommandLine({ path: 'start', flags: [...START_FLAGS, JSON_FLAG], args: START_ARGS }, args).values);
-}
 
 export const startCommand: Command = leaf({
   name: 'start',

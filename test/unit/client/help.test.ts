@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { COMMANDS, runCli } from '../../../src/client/cli';
 import type { Command, Io } from '../../../src/client/command';
-import { parseStart } from '../../../src/client/commands/start';
+import { parseStart } from '../../../src/client/options';
 import { parseCommandLine } from '../../../src/client/flags';
 
 function io(): Io & { outText: string; errText: string } {

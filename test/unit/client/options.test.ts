@@ -2,8 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync, mkdirSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDuration, parseGpu } from '../../../src/client/options';
-import { parseStart } from '../../../src/client/commands/start';
+import { parseDuration, parseGpu, parseStart } from '../../../src/client/options';
 import { parseCommandLine, show, type FlagSpec } from '../../../src/client/flags';
 import { publicKeyProblem, vmOptionsSchema } from '../../../src/client/vm-spec';
 import { InputError } from '../../../src/core/errors';
