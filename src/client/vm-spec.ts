@@ -56,7 +56,8 @@ function span(ms: number): string {
 const fields = {
   gpu: z
     .object({
-      model: z.string().regex(GPU_MODEL, 'GPU model must be a name like H100 or A100-80GB').transform((s) => s.toUpperCase()),
+      // Not upper-cased here: a fleet's stored shape must compare equal when applied again.
+      model: z.string().regex(GPU_MODEL, 'GPU model must be a name like H100 or A100-80GB'),
       count: z.number().int('GPU count must be a whole number').min(VM_LIMITS.gpuCount.min, 'GPU count must be at least 1').max(VM_LIMITS.gpuCount.max, `GPU count must be at most ${VM_LIMITS.gpuCount.max}`),
       // `MODEL:N+` (GpuRequest.atLeast): at least N GPUs.
       atLeast: z.boolean().optional(),

@@ -95,8 +95,8 @@ describe('the VM spec schema (start and fleet shapes)', () => {
     expect(r.success).toBe(false);
     expect(r.error?.issues.map((i) => i.message).join('; ')).toContain(message);
   });
-  it('normalises the GPU model and keeps the bounds inclusive', () => {
-    expect(vmOptionsSchema.parse({ gpu: { model: 'h100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 })).toEqual({ gpu: { model: 'H100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 });
+  it('keeps a fleet\'s vm: as written and the bounds inclusive', () => {
+    expect(vmOptionsSchema.parse({ gpu: { model: 'h100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 })).toEqual({ gpu: { model: 'h100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 });
     expect(parseStart(['g', '--ttl', '30d', '--max-price', '0.01']).spec).toMatchObject({ ttlMs: 30 * 86_400_000, maxPricePerHour: 0.01 });
   });
 });
