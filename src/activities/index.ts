@@ -45,6 +45,8 @@ export interface PlanInput {
   requireK8s?: boolean;
   clouds?: string[];
   request: ResourceRequest;
+  /** A listing (`provision offers`): a cloud that fails is skipped with its reason, and no offer is not an error. */
+  listOnly?: boolean;
 }
 
 export interface PlanOutput {
@@ -156,14 +158,14 @@ export function createActivities(deps: ActivityDeps) {
           perCloud.push(offers);
         } catch (err) {
           // A cloud that cannot plan this request is skipped; a transient error is retried.
-          if (err instanceof ProviderError && err.kind !== 'Transient') {
+          if (err instanceof ProviderError && (err.kind !== 'Transient' || input.listOnly)) {
             skipped.push({ cloud, kind: err.kind, message: err.message });
             activityLog('info', `${cloud} cannot plan this request: skipped`, { cloud, kind: err.kind, error: err.message });
           } else throw toFailure(err);
         }
       }
       const offers = orderOffers(perCloud, Boolean(input.clouds?.length));
-      if (offers.length === 0) {
+      if (offers.length === 0 && !input.listOnly) {
         const why = skipped.map((s) => `${s.cloud}: ${s.message}`).join('; ');
         const kind = skipped.length > 0 && skipped.every((s) => s.kind === 'Credentials') ? 'Credentials' : 'InvalidRequest';
         throw toFailure(new ProviderError(kind, `no cloud can serve this request${why ? ` (${why})` : ''}`));

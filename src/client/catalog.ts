@@ -19,6 +19,22 @@ export const KNOWN_REGIONS: Partial<Record<CloudId, readonly string[]>> = {
   digitalocean: ['nyc2', 'tor1', 'atl1', 'ams3', 'nyc1', 'nyc3', 'sfo3', 'lon1', 'fra1'],
 };
 
+/** The worker's variables that hold each cloud's credentials (what to fix when a cloud refuses them). */
+export const CREDENTIAL_VARS: Partial<Record<CloudId, string>> = {
+  aws: 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)',
+  gcp: 'GOOGLE_APPLICATION_CREDENTIALS (a service-account key file) and GOOGLE_CLOUD_PROJECT',
+  lambda: 'LAMBDA_API_KEY',
+  runpod: 'RUNPOD_API_KEY',
+  primeintellect: 'PRIME_API_KEY',
+  vastai: 'VAST_API_KEY',
+  hyperstack: 'HYPERSTACK_API_KEY',
+  digitalocean: 'DIGITALOCEAN_TOKEN',
+  verda: 'VERDA_CLIENT_ID and VERDA_CLIENT_SECRET',
+  massedcompute: 'MASSED_COMPUTE_API_KEY',
+  nebius: 'NEBIUS_IAM_TOKEN and NEBIUS_PROJECT_ID (or NEBIUS_PROJECTS)',
+  docker: 'DOCKER_HOST',
+};
+
 /** Levenshtein distance, for "did you mean". */
 export function distance(a: string, b: string): number {
   const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);

@@ -1,6 +1,10 @@
 /** The `provision` CLI: one command per file under ./commands; this file only dispatches. */
 import pkg from '../../package.json';
 import { didYouMean } from './catalog';
+import { wantsJson } from './define';
+import { show } from './flags';
+import { reportError } from './output';
+import { InputError } from '../core/errors';
 import { EXIT_BAD_INPUT, EXIT_OK, type Command, type Io } from './command';
 import { cancelCommand, downCommand } from './commands/down';
 import { fleetCommand } from './commands/fleet';
@@ -28,6 +32,7 @@ function help(): string {
     '',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
+    'every flag, its format, default and an example: npx provision COMMAND --help',
     'start here: npx provision start --name gpu1',
     '',
   ].join('\n');
@@ -36,7 +41,8 @@ function help(): string {
 export async function runCli(argv: string[], io: Io): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.out(help());
+    const topic = name === 'help' ? COMMANDS.find((c) => c.name === args[0]) : undefined;
+    io.out(topic ? topic.help() : help());
     return name === undefined ? EXIT_BAD_INPUT : EXIT_OK;
   }
   if (name === '--version') {
@@ -45,13 +51,9 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   }
   const cmd = COMMANDS.find((c) => c.name === name);
   if (!cmd) {
-    const hint = didYouMean(name, COMMANDS.map((c) => c.name));
-    io.err(`error: unknown command "${name}"\n  fix: ${hint ? `did you mean "provision ${hint}"?` : 'see npx provision --help'}\n`);
-    return EXIT_BAD_INPUT;
-  }
-  if (args.includes('--help') || args.includes('-h')) {
-    io.out(`usage: ${cmd.usage}\n\n${cmd.summary}\n`);
-    return EXIT_OK;
+    const hint = name.startsWith('-') ? undefined : didYouMean(name, COMMANDS.map((c) => c.name));
+    const what = name.startsWith('-') ? `${show(name)} comes before a command` : `unknown command ${show(name)}`;
+    return reportError(io, new InputError('command', what, hint ? `did you mean "provision ${hint}"?` : 'see npx provision --help'), wantsJson(argv));
   }
   return cmd.run(args, io);
 }
@@ -59,13 +61,13 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
 /** Entry point for bin/provision.js. */
 export function main(): void {
   const io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), isTTY: Boolean(process.stderr.isTTY), env: process.env };
-  runCli(process.argv.slice(2), io).then(
+  const argv = process.argv.slice(2);
+  runCli(argv, io).then(
     (code) => {
       process.exitCode = code;
     },
     (err: unknown) => {
-      process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
+      process.exitCode = reportError(io, err, wantsJson(argv));
     },
   );
 }

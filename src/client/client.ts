@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { PlanInput, PlanOutput } from '../activities';
 import { cancelSignal, retryK8sSignal, statusQuery, TASK_QUEUE, teardownSignal, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../core/api';
 import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, fleetWorkflowId, type ApplyShapeResult, type FleetStatus, type FleetWorkflowInput, type SlotStatus } from '../core/fleet-api';
@@ -168,19 +168,28 @@ export class FleetClient {
   }
 
   /**
-   * Starts the fleet with `shape`, or applies `shape` to the running one (the `applyShape` Update:
-   * a changed shape needs a higher generation; the same one again is a no-op, `changed: false`).
+   * Starts the fleet with `shape` (`started: true`), or applies `shape` to the running one (the
+   * `applyShape` Update: a changed shape needs a higher generation; the same one again is a no-op,
+   * `changed: false`).
    */
-  async apply(shape: FleetShape, opts: Pick<FleetWorkflowInput, 'tuning' | 'vmTuning'> = {}): Promise<ApplyShapeResult> {
-    const handle = await this.temporal.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
-      taskQueue: this.taskQueue,
-      workflowId: fleetWorkflowId(shape.name),
-      args: [{ shape, ...opts }],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      staticSummary: `fleet ${shape.name}`,
-    });
+  async apply(shape: FleetShape, opts: Pick<FleetWorkflowInput, 'tuning' | 'vmTuning'> = {}): Promise<ApplyShapeResult & { started: boolean }> {
+    let handle: FleetHandle;
+    let started = true;
+    try {
+      handle = await this.temporal.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId: fleetWorkflowId(shape.name),
+        args: [{ shape, ...opts }],
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        staticSummary: `fleet ${shape.name}`,
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      handle = this.handle(shape.name);
+      started = false;
+    }
     // A fresh fleet already has this shape (the update is then a no-op); a running one gets it now.
-    return handle.executeUpdate(applyShapeUpdate, { args: [shape] });
+    return { ...(await handle.executeUpdate(applyShapeUpdate, { args: [shape] })), started };
   }
 
   async status(name: string): Promise<FleetStatus> {

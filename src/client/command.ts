@@ -1,3 +1,5 @@
+import type { FlagSpec } from './flags';
+
 /** What a command may touch: its output streams and environment (tests pass fakes). */
 export interface Io {
   out(s: string): void;
@@ -6,12 +8,20 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
-/** One CLI command. Exit codes: 0 ok, 1 failed, 2 bad input. */
+/** One CLI command (built by `leaf` or `group` in ./define.ts). Exit codes: 0 ok, 1 failed, 2 bad input. */
 export interface Command {
   name: string;
   summary: string;
+  /** One line: `provision start [NAME] [flags]`. */
   usage: string;
+  /** The full `--help` page, generated from the command's flag table. */
+  help(): string;
+  /** Parses `args` (everything after the command's name), runs, and reports any error itself. */
   run(args: string[], io: Io): Promise<number>;
+  /** Its flags (leaf commands), for help tests. */
+  flags?: readonly FlagSpec[];
+  /** Its subcommands (`fleet`, `server`). */
+  subcommands?: readonly Command[];
 }
 
 export const EXIT_OK = 0;

@@ -3,9 +3,10 @@
  * (when allowed) the embedded default, started in the background.
  */
 import { Client, Connection } from '@temporalio/client';
-import { embeddedStatus, resolveTemporal, startEmbedded } from '../server/embedded';
+import { checkServerConfig, embeddedStatus, resolveTemporal, startEmbedded } from '../server/embedded';
 import { clientTracingInterceptors } from '../telemetry/tracing';
 import { errLine, type Io } from './command';
+import { CommandFailure } from './output';
 
 export interface ConnectedClient {
   client: Client;
@@ -35,12 +36,15 @@ async function open(address: string, options: Parameters<typeof Connection.conne
   try {
     return await Connection.connect({ connectTimeout: 10_000, ...options, address });
   } catch (err) {
-    throw new Error(`could not connect to the Temporal server at ${address} (${what}): ${(err as Error).message}`, { cause: err });
+    const fix = what === 'TEMPORAL_ADDRESS' || what === 'temporal.toml profile' ? `check that it runs and answers there, or fix ${what}` : 'npx provision server status';
+    throw new CommandFailure(`could not connect to the Temporal server at ${address} (${what}): ${(err as Error).message}`, fix);
   }
 }
 
 /** A Temporal client as the environment in `io.env` says; see the module comment. */
 export async function connectClient(io: Io, opts: { autoStart: boolean }): Promise<ConnectedClient> {
+  // Bad configuration is bad input (exit 2), found before anything is contacted or started.
+  checkServerConfig(io.env);
   const target = await resolveTemporal(io.env);
   let connection: Connection;
   let uiUrl: string | undefined;

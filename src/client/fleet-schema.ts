@@ -1,25 +1,10 @@
 /** The zod schema of a fleet shape (CLI and config files: zod stays at the edges). */
 import { z } from 'zod';
 import { MAX_COUNT, shapeProblems, type FleetShape } from '../core/fleet/types';
+import { vmOptionsSchema } from './vm-spec';
 
 const finite = z.number().refine(Number.isFinite, 'must be finite');
-const nonNeg = finite.refine((n) => n >= 0, 'must be >= 0');
 const port = z.number().int().min(1).max(65_535);
-
-const vmOptions = z
-  .object({
-    // `atLeast: true` is `--gpu MODEL:N+` (at least N GPUs); absent is exactly N.
-    gpu: z.object({ model: z.string().min(1), count: z.number().int().positive(), atLeast: z.boolean().optional() }).strict().optional(),
-    clouds: z.array(z.string().min(1)).optional(),
-    regions: z.array(z.string().min(1)).optional(),
-    instanceTypes: z.array(z.string().min(1)).optional(),
-    maxPricePerHour: nonNeg.optional(),
-    ttlMs: nonNeg.optional(),
-    retryUntilUp: z.boolean().optional(),
-    k8s: z.enum(['auto', 'on', 'off']).optional(),
-    publicKeys: z.array(z.string().min(1)).optional(),
-  })
-  .strict();
 
 const ready = z.union([
   z.object({ command: z.string().min(1) }).strict(),
@@ -44,7 +29,8 @@ const group = z
     id: z.string(),
     role: z.string().min(1),
     count: z.number().int().min(0).max(MAX_COUNT),
-    vm: vmOptions.default({}),
+    // THE VM spec schema, the one `start`'s flags go through.
+    vm: vmOptionsSchema.default({}),
     bootstrap: bootstrap.optional(),
     onK8sFailure: z.enum(['teardown', 'keep']).optional(),
   })

@@ -2,7 +2,7 @@
  * The user's side of k3s access (`provision kubeconfig`, `provision tunnel`): the VM's status
  * from the workflow, and OpenSSH (`ssh`) with the user's own keys and the host key pinned at launch.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../core/errors';
@@ -10,23 +10,23 @@ import { statusQuery, vmWorkflowId, type VmStatus } from '../core/api';
 import type { K3sStatus } from '../core/k3s-access';
 import type { SshEndpoint } from '../core/provider';
 import type { Io } from './command';
+import { show, type FlagSpec } from './flags';
 import { connectClient } from './connect';
 import { CommandFailure } from './output';
 
 /** Flags both k3s access commands take (kubeconfig adds `--out`). */
-export const K3S_ACCESS_FLAGS = {
-  port: { type: 'string' },
-  identity: { type: 'string' },
-  json: { type: 'boolean' },
-} as const;
-
-/** What parseFlags returns for K3S_ACCESS_FLAGS (plus kubeconfig's `--out`). */
-export interface K3sAccessValues {
-  port?: string;
-  identity?: string;
-  json?: boolean;
-  out?: string;
-}
+export const K3S_ACCESS_FLAGS = [
+  {
+    name: 'port', type: 'string', value: 'PORT',
+    meaning: 'local port of `provision tunnel` (the kubeconfig points at 127.0.0.1:PORT when the cloud opens no API port)',
+    format: 'a TCP port, 1 to 65535', default: '6443', example: '--port 16443',
+  },
+  {
+    name: 'identity', type: 'string', value: 'FILE',
+    meaning: 'your SSH private key for the VM',
+    format: 'a private key file', default: 'GPUPROV_SSH_IDENTITY, else your ssh defaults and agent', example: '--identity ~/.ssh/id_ed25519',
+  },
+] as const satisfies readonly FlagSpec[];
 
 /** The VM's status snapshot (query `status` on workflow `vm-<name>`). */
 export async function vmStatus(io: Io, name: string): Promise<VmStatus> {
@@ -75,11 +75,15 @@ export function sshArgs(a: K3sAccess, identity: string | undefined): { args: str
 export function portFlag(v: string | undefined, def: number): number {
   if (v === undefined) return def;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isInteger(n) || n < 1 || n > 65535) throw new InputError('--port', `"${v}" is not a TCP port`, `give a port from 1 to 65535, e.g. --port ${def}`);
+  if (!/^\d+$/.test(v) || !Number.isInteger(n) || n < 1 || n > 65535) throw new InputError('--port', `${show(v)} is not a TCP port`, `give a port from 1 to 65535, e.g. --port ${def}`);
   return n;
 }
 
 /** `--identity`, else $GPUPROV_SSH_IDENTITY, else ssh's own defaults (undefined). */
 export function identityFlag(v: string | undefined, io: Io): string | undefined {
-  return v ?? (io.env.GPUPROV_SSH_IDENTITY || undefined);
+  const file = v ?? (io.env.GPUPROV_SSH_IDENTITY || undefined);
+  if (file !== undefined && !existsSync(file)) {
+    throw new InputError(v === undefined ? 'GPUPROV_SSH_IDENTITY' : '--identity', `the key file ${file} does not exist`, 'give your SSH private key file, e.g. --identity ~/.ssh/id_ed25519');
+  }
+  return file;
 }

@@ -1,21 +1,17 @@
 /**
- * Parsing and validation of the CLI's flags (zod at the edge). Every rejection names the field
- * and the fix; nothing is contacted before the input is valid.
+ * The VM flags of `start` and `offers`: their table (meaning, format, default, example; the
+ * source of --help) and their conversion to a VmSpec, which then goes through the one VM spec
+ * schema (./vm-spec.ts) that fleet shapes use too. Every rejection names the flag and the fix.
  */
-import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { InputError } from '../core/errors';
 import type { VmSpec } from '../core/api';
 import type { GpuRequest } from '../core/provider';
-import { CLOUDS, KNOWN_REGIONS, NO_K8S, didYouMean, type CloudId } from './catalog';
+import { CLOUDS } from './catalog';
+import { JSON_FLAG } from './define';
+import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from './flags';
+import { VM_LIMITS, nameSchema, vmSpecSchema } from './vm-spec';
 
-export const VM_NAME = /^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/;
-
-export const nameSchema = z
-  .string({ error: 'is required' })
-  .min(1, 'is required')
-  .max(32, 'must be at most 32 characters')
-  .regex(VM_NAME, 'must start with a letter and use only lowercase letters, digits and inner hyphens (e.g. gpu1)');
+export { VM_NAME, nameSchema } from './vm-spec';
 
 /**
  * `--gpu MODEL[:N][+]`: `H100` and `H100:1` are exactly one GPU, `h100:8` exactly eight, `H100:4+`
@@ -32,96 +28,138 @@ export function parseGpu(s: string): GpuRequest {
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `90m`, `8h`, `1h30m`, `2d` → ms; between 1 minute and 30 days. */
+/** `90m`, `8h`, `1h30m`, `2d` → ms. Bounds are the VM spec schema's (1 minute to 30 days for a TTL). */
 export function parseDuration(field: string, s: string): number {
   const parts = [...s.trim().matchAll(/(\d+)([smhd])/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== s.trim()) {
-    throw new InputError(field, `"${s}" is not a duration`, `write e.g. ${field} 8h, 90m or 1h30m`);
+    throw new InputError(field, `${show(s)} is not a duration`, `write a number and a unit (s, m, h, d), e.g. ${field} 8h, 90m or 1h30m`);
   }
-  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
-  if (ms < 60_000) throw new InputError(field, `${s} is shorter than one minute`, `use at least ${field} 1m`);
-  if (ms > 30 * 86_400_000) throw new InputError(field, `${s} is longer than 30 days`, `use at most ${field} 30d`);
-  return ms;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
 }
 
 function parsePrice(s: string): number {
   const n = Number(s);
-  if (s.trim() === '' || !Number.isFinite(n)) throw new InputError('--max-price', `"${s}" is not a number`, 'give USD per hour, e.g. --max-price 2.50');
-  if (n <= 0) throw new InputError('--max-price', `${s} must be above zero`, 'give USD per hour, e.g. --max-price 2.50');
-  if (n > 1_000) throw new InputError('--max-price', `${s} USD/h is above the 1000 USD/h sanity limit`, 'check the unit: the price is per hour, e.g. --max-price 40');
+  if (s.trim() === '' || !/^[\d.eE+-]+$/.test(s.trim()) || !Number.isFinite(n)) throw new InputError('--max-price', `${show(s)} is not a number`, 'give USD per hour, e.g. --max-price 2.50');
   return n;
 }
 
 function list(field: string, s: string | undefined): string[] | undefined {
   if (s === undefined) return undefined;
   const items = s.split(',').map((x) => x.trim());
-  if (items.some((x) => x === '')) throw new InputError(field, `"${s}" has an empty item`, `separate values with commas, e.g. ${field} a,b`);
+  if (items.some((x) => x === '')) throw new InputError(field, `${show(s)} has an empty item`, `separate values with commas, e.g. ${field} a,b`);
   return [...new Set(items)];
 }
 
-function clouds(s: string | undefined): CloudId[] | undefined {
-  const items = list('--cloud', s);
-  if (!items) return undefined;
-  for (const c of items) {
-    if (!(CLOUDS as readonly string[]).includes(c)) {
-      const hint = didYouMean(c, CLOUDS);
-      throw new InputError('--cloud', `unknown cloud "${c}"`, hint ? `did you mean --cloud ${hint}? Known: ${CLOUDS.join(', ')}` : `known clouds: ${CLOUDS.join(', ')}`);
-    }
-  }
-  return items as CloudId[];
+/** The VM flags shared by `start` and `offers`, by name. */
+export const VM_FLAGS = {
+  gpu: {
+    name: 'gpu', type: 'string', value: 'MODEL[:N]',
+    meaning: 'the GPU model and how many per VM; the model is matched across clouds (H100, A100-80GB, L4, …)',
+    format: `MODEL (one GPU), MODEL:N (exactly N) or MODEL:N+ (at least N); N from ${VM_LIMITS.gpuCount.min} to ${VM_LIMITS.gpuCount.max}`,
+    default: 'no GPU: the cheapest machine that fits', example: '--gpu H100:8',
+  },
+  cloud: {
+    name: 'cloud', type: 'string', value: 'CLOUD,…',
+    meaning: 'only these clouds, tried in this order',
+    format: `comma-separated, from: ${CLOUDS.join(', ')}`,
+    default: "every cloud configured on the worker, cheapest offer first (the local test cloud when none is)", example: '--cloud aws,gcp',
+  },
+  region: {
+    name: 'region', type: 'string', value: 'REGION,…',
+    meaning: "only these regions (each cloud's own region ids)",
+    format: 'comma-separated region ids', default: 'every region', example: '--region us-east-1,us-west-2',
+  },
+  'instance-type': {
+    name: 'instance-type', type: 'string', value: 'TYPE,…',
+    meaning: "only these instance types (the clouds' own type names)",
+    format: 'comma-separated type names', default: 'every type with the asked GPUs', example: '--instance-type g5.xlarge',
+  },
+  'max-price': {
+    name: 'max-price', type: 'string', value: 'USD',
+    meaning: 'skip offers above this price per hour (and offers without a known price)',
+    format: `US dollars per hour, ${VM_LIMITS.maxPricePerHour.min} to ${VM_LIMITS.maxPricePerHour.max}`,
+    default: 'no cap', example: '--max-price 2.50',
+  },
+} as const satisfies Record<string, FlagSpec>;
+
+/** `start`'s flags (the VM's name is also its optional NAME argument). */
+export const START_FLAGS = [
+  {
+    name: 'name', type: 'string', value: 'NAME',
+    meaning: 'the VM\'s name, unique in this deployment (also the ssh host name: `ssh NAME`)',
+    format: 'a lowercase letter, then lowercase letters, digits and inner "-"; at most 32 characters',
+    default: 'none: required (as --name or as the NAME argument)', example: '--name gpu1',
+  },
+  VM_FLAGS.gpu, VM_FLAGS.cloud, VM_FLAGS.region, VM_FLAGS['instance-type'], VM_FLAGS['max-price'],
+  {
+    name: 'ttl', type: 'string', value: 'DURATION',
+    meaning: 'tear the VM down automatically this long after it is ready',
+    format: 'a number and a unit, combined: s, m, h, d (e.g. 90m, 8h, 1h30m, 2d); 1 minute to 30 days',
+    default: 'no TTL: it runs until `provision down`', example: '--ttl 1h30m',
+  },
+  {
+    name: 'retry-until-up', type: 'boolean',
+    meaning: 'when every offer failed (no capacity), wait and try them all again, until one comes up or you cancel',
+    default: 'off: fail after one pass over the offers', example: '--retry-until-up',
+  },
+  {
+    name: 'k8s', type: 'boolean', negatable: true,
+    meaning: 'install single-node Kubernetes (k3s); --k8s requires it (only clouds that can run it), --no-k8s never installs it',
+    default: 'auto: k3s where the cloud supports it, none elsewhere', example: '--no-k8s',
+  },
+  {
+    name: 'detach', type: 'boolean',
+    meaning: 'return as soon as the launch is accepted instead of following it until ready',
+    default: 'off: follow the launch and print the result', example: '--detach',
+  },
+  {
+    name: 'ssh-key', type: 'string', value: 'PATH',
+    meaning: 'your SSH private key for `ssh NAME`; its PATH.pub is installed on the VM',
+    format: 'a private key file with PATH.pub beside it',
+    default: '~/.ssh/id_ed25519, id_ecdsa or id_rsa, else a key gpuprov makes once', example: '--ssh-key ~/.ssh/id_ed25519',
+  },
+] as const satisfies readonly FlagSpec[];
+
+/** The VM spec fields behind each flag: a problem at `ttlMs` is reported as `--ttl`. */
+const FLAG_OF: Record<string, string> = {
+  name: '--name', gpu: '--gpu', clouds: '--cloud', regions: '--region', instanceTypes: '--instance-type',
+  maxPricePerHour: '--max-price', ttlMs: '--ttl', retryUntilUp: '--retry-until-up', k8s: '--k8s', publicKeys: '--ssh-key',
+};
+const FIX_OF: Record<string, string> = {
+  '--ssh-key': 'give the private key whose .pub is an OpenSSH public key (ssh-keygen -y -f KEY > KEY.pub)',
+  '--k8s': 'drop --k8s, or add a VM cloud, e.g. --cloud aws',
+};
+const EXAMPLE_OF = Object.fromEntries([...START_FLAGS].map((f) => [`--${f.name}`, f.example]));
+
+/** Validate a VmSpec built from flags with THE schema; the first problem becomes an InputError naming its flag. */
+export function checkSpecFromFlags(raw: VmSpec): VmSpec {
+  const r = vmSpecSchema.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const flag = FLAG_OF[String(issue.path[0])] ?? 'arguments';
+  const fix = FIX_OF[flag] ?? `e.g. ${EXAMPLE_OF[flag] ?? flag}`;
+  throw new InputError(flag, issue.message, fix);
 }
 
-function regions(s: string | undefined, chosen: CloudId[] | undefined): string[] | undefined {
-  const items = list('--region', s);
-  if (!items) return undefined;
-  for (const r of items) {
-    if (!/^[a-z][a-z0-9-]{1,30}$/.test(r)) throw new InputError('--region', `"${r}" is not a region name`, 'use the cloud\'s region id, e.g. --region us-east-1');
-  }
-  if (chosen && chosen.every((c) => KNOWN_REGIONS[c])) {
-    const known = chosen.flatMap((c) => KNOWN_REGIONS[c] ?? []);
-    for (const r of items) {
-      if (!known.includes(r)) {
-        const hint = didYouMean(r, known);
-        throw new InputError('--region', `region "${r}" is not one of ${chosen.join(', ')}'s`, hint ? `did you mean --region ${hint}?` : `known: ${known.join(', ')}`);
-      }
-    }
-  }
-  return items;
+/** A VM name given as an argument or flag: the name, or an InputError showing it escaped. */
+export function checkName(field: string, raw: string, example: string): string {
+  const r = nameSchema.safeParse(raw);
+  if (!r.success) throw new InputError(field, `name ${show(raw)} ${r.error.issues[0]?.message ?? 'is invalid'}`, `e.g. ${example}`);
+  return r.data;
 }
 
-/** Shared `parseArgs` wrapper: unknown flags and missing values become InputErrors. */
-export function parseFlags<T extends NonNullable<Parameters<typeof parseArgs>[0]>['options']>(args: string[], options: T, positionals = 0) {
-  try {
-    const r = parseArgs({ args, options: options!, allowPositionals: true, strict: true, allowNegative: true });
-    if (r.positionals.length > positionals) throw new InputError('arguments', `unexpected argument "${r.positionals[positionals]}"`, 'see --help for the accepted flags');
-    return r;
-  } catch (err) {
-    if (err instanceof InputError) throw err;
-    const msg = (err as Error).message;
-    const flag = /'(--?[a-zA-Z-]+)/.exec(msg)?.[1] ?? 'arguments';
-    throw new InputError(flag, msg.replace(/\. To specify a positional.*$/s, ''), 'see --help for the accepted flags');
-  }
-}
-
-export const START_FLAGS = {
-  name: { type: 'string' },
-  gpu: { type: 'string' },
-  cloud: { type: 'string' },
-  region: { type: 'string' },
-  'instance-type': { type: 'string' },
-  'max-price': { type: 'string' },
-  ttl: { type: 'string' },
-  'retry-until-up': { type: 'boolean' },
-  k8s: { type: 'boolean' },
-  detach: { type: 'boolean' },
-  json: { type: 'boolean' },
-  'ssh-key': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-interface StartValues {
-  name?: string; gpu?: string; cloud?: string; region?: string; 'instance-type'?: string; 'max-price'?: string; ttl?: string;
-  'retry-until-up'?: boolean; k8s?: boolean; detach?: boolean; json?: boolean; 'ssh-key'?: string; help?: boolean;
+/** The flags `start` and `offers` share, as VmSpec fields (formats checked; bounds are the schema's). */
+export function vmFieldsOf(v: Values<readonly (typeof VM_FLAGS)[keyof typeof VM_FLAGS][]>): Omit<VmSpec, 'name'> {
+  const spec: Omit<VmSpec, 'name'> = {};
+  if (v.gpu !== undefined) spec.gpu = parseGpu(v.gpu);
+  const clouds = list('--cloud', v.cloud);
+  if (clouds) spec.clouds = clouds;
+  const regions = list('--region', v.region);
+  if (regions) spec.regions = regions;
+  const types = list('--instance-type', v['instance-type']);
+  if (types) spec.instanceTypes = types;
+  if (v['max-price'] !== undefined) spec.maxPricePerHour = parsePrice(v['max-price']);
+  return spec;
 }
 
 export interface StartOptions {
@@ -131,33 +169,22 @@ export interface StartOptions {
   sshKeyPath?: string;
 }
 
-/** `start` flags → a validated VmSpec (without public keys, which the command adds). */
-export function parseStart(args: string[]): StartOptions {
-  const parsed = parseFlags(args, START_FLAGS, 1);
-  const positionals = parsed.positionals;
-  const v = parsed.values as StartValues;
-  const rawName = v.name ?? positionals[0];
-  const name = nameSchema.safeParse(rawName);
-  if (!name.success) throw new InputError('--name', `name ${rawName === undefined ? '' : `"${rawName}" `}${name.error.issues[0]?.message ?? 'is invalid'}`, rawName === undefined ? 'add --name gpu1' : 'e.g. --name gpu1');
-  const cl = clouds(v.cloud);
-  const spec: VmSpec = { name: name.data };
-  if (v.gpu !== undefined) spec.gpu = parseGpu(v.gpu);
-  if (cl) spec.clouds = cl;
-  const rg = regions(v.region, cl);
-  if (rg) spec.regions = rg;
-  const types = list('--instance-type', v['instance-type']);
-  if (types) {
-    for (const t of types) if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/.test(t)) throw new InputError('--instance-type', `"${t}" is not an instance type name`, 'e.g. --instance-type g5.xlarge');
-    spec.instanceTypes = types;
-  }
-  if (v['max-price'] !== undefined) spec.maxPricePerHour = parsePrice(v['max-price']);
+/** `start`'s parsed flags → a validated VmSpec (without public keys, which the command adds). */
+export function startOptions(v: Values<typeof START_FLAGS> & { json?: boolean }): StartOptions {
+  if (v.name === undefined) throw new InputError('--name', 'the VM needs a name', 'add --name gpu1 (or give it as the argument: provision start gpu1)');
+  const spec: VmSpec = { name: checkName('--name', v.name, '--name gpu1'), ...vmFieldsOf(v) };
   if (v.ttl !== undefined) spec.ttlMs = parseDuration('--ttl', v.ttl);
   if (v['retry-until-up']) spec.retryUntilUp = true;
-  if (v.k8s === true) {
-    const bad = (cl ?? []).filter((c) => NO_K8S.includes(c));
-    if (cl && bad.length === cl.length) throw new InputError('--k8s', `${bad.join(', ')} cannot run k3s (containers or local processes)`, 'drop --k8s, or choose a VM cloud such as --cloud aws');
-    spec.k8s = 'on';
-  } else if (v.k8s === false) spec.k8s = 'off';
-  else spec.k8s = 'auto';
-  return { spec, detach: v.detach === true, json: v.json === true, ...(v['ssh-key'] ? { sshKeyPath: v['ssh-key'] } : {}) };
+  spec.k8s = v.k8s === true ? 'on' : v.k8s === false ? 'off' : 'auto';
+  return { spec: checkSpecFromFlags(spec), detach: v.detach === true, json: v.json === true, ...(v['ssh-key'] ? { sshKeyPath: v['ssh-key'] } : {}) };
+}
+
+/** `start`'s NAME argument: the same as --name. */
+export const START_ARGS: readonly ArgSpec[] = [
+  { name: 'NAME', meaning: "the VM's name, the same as --name (give one of them)", example: 'gpu1 --gpu H100:1', required: false, flag: 'name', check: (raw) => checkName('NAME', raw, 'provision start gpu1') },
+];
+
+/** `start`'s command line → its options (for tests and callers that build a start themselves). */
+export function parseStart(args: string[]): StartOptions {
+  return startOptions(parseCommandLine({ path: 'start', flags: [...START_FLAGS, JSON_FLAG], args: START_ARGS }, args).values);
 }

@@ -1,5 +1,5 @@
 /** Printing helpers shared by commands: tables, durations, stage lines, and the one error printer. */
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { InputError } from '../core/errors';
 import type { AttemptRecord, VmStatus } from '../core/api';
 import { EXIT_BAD_INPUT, EXIT_FAILED, type Io } from './command';
@@ -59,6 +59,17 @@ export class CommandFailure extends Error {
   }
 }
 
+/**
+ * What failed, under Temporal's wrappers: a workflow's (or an Update's) failure wraps an activity's
+ * ("Activity task failed"), which wraps the ApplicationFailure that says what happened.
+ */
+export function rootFailure(err: unknown): { message: string; type?: string } {
+  let e: unknown = err;
+  while ((e instanceof WorkflowFailedError || e instanceof WorkflowUpdateFailedError || e instanceof ActivityFailure || e instanceof ChildWorkflowFailure) && e.cause) e = e.cause;
+  const message = e instanceof Error ? e.message : String(e);
+  return e instanceof ApplicationFailure && e.type ? { message, type: e.type } : { message };
+}
+
 /** The one place that turns an error into output and an exit code. */
 export function reportError(io: Io, err: unknown, json: boolean): number {
   if (err instanceof InputError) {
@@ -67,21 +78,19 @@ export function reportError(io: Io, err: unknown, json: boolean): number {
     return EXIT_BAD_INPUT;
   }
   let message = err instanceof Error ? err.message : String(err);
+  let kind: string | undefined;
   let next = 'see the worker log (npx provision server status) or the Web UI';
   if (err instanceof CommandFailure) {
     next = err.next;
   } else if (err instanceof WorkflowNotFoundError) {
     message = 'no such VM: nothing with that name was started on this deployment';
     next = 'list VMs with: npx provision list --all';
-  } else if (err instanceof WorkflowFailedError && err.cause) {
-    // The failure's own words end the cause chain ("Activity task failed" → "no cloud can serve …").
-    let cause: Error = err.cause;
-    while (cause.cause instanceof Error) cause = cause.cause;
-    message = cause.message;
+  } else if (err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError) {
+    ({ message, type: kind } = rootFailure(err));
   } else if ((err as { code?: string }).code === 'TEMPORAL_NOT_RUNNING') {
     next = 'npx provision server start';
   }
-  if (json) io.out(JSON.stringify({ ok: false, error: { message, next } }) + '\n');
+  if (json) io.out(JSON.stringify({ ok: false, error: { ...(kind ? { kind } : {}), message, next } }) + '\n');
   else io.err(`error: ${message}\n  next: ${next}\n`);
   return EXIT_FAILED;
 }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { InputError } from '../core/errors';
 import { generateEd25519 } from '../ssh/keygen';
 import type { SshEndpoint } from '../core/provider';
 import { configDir } from '../paths';
@@ -37,7 +38,7 @@ export async function userKey(env: NodeJS.ProcessEnv, explicit?: string): Promis
   for (const p of candidates) {
     if (existsSync(p) && existsSync(`${p}.pub`)) return { privateKeyPath: p, publicKey: (await readFile(`${p}.pub`, 'utf8')).trim() };
   }
-  if (explicit) throw new Error(`--ssh-key ${explicit}: need both ${explicit} and ${explicit}.pub`);
+  if (explicit) throw new InputError('--ssh-key', `need both ${explicit} and ${explicit}.pub`, 'give the private key file whose public key is beside it as .pub, e.g. --ssh-key ~/.ssh/id_ed25519');
   const own = join(configDir(env), 'keys', 'id_ed25519');
   if (!existsSync(own)) {
     await mkdir(dirname(own), { recursive: true, mode: 0o700 });

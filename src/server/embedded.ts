@@ -9,11 +9,12 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectionOptions } from '@temporalio/client';
-import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { stateDir } from '../paths';
+import { InputError } from '../core/errors';
+import { checkDirs, stateDir } from '../paths';
 import { isTemporalHealthy, startDevServer, terminate } from './dev-server';
 import { pidAlive, withLock } from './lock';
 import { obtainTemporalCli } from './temporal-cli';
+import { temporalConfig } from './temporal-config';
 import { WORKER_READY_TEXT } from './worker-ready';
 
 export const EMBEDDED_NAMESPACE = 'default';
@@ -34,7 +35,9 @@ export interface EmbeddedConfig {
 function intFromEnv(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0 || n > 65535) throw new Error(`${name}=${value} is not a TCP port`);
+  if (!/^\d+$/.test(value) || !Number.isInteger(n) || n <= 0 || n > 65535) {
+    throw new InputError(name, `${name}=${value} is not a TCP port`, `set ${name} to a port from 1 to 65535 (default ${fallback}), or unset it`);
+  }
   return n;
 }
 
@@ -43,6 +46,7 @@ export function embeddedConfig(env: NodeJS.ProcessEnv = process.env): EmbeddedCo
   const dir = stateDir(env);
   const port = intFromEnv(env.GPUPROV_EMBEDDED_PORT, 7233, 'GPUPROV_EMBEDDED_PORT');
   const uiPort = intFromEnv(env.GPUPROV_EMBEDDED_UI_PORT, 8233, 'GPUPROV_EMBEDDED_UI_PORT');
+  if (port === uiPort) throw new InputError('GPUPROV_EMBEDDED_UI_PORT', `the Web UI port ${uiPort} is the gRPC port too`, 'give GPUPROV_EMBEDDED_PORT and GPUPROV_EMBEDDED_UI_PORT different ports (default 7233 and 8233)');
   return {
     stateDir: dir,
     port,
@@ -281,8 +285,7 @@ export type TemporalTarget =
  * else a server answering on 127.0.0.1:7233 → that; else → the embedded default (not started).
  */
 export async function resolveTemporal(env: NodeJS.ProcessEnv = process.env): Promise<TemporalTarget> {
-  const overrideEnvVars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
-  const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars });
+  const { connectionOptions, namespace } = temporalConfig(env);
   if (connectionOptions.address) {
     return {
       kind: 'configured',
@@ -303,4 +306,14 @@ export async function resolveTemporal(env: NodeJS.ProcessEnv = process.env): Pro
     return { kind: 'local', address: cfg.address, namespace: namespace ?? EMBEDDED_NAMESPACE, uiUrl: ours ? cfg.uiUrl : undefined, ours };
   }
   return { kind: 'embedded', address: cfg.address, namespace: EMBEDDED_NAMESPACE, uiUrl: cfg.uiUrl };
+}
+
+/**
+ * Every setting a client or `provision server` needs, checked before anything is started or
+ * contacted: the directories, the embedded default's ports and the Temporal settings.
+ */
+export function checkServerConfig(env: NodeJS.ProcessEnv = process.env): void {
+  checkDirs(env);
+  embeddedConfig(env);
+  temporalConfig(env);
 }

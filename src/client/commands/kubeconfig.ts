@@ -6,23 +6,15 @@ import { configDir } from '../../paths';
 import { K3S_API_PORT } from '../../core/k3s-access';
 import { apiServerUrl, rewriteKubeconfig, serverOf } from '../../k3s/kubeconfig';
 import { CAT_KUBECONFIG_SCRIPT } from '../../k3s/remote';
-import { identityFlag, K3S_ACCESS_FLAGS, k3sAccessOf, portFlag, sshArgs, vmStatus, type K3sAccessValues } from '../k3s-access';
+import { identityFlag, K3S_ACCESS_FLAGS, k3sAccessOf, portFlag, sshArgs, vmStatus } from '../k3s-access';
 import { EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
-import { parseFlags } from '../options';
-import { CommandFailure, reportError } from '../output';
-import { nameArg } from './status';
+import { vmNameArg } from '../args';
+import { leaf } from '../define';
+import { CommandFailure } from '../output';
 
-const USAGE = `provision kubeconfig NAME [--port <local port>] [--identity <key file>] [--out <file>] [--json]
-
-Fetches the VM's k3s kubeconfig over SSH with your key (never through Temporal), points it at
-the API (the VM's public host, or 127.0.0.1:<port> of \`provision tunnel\` when the cloud opens
-no ports), names its context <name>, writes it with mode 0600 and prints the KUBECONFIG= line.
-
-Options:
-  --port <n>         local port of \`provision tunnel\` (default 6443; tunnel access only)
-  --identity <file>  SSH private key (default: your ssh defaults / agent; env GPUPROV_SSH_IDENTITY)
-  --out <file>       where to write it (default <config dir>/kube/<name>.yaml)
-  --json             print {"path", "server", "context", "access"}`;
+const NOTES = `Fetches the VM's k3s kubeconfig over SSH with your key (never through Temporal), points it at
+the API (the VM's public host, or 127.0.0.1:PORT of \`provision tunnel\` when the cloud opens no
+ports), names its context NAME, writes it with mode 0600 and prints the KUBECONFIG= line.`;
 
 function fetchOverSsh(args: string[], name: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -33,11 +25,7 @@ function fetchOverSsh(args: string[], name: string): Promise<string> {
   });
 }
 
-async function fetchKubeconfig(args: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(args, { ...K3S_ACCESS_FLAGS, out: { type: 'string' } }, 1);
-  const values = parsed.values as K3sAccessValues;
-  const positionals = parsed.positionals;
-  const name = nameArg(positionals, 'kubeconfig');
+async function fetchKubeconfig(name: string, values: { port?: string; identity?: string; out?: string; json?: boolean }, io: Io): Promise<number> {
   const localPort = portFlag(values.port, K3S_API_PORT);
   const identity = identityFlag(values.identity, io);
 
@@ -70,15 +58,19 @@ async function fetchKubeconfig(args: string[], io: Io): Promise<number> {
   return EXIT_OK;
 }
 
-export const kubeconfigCommand: Command = {
+export const kubeconfigCommand: Command = leaf({
   name: 'kubeconfig',
   summary: "write the VM's k3s kubeconfig (0600) and print the KUBECONFIG= line",
-  usage: USAGE,
-  async run(args, io) {
-    try {
-      return await fetchKubeconfig(args, io);
-    } catch (err) {
-      return reportError(io, err, args.includes('--json'));
-    }
-  },
-};
+  args: [vmNameArg('kubeconfig', 'the VM (started with k3s)')],
+  flags: [
+    ...K3S_ACCESS_FLAGS,
+    {
+      name: 'out', type: 'string', value: 'FILE',
+      meaning: 'where to write the kubeconfig (mode 0600)',
+      format: 'a file path', default: '<config dir>/kube/NAME.yaml (~/.config/gpuprov/kube/NAME.yaml)', example: '--out ./kubeconfig.yaml',
+    },
+  ],
+  notes: NOTES,
+  temporal: true,
+  run: ({ args, values }, io) => fetchKubeconfig(args[0]!, values, io),
+});

@@ -1,35 +1,58 @@
+/** `provision offers`: every configured cloud's offers with prices, and why a cloud listed none. */
+import type { PlanOutput } from '../../activities';
 import { GpuprovClient } from '../client';
 import { formatGpuRequest } from '../../core/offer-match';
-import { EXIT_OK, type Command } from '../command';
+import { CREDENTIAL_VARS, type CloudId } from '../catalog';
+import { EXIT_FAILED, EXIT_OK, type Command, type Io } from '../command';
 import { connectClient } from '../connect';
-import { parseFlags, parseStart } from '../options';
-import { price, reportError, table } from '../output';
+import { leaf } from '../define';
+import { checkSpecFromFlags, VM_FLAGS, vmFieldsOf } from '../options';
+import { price, table } from '../output';
 
-export const offersCommand: Command = {
+type Skipped = PlanOutput['skipped'][number];
+
+/** What to do about a cloud that listed nothing: the variable to fix when it refused the credentials. */
+function fixFor(s: Skipped): string {
+  if (s.kind === 'Credentials') return `set valid credentials on the worker: ${CREDENTIAL_VARS[s.cloud as CloudId] ?? `the ${s.cloud} credentials`}`;
+  if (s.kind === 'Transient') return 'the cloud did not answer; try again in a minute';
+  return 'widen the search (--gpu, --region, --max-price) or leave this cloud out';
+}
+
+function printSkipped(io: Io, skipped: readonly Skipped[]): void {
+  for (const s of skipped) io.err(`${s.cloud}: skipped (${s.kind}): ${s.message}\n  fix: ${fixFor(s)}\n`);
+}
+
+export const offersCommand: Command = leaf({
   name: 'offers',
-  summary: "what every configured cloud offers, with prices (computed on the worker)",
-  usage: 'provision offers [--gpu A100[:N][+]] [--cloud …] [--region …] [--max-price USD/h] [--json]',
-  async run(args, io) {
-    const json = args.includes('--json');
-    try {
-      parseFlags(args, { gpu: { type: 'string' }, cloud: { type: 'string' }, region: { type: 'string' }, 'max-price': { type: 'string' }, json: { type: 'boolean' } });
-      // Reuse start's validation for the shared flags (the name is a placeholder).
-      const { spec } = parseStart(['--name', 'offers', ...args]);
-      const conn = await connectClient(io, { autoStart: true });
-      const plan = await new GpuprovClient(conn.client).offers({
-        request: { vmName: 'offers', k8s: false, ...(spec.gpu ? { gpu: spec.gpu } : {}), ...(spec.regions ? { regions: spec.regions } : {}), ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}) },
-        ...(spec.clouds ? { clouds: spec.clouds } : {}),
-      });
-      if (json) {
-        io.out(JSON.stringify(plan) + '\n');
-        return EXIT_OK;
-      }
-      io.out(table([['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'PRICE'], ...plan.offers.map((o) => [o.cloud, o.region, o.zone ?? '-', o.instanceType, o.gpu ? `${o.gpu.model}:${o.gpu.count}` : '-', price(o.pricePerHour)])]));
-      for (const s of plan.skipped) io.err(`skipped ${s.cloud}: ${s.message}\n`);
-      io.out(`\n${plan.offers.length} offers. next: npx provision start --name gpu1${spec.gpu ? ` --gpu ${formatGpuRequest(spec.gpu)}` : ''}\n`);
-      return EXIT_OK;
-    } catch (err) {
-      return reportError(io, err, json);
+  summary: 'what every configured cloud offers, with prices (computed on the worker)',
+  flags: [VM_FLAGS.gpu, VM_FLAGS.cloud, VM_FLAGS.region, VM_FLAGS['instance-type'], VM_FLAGS['max-price']],
+  notes: 'A cloud that cannot list (refused credentials, no such GPU, no answer) is named with its reason; the others are still listed.',
+  temporal: true,
+  async run({ values, json }, io) {
+    // The same schema as start's (the name is a placeholder).
+    const spec = checkSpecFromFlags({ name: 'offers', ...vmFieldsOf(values) });
+    const conn = await connectClient(io, { autoStart: true });
+    const plan = await new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined).offers({
+      request: {
+        vmName: 'offers', k8s: false, ...(spec.gpu ? { gpu: spec.gpu } : {}), ...(spec.regions ? { regions: spec.regions } : {}),
+        ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}), ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}),
+      },
+      ...(spec.clouds ? { clouds: spec.clouds } : {}),
+      listOnly: true,
+    });
+    // Nothing listed because every cloud failed: that is a failure, with each cloud's reason.
+    const failed = plan.offers.length === 0 && plan.skipped.length > 0;
+    if (json) {
+      io.out(JSON.stringify(failed ? { ok: false, ...plan, error: { message: 'no cloud could list offers', next: plan.skipped.map((s) => `${s.cloud}: ${fixFor(s)}`).join('; ') } } : plan) + '\n');
+      return failed ? EXIT_FAILED : EXIT_OK;
     }
+    if (plan.offers.length) io.out(table([['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'PRICE'], ...plan.offers.map((o) => [o.cloud, o.region, o.zone ?? '-', o.instanceType, o.gpu ? `${o.gpu.model}:${o.gpu.count}` : '-', price(o.pricePerHour)])]));
+    printSkipped(io, plan.skipped);
+    if (failed) {
+      io.err('error: no cloud could list offers (see each reason above)\n');
+      return EXIT_FAILED;
+    }
+    io.out(`\n${plan.offers.length} offers. next: ${plan.offers.length ? `npx provision start --name gpu1${spec.gpu ? ` --gpu ${formatGpuRequest(spec.gpu)}` : ''}` : 'widen the search (--gpu, --region, --cloud, --max-price)'}\n`);
+    return EXIT_OK;
   },
-};
+});

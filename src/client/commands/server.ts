@@ -1,19 +1,13 @@
 /** `provision server start | stop | status`: the embedded default Temporal server and worker. */
-import { embeddedStatus, startEmbedded, stopEmbedded, type EmbeddedStatus } from '../../server/embedded';
-import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
+import { InputError } from '../../core/errors';
+import { embeddedConfig, embeddedStatus, startEmbedded, stopEmbedded, type EmbeddedStatus } from '../../server/embedded';
+import { EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
+import { group, leaf } from '../define';
+import { CommandFailure } from '../output';
 
-const USAGE = `Usage: provision server <start|stop|status> [--json] [--no-worker]
-
-  start    start the embedded Temporal dev server (SQLite under the state dir, gRPC 127.0.0.1:7233,
-           Web UI http://localhost:8233) and a gpuprov worker, in the background; idempotent
-  stop     stop both; the state (workflow history) is kept for the next start
-  status   show both daemons (pid, alive), the address and the Web UI URL
-
-Options:
-  --json       machine-readable output
-  --no-worker  (start) start only the server
-
-Environment: GPUPROV_STATE_DIR, GPUPROV_EMBEDDED_PORT, GPUPROV_EMBEDDED_UI_PORT, TEMPORAL_CLI_PATH`;
+const NOTES = `The embedded default: a Temporal dev server persisted to SQLite under the state dir (gRPC
+127.0.0.1:7233, Web UI http://localhost:8233) and a gpuprov worker, both in the background.
+Environment: GPUPROV_STATE_DIR, GPUPROV_EMBEDDED_PORT, GPUPROV_EMBEDDED_UI_PORT, TEMPORAL_CLI_PATH.`;
 
 function describe(s: EmbeddedStatus): string[] {
   const proc = (name: string, p: { pid?: number; alive: boolean; logFile: string }, extra = ''): string =>
@@ -65,32 +59,51 @@ async function status(io: Io, json: boolean): Promise<number> {
   return EXIT_OK;
 }
 
-export const serverCommand: Command = {
+/** Errors of the daemons (not of the input) come with where to look. */
+async function explained(io: Io, what: () => Promise<number>): Promise<number> {
+  try {
+    return await what();
+  } catch (err) {
+    if (err instanceof InputError || err instanceof CommandFailure) throw err;
+    throw new CommandFailure(err instanceof Error ? err.message : String(err), `see the logs under ${embeddedConfig(io.env).logDir}, then: npx provision server status`);
+  }
+}
+
+export const serverCommand: Command = group({
   name: 'server',
   summary: 'start, stop or show the embedded Temporal server and worker',
-  usage: USAGE,
-  async run(args, io) {
-    const flags = new Set(args.filter((a) => a.startsWith('-')));
-    const positional = args.filter((a) => !a.startsWith('-'));
-    const unknown = [...flags].filter((f) => !['--json', '--no-worker', '--help', '-h'].includes(f));
-    if (flags.has('--help') || flags.has('-h')) {
-      outLine(io, USAGE);
-      return EXIT_OK;
-    }
-    const sub = positional[0];
-    if (unknown.length > 0 || positional.length !== 1 || (sub !== 'start' && sub !== 'stop' && sub !== 'status')) {
-      errLine(io, unknown.length > 0 ? `unknown option ${unknown.join(', ')}` : `expected one of start, stop, status`);
-      errLine(io, USAGE);
-      return EXIT_BAD_INPUT;
-    }
-    const json = flags.has('--json');
-    try {
-      if (sub === 'start') return await start(io, json, !flags.has('--no-worker'));
-      if (sub === 'stop') return await stop(io, json);
-      return await status(io, json);
-    } catch (err) {
-      errLine(io, `provision server ${sub}: ${err instanceof Error ? err.message : String(err)}`);
-      return EXIT_FAILED;
-    }
-  },
-};
+  notes: NOTES,
+  subcommands: [
+    leaf({
+      name: 'start',
+      path: 'server start',
+      summary: 'start the embedded dev server and a gpuprov worker in the background; idempotent',
+      flags: [
+        {
+          name: 'worker', type: 'boolean', negatable: true,
+          meaning: 'also start the gpuprov worker (--no-worker: only the Temporal server)',
+          default: 'on', example: '--no-worker',
+        },
+      ],
+      notes: NOTES,
+      temporal: true,
+      run: ({ values, json }, io) => explained(io, () => start(io, json, values.worker !== false)),
+    }),
+    leaf({
+      name: 'stop',
+      path: 'server stop',
+      summary: 'stop both; the state (workflow history) is kept for the next start',
+      flags: [],
+      temporal: true,
+      run: ({ json }, io) => explained(io, () => stop(io, json)),
+    }),
+    leaf({
+      name: 'status',
+      path: 'server status',
+      summary: 'show both daemons (pid, alive), the address and the Web UI URL',
+      flags: [],
+      temporal: true,
+      run: ({ json }, io) => explained(io, () => status(io, json)),
+    }),
+  ],
+});

@@ -1,28 +1,22 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { EXIT_FAILED, type Command } from '../command';
-import { reportError } from '../output';
+import { leaf } from '../define';
+import { vmNameArg } from '../args';
+import { CommandFailure } from '../output';
 import { sshPaths } from '../user-files';
-import { nameArg } from './status';
 
-export const sshCommand: Command = {
+export const sshCommand: Command = leaf({
   name: 'ssh',
   summary: 'ssh into a VM with the entry gpuprov wrote (same as plain `ssh NAME`)',
-  usage: 'provision ssh NAME [-- command …]',
-  async run(args, io) {
-    try {
-      const dash = args.indexOf('--');
-      const name = nameArg(dash >= 0 ? args.slice(0, dash) : args.slice(0, 1), 'ssh');
-      const entry = sshPaths(io.env).entry(name);
-      if (!existsSync(entry)) {
-        io.err(`error: no ssh entry for ${name}\n  next: npx provision start --name ${name} (re-running start attaches and writes it)\n`);
-        return EXIT_FAILED;
-      }
-      const rest = dash >= 0 ? args.slice(dash + 1) : args.slice(1);
-      const child = spawn('ssh', ['-F', entry, name, ...rest], { stdio: 'inherit', env: io.env });
-      return await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? EXIT_FAILED)));
-    } catch (err) {
-      return reportError(io, err, false);
-    }
+  args: [vmNameArg('ssh')],
+  rest: { name: 'COMMAND…', meaning: 'a command to run on the VM instead of a login shell (passed to ssh as is)', example: 'provision ssh gpu1 -- nvidia-smi' },
+  flags: [],
+  async run({ args, rest }, io) {
+    const name = args[0]!;
+    const entry = sshPaths(io.env).entry(name);
+    if (!existsSync(entry)) throw new CommandFailure(`no ssh entry for ${name}`, `npx provision start --name ${name} (re-running start attaches and writes it)`);
+    const child = spawn('ssh', ['-F', entry, name, ...rest], { stdio: 'inherit', env: io.env });
+    return await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? EXIT_FAILED)));
   },
-};
+});

@@ -1,26 +1,13 @@
 /** `provision tunnel <name>`: forward 127.0.0.1:6443 to the VM's k3s API over SSH until Ctrl-C. */
 import { spawn } from 'node:child_process';
 import { K3S_API_PORT } from '../../core/k3s-access';
-import { identityFlag, K3S_ACCESS_FLAGS, k3sAccessOf, portFlag, sshArgs, vmStatus, type K3sAccessValues } from '../k3s-access';
+import { identityFlag, K3S_ACCESS_FLAGS, k3sAccessOf, portFlag, sshArgs, vmStatus } from '../k3s-access';
 import { EXIT_OK, errLine, outLine, type Command, type Io } from '../command';
-import { parseFlags } from '../options';
-import { CommandFailure, reportError } from '../output';
-import { nameArg } from './status';
+import { vmNameArg } from '../args';
+import { leaf } from '../define';
+import { CommandFailure } from '../output';
 
-const USAGE = `provision tunnel NAME [--port <local port>] [--identity <key file>]
-
-Forwards 127.0.0.1:<port> (default 6443) to the k3s API on the VM over SSH, with your key,
-until Ctrl-C. Use it with the kubeconfig of \`provision kubeconfig <name>\` (same --port).
-
-Options:
-  --port <n>         local port (default 6443)
-  --identity <file>  SSH private key (default: your ssh defaults / agent; env GPUPROV_SSH_IDENTITY)`;
-
-async function tunnel(args: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(args, K3S_ACCESS_FLAGS, 1);
-  const values = parsed.values as K3sAccessValues;
-  const positionals = parsed.positionals;
-  const name = nameArg(positionals, 'tunnel');
+async function tunnel(name: string, values: { port?: string; identity?: string }, io: Io): Promise<number> {
   const localPort = portFlag(values.port, K3S_API_PORT);
   const identity = identityFlag(values.identity, io);
 
@@ -49,15 +36,12 @@ async function tunnel(args: string[], io: Io): Promise<number> {
   throw new CommandFailure(`the SSH tunnel ended (exit ${code ?? 'signal'}): ${stderr.trim()}`, `check that \`ssh ${name}\` works and that 127.0.0.1:${localPort} is free (or pick another --port)`);
 }
 
-export const tunnelCommand: Command = {
+export const tunnelCommand: Command = leaf({
   name: 'tunnel',
   summary: "forward 127.0.0.1:6443 to the VM's k3s API over SSH",
-  usage: USAGE,
-  async run(args, io) {
-    try {
-      return await tunnel(args, io);
-    } catch (err) {
-      return reportError(io, err, args.includes('--json'));
-    }
-  },
-};
+  args: [vmNameArg('tunnel', 'the VM (started with k3s)')],
+  flags: K3S_ACCESS_FLAGS,
+  notes: 'Runs until Ctrl-C. Use it with the kubeconfig of `provision kubeconfig NAME` (same --port).',
+  temporal: true,
+  run: ({ args, values }, io) => tunnel(args[0]!, values, io),
+});

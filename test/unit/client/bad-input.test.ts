@@ -1,29 +1,94 @@
 /**
- * Bad input, table-driven: every case exits 2, names the field, and starts nothing (the connect
- * step is never reached: TEMPORAL_ADDRESS points at a port where nothing listens, and no
- * embedded server may be started, so any attempt to go further would fail differently).
+ * Bad input, table-driven: every case exits 2, names the field and the fix, and starts or
+ * contacts nothing. A TCP listener stands in for every server the CLI could reach
+ * (TEMPORAL_ADDRESS and the embedded default's port point at it) and counts connections;
+ * TEMPORAL_CLI_PATH is a script that leaves a marker if anything tries to start a server.
+ * Each case runs twice: as text, and with --json (then stdout is exactly one JSON object).
  */
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/client/cli';
 import type { Io } from '../../../src/client/command';
+import { generateEd25519 } from '../../../src/ssh/keygen';
 
-function io(): Io & { outText: string; errText: string } {
-  const home = mkdtempSync(join(tmpdir(), 'gpuprov-badinput-'));
+let dir: string;
+let listener: Server;
+let port: number;
+let connections = 0;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'gpuprov-badinput-'));
+  listener = createServer((s) => {
+    connections++;
+    s.destroy();
+  });
+  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
+  port = (listener.address() as { port: number }).port;
+  const marker = join(dir, 'temporal-cli-ran');
+  writeFileSync(join(dir, 'fake-temporal'), `#!/bin/sh\ntouch ${marker}\nexit 1\n`);
+  chmodSync(join(dir, 'fake-temporal'), 0o755);
+  // Fleet shape files and keys the cases refer to by name.
+  const shape = (vm: unknown): string => JSON.stringify({ name: 'f', generation: 1, groups: [{ id: 'a', role: 'w', count: 1, vm }] });
+  const files: Record<string, string | Buffer> = {
+    'binary.yaml': Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 0xff, 0xfe]),
+    'malformed.yaml': 'name: [f\ngeneration: 1\n',
+    'not-a-shape.yaml': '- just\n- a list\n',
+    'region.yaml': shape({ regions: ['US East'] }),
+    'unknown-region.yaml': shape({ clouds: ['aws'], regions: ['us-east-9'] }),
+    'type.yaml': shape({ instanceTypes: ['g5 xlarge'] }),
+    'price0.yaml': shape({ maxPricePerHour: 0 }),
+    'price1e9.yaml': shape({ maxPricePerHour: 1e9 }),
+    'ttl0.yaml': shape({ ttlMs: 0 }),
+    'ttl1.yaml': shape({ ttlMs: 1 }),
+    'k3s-local.yaml': shape({ clouds: ['local'], k8s: 'on' }),
+    'garbage-key.yaml': shape({ publicKeys: ['ssh-ed25519 not-base64!'] }),
+    'private-key.yaml': shape({ publicKeys: ['-----BEGIN OPENSSH PRIVATE KEY-----'] }),
+    'unknown-cloud.yaml': shape({ clouds: ['azure'] }),
+    'gpu17.yaml': shape({ gpu: { model: 'H100', count: 17 } }),
+    'unknown-field.yaml': shape({ ram: 64 }),
+    'garbage.pub': 'ssh-ed25519 AAAAthisisnotakey\n',
+    garbage: 'not a key\n',
+    'state-file': 'a file where a directory should be\n',
+    'broken.toml': '[profile.default\naddress = "x:1"\n',
+  };
+  for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, f), text);
+  const good = generateEd25519('test');
+  writeFileSync(join(dir, 'good'), good.private, { mode: 0o600 });
+  writeFileSync(join(dir, 'good.pub'), good.public);
+});
+afterAll(() => listener?.close());
+
+function io(extraEnv: Record<string, string> = {}): Io & { outText: string; errText: string } {
+  const home = mkdtempSync(join(dir, 'home-'));
+  mkdirSync(join(home, '.ssh'));
   const o = {
     outText: '',
     errText: '',
     out: (s: string) => void (o.outText += s),
     err: (s: string) => void (o.errText += s),
     isTTY: false,
-    env: { HOME: home, PATH: process.env.PATH, TEMPORAL_ADDRESS: '127.0.0.1:1', GPUPROV_STATE_DIR: join(home, 'state') },
+    env: {
+      HOME: home,
+      PATH: process.env.PATH,
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      GPUPROV_EMBEDDED_PORT: String(port),
+      GPUPROV_STATE_DIR: join(home, 'state'),
+      TEMPORAL_CLI_PATH: join(dir, 'fake-temporal'),
+      ...extraEnv,
+    } as NodeJS.ProcessEnv,
   };
+  for (const [k, v] of Object.entries(extraEnv)) if (v === '') delete o.env[k];
   return o;
 }
 
-const CASES: [string, string[], string][] = [
+/** [what, argv ($ = the fixtures dir), the field the error must name, extra env ('' unsets)]. */
+type Case = [string, string[], string, Record<string, string>?];
+
+const CASES: Case[] = [
+  // start: the VM's name
   ['no name', ['start'], '--name'],
   ['empty name', ['start', '--name', ''], '--name'],
   ['uppercase name', ['start', '--name', 'GPU1'], '--name'],
@@ -33,6 +98,10 @@ const CASES: [string, string[], string][] = [
   ['name too long', ['start', '--name', 'a'.repeat(33)], '--name'],
   ['name with a dot', ['start', '--name', 'gpu.1'], '--name'],
   ['name with a space', ['start', '--name', 'gpu 1'], '--name'],
+  ['name with a zero-width space', ['start', '--name', 'gpu\u200b1'], '--name'],
+  ['name with a bell', ['start', '--name', 'gpu\u0007'], '--name'],
+  ['bad name as the argument', ['start', 'GPU'], 'NAME'],
+  // start: VM fields
   ['gpu without model', ['start', '--name', 'g', '--gpu', ':1'], '--gpu'],
   ['gpu count zero', ['start', '--name', 'g', '--gpu', 'H100:0'], '--gpu'],
   ['gpu count too big', ['start', '--name', 'g', '--gpu', 'H100:64'], '--gpu'],
@@ -41,12 +110,16 @@ const CASES: [string, string[], string][] = [
   ['gpu negative count', ['start', '--name', 'g', '--gpu', 'H100:-1'], '--gpu'],
   ['price not a number', ['start', '--name', 'g', '--max-price', 'cheap'], '--max-price'],
   ['price zero', ['start', '--name', 'g', '--max-price', '0'], '--max-price'],
+  ['price below a cent', ['start', '--name', 'g', '--max-price', '0.001'], '--max-price'],
   ['price negative', ['start', '--name', 'g', '--max-price', '-3'], '--max-price'],
   ['price infinite', ['start', '--name', 'g', '--max-price', 'Infinity'], '--max-price'],
   ['price absurd', ['start', '--name', 'g', '--max-price', '50000'], '--max-price'],
+  ['price 1e9', ['start', '--name', 'g', '--max-price', '1e9'], '--max-price'],
   ['price NaN', ['start', '--name', 'g', '--max-price', 'NaN'], '--max-price'],
   ['ttl without unit', ['start', '--name', 'g', '--ttl', '8'], '--ttl'],
   ['ttl unknown unit', ['start', '--name', 'g', '--ttl', '8y'], '--ttl'],
+  ['ttl of 1 ms', ['start', '--name', 'g', '--ttl', '1ms'], '--ttl'],
+  ['ttl zero', ['start', '--name', 'g', '--ttl', '0m'], '--ttl'],
   ['ttl too short', ['start', '--name', 'g', '--ttl', '30s'], '--ttl'],
   ['ttl too long', ['start', '--name', 'g', '--ttl', '31d'], '--ttl'],
   ['ttl negative', ['start', '--name', 'g', '--ttl', '-1h'], '--ttl'],
@@ -57,54 +130,207 @@ const CASES: [string, string[], string][] = [
   ['unknown aws region', ['start', '--name', 'g', '--cloud', 'aws', '--region', 'us-east-9'], '--region'],
   ['malformed region', ['start', '--name', 'g', '--region', 'US East'], '--region'],
   ['malformed instance type', ['start', '--name', 'g', '--instance-type', 'g5 xlarge'], '--instance-type'],
-  ['--k8s on a container cloud', ['start', '--name', 'g', '--cloud', 'local', '--k8s'], '--k8s'],
+  ['--k8s on the local cloud', ['start', '--name', 'g', '--cloud', 'local', '--k8s'], '--k8s'],
   ['--k8s on runpod and vastai', ['start', '--name', 'g', '--cloud', 'runpod,vastai', '--k8s'], '--k8s'],
+  ['--ssh-key without its .pub', ['start', '--name', 'g', '--ssh-key', '$/garbage.pub.missing'], '--ssh-key'],
+  ['--ssh-key whose .pub is garbage', ['start', '--name', 'g', '--ssh-key', '$/garbage'], '--ssh-key'],
+  // start: the command line itself
   ['unknown flag', ['start', '--name', 'g', '--gpus', 'H100'], '--gpus'],
   ['flag missing its value', ['start', '--name', 'g', '--gpu'], '--gpu'],
+  ['flag followed by a flag', ['start', '--name', '--gpu', 'H100'], '--name'],
   ['boolean flag with a value', ['start', '--name', 'g', '--detach=yes'], '--detach'],
   ['extra positional', ['start', 'g', 'h'], 'arguments'],
+  ['--name given twice', ['start', '--name', 'a', '--name', 'b'], '--name'],
+  ['--gpu given twice', ['start', '--name', 'g', '--gpu', 'H100', '--gpu', 'A100'], '--gpu'],
+  ['--k8s and --no-k8s', ['start', '--name', 'g', '--k8s', '--no-k8s'], '--k8s'],
+  ['--detach twice', ['start', '--name', 'g', '--detach', '--detach'], '--detach'],
+  ['a stray word after --name', ['start', '--name', 'a', 'b'], '--name'],
+  ['a TTL with a space', ['start', '--name', 'g', '--ttl', '1h', '30m'], '--ttl'],
+  ['a TTL with a space, no name', ['start', '--ttl', '1h', '30m'], '--ttl'],
+  ['-name with one dash', ['start', '-name', 'a'], '-name'],
+  ['-gpu with one dash', ['start', '--name', 'g', '-gpu', 'H100'], '-gpu'],
+  ['NAME and --name both', ['start', 'a', '--name', 'b'], 'arguments'],
+  ['an option before the command', ['--name', 'g'], 'command'],
+  ['unknown command', ['lsit'], 'command'],
+  // other commands: names checked before the server is contacted
   ['status without name', ['status'], 'NAME'],
   ['status bad name', ['status', 'Bad'], 'NAME'],
+  ['status name with a tab', ['status', 'gpu\t1'], 'NAME'],
+  ['status two names', ['status', 'a', 'b'], 'arguments'],
   ['down without name', ['down'], 'NAME'],
+  ['down bad name', ['down', 'gpu_1'], 'NAME'],
+  ['down --detach twice', ['down', 'g', '--detach', '--detach'], '--detach'],
   ['cancel bad name', ['cancel', 'x_y'], 'NAME'],
   ['offers with unknown cloud', ['offers', '--cloud', 'ibm'], '--cloud'],
   ['offers with bad gpu', ['offers', '--gpu', 'A100:99'], '--gpu'],
+  ['offers with price 0', ['offers', '--max-price', '0'], '--max-price'],
+  ['offers with a name', ['offers', 'g'], 'arguments'],
   ['list with unknown flag', ['list', '--everything'], '--everything'],
+  ['list --all twice', ['list', '--all', '--all'], '--all'],
   ['kubeconfig without name', ['kubeconfig'], 'NAME'],
   ['kubeconfig bad name', ['kubeconfig', 'GPU1'], 'NAME'],
+  ['kubeconfig name with an escape', ['kubeconfig', 'gpu\u001b[31m'], 'NAME'],
   ['kubeconfig port not a number', ['kubeconfig', 'g', '--port', 'http'], '--port'],
   ['kubeconfig port out of range', ['kubeconfig', 'g', '--port', '70000'], '--port'],
+  ['kubeconfig port in exponent form', ['kubeconfig', 'g', '--port', '1e3'], '--port'],
   ['kubeconfig --out without a value', ['kubeconfig', 'g', '--out'], '--out'],
   ['kubeconfig unknown flag', ['kubeconfig', 'g', '--context', 'x'], '--context'],
+  ['kubeconfig missing identity file', ['kubeconfig', 'g', '--identity', '$/no-such-key'], '--identity'],
   ['tunnel without name', ['tunnel'], 'NAME'],
+  ['tunnel bad name', ['tunnel', 'a.b'], 'NAME'],
   ['tunnel port zero', ['tunnel', 'g', '--port', '0'], '--port'],
   ['tunnel --identity without a value', ['tunnel', 'g', '--identity'], '--identity'],
   ['tunnel extra positional', ['tunnel', 'g', 'h'], 'arguments'],
+  ['logs without node', ['logs'], 'NODE'],
+  ['logs bad node', ['logs', 'train'], 'NODE'],
+  ['logs bad line count', ['logs', 'train-work-0', '-n', 'many'], '--lines'],
+  ['logs bad --fleet', ['logs', 'train-work-0', '--fleet', 'Bad'], '--fleet'],
+  ['ssh bad name', ['ssh', 'GPU'], 'NAME'],
+  ['ssh command without --', ['ssh', 'g', 'hostname'], 'arguments'],
+  // fleet: names and the shape file, read and checked before anything is contacted
+  ['fleet without subcommand', ['fleet'], 'fleet'],
+  ['fleet unknown subcommand', ['fleet', 'statsu'], 'fleet'],
+  ['fleet status without name', ['fleet', 'status'], 'FLEET'],
+  ['fleet status bad name', ['fleet', 'status', 'Bad_Name'], 'FLEET'],
+  ['fleet down name too long', ['fleet', 'down', 'a'.repeat(20)], 'FLEET'],
+  ['fleet down name with a newline', ['fleet', 'down', 'f\nx'], 'FLEET'],
+  ['fleet apply without -f', ['fleet', 'apply'], '-f'],
+  ['fleet apply -f twice', ['fleet', 'apply', '-f', '$/ttl0.yaml', '-f', '$/ttl1.yaml'], '--file'],
+  ['fleet apply missing file', ['fleet', 'apply', '-f', '$/missing.yaml'], '-f'],
+  ['fleet apply directory', ['fleet', 'apply', '-f', '$'], '-f'],
+  ['fleet apply binary file', ['fleet', 'apply', '-f', '$/binary.yaml'], '-f'],
+  ['fleet apply malformed YAML', ['fleet', 'apply', '-f', '$/malformed.yaml'], '-f'],
+  ['fleet apply a list, not a shape', ['fleet', 'apply', '-f', '$/not-a-shape.yaml'], '-f'],
+  ['fleet vm: malformed region', ['fleet', 'apply', '-f', '$/region.yaml'], '-f'],
+  ['fleet vm: unknown region', ['fleet', 'apply', '-f', '$/unknown-region.yaml'], '-f'],
+  ['fleet vm: bad instance type', ['fleet', 'apply', '-f', '$/type.yaml'], '-f'],
+  ['fleet vm: price 0', ['fleet', 'apply', '-f', '$/price0.yaml'], '-f'],
+  ['fleet vm: price 1e9', ['fleet', 'apply', '-f', '$/price1e9.yaml'], '-f'],
+  ['fleet vm: TTL 0', ['fleet', 'apply', '-f', '$/ttl0.yaml'], '-f'],
+  ['fleet vm: TTL 1 ms', ['fleet', 'apply', '-f', '$/ttl1.yaml'], '-f'],
+  ['fleet vm: k3s on the local cloud', ['fleet', 'apply', '-f', '$/k3s-local.yaml'], '-f'],
+  ['fleet vm: garbage public key', ['fleet', 'apply', '-f', '$/garbage-key.yaml'], '-f'],
+  ['fleet vm: a private key', ['fleet', 'apply', '-f', '$/private-key.yaml'], '-f'],
+  ['fleet vm: unknown cloud', ['fleet', 'apply', '-f', '$/unknown-cloud.yaml'], '-f'],
+  ['fleet vm: 17 GPUs', ['fleet', 'apply', '-f', '$/gpu17.yaml'], '-f'],
+  ['fleet vm: unknown field', ['fleet', 'apply', '-f', '$/unknown-field.yaml'], '-f'],
+  ['server unknown subcommand', ['server', 'restart'], 'server'],
+  ['server start unknown flag', ['server', 'start', '--fast'], '--fast'],
+  ['server start --worker --no-worker', ['server', 'start', '--worker', '--no-worker'], '--worker'],
+  // configuration: exit 2 naming the variable or file
+  ['GPUPROV_EMBEDDED_PORT=abc', ['list'], 'GPUPROV_EMBEDDED_PORT', { GPUPROV_EMBEDDED_PORT: 'abc', TEMPORAL_ADDRESS: '' }],
+  ['GPUPROV_EMBEDDED_PORT=abc (server start)', ['server', 'start'], 'GPUPROV_EMBEDDED_PORT', { GPUPROV_EMBEDDED_PORT: 'abc', TEMPORAL_ADDRESS: '' }],
+  ['GPUPROV_EMBEDDED_UI_PORT=99999', ['server', 'status'], 'GPUPROV_EMBEDDED_UI_PORT', { GPUPROV_EMBEDDED_UI_PORT: '99999' }],
+  ['TEMPORAL_ADDRESS with a scheme', ['status', 'g'], 'TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'http://localhost:7233' }],
+  ['TEMPORAL_ADDRESS without a port', ['list'], 'TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'localhost' }],
+  ['TEMPORAL_ADDRESS with a bad port', ['start', '--name', 'g'], 'TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'localhost:99999' }],
+  ['a broken temporal.toml', ['list'], '$/broken.toml', { TEMPORAL_CONFIG_FILE: '$/broken.toml', TEMPORAL_ADDRESS: '' }],
+  ['TEMPORAL_PROFILE not in the file', ['list'], 'TEMPORAL_PROFILE', { TEMPORAL_PROFILE: 'nope', TEMPORAL_CONFIG_FILE: '$/missing.toml' }],
+  ['a TLS file that is missing', ['fleet', 'status', 'f'], 'TEMPORAL_TLS_*', { TEMPORAL_TLS_CLIENT_CERT_PATH: '$/no-such-cert.pem' }],
+  ['a state dir that is a file', ['start', '--name', 'g'], 'GPUPROV_STATE_DIR', { GPUPROV_STATE_DIR: '$/state-file' }],
+  ['a state dir under a file', ['server', 'start'], 'GPUPROV_STATE_DIR', { GPUPROV_STATE_DIR: '$/state-file/x', TEMPORAL_ADDRESS: '' }],
+  ['a config dir that is a file', ['kubeconfig', 'g'], 'GPUPROV_CONFIG_DIR', { GPUPROV_CONFIG_DIR: '$/state-file' }],
 ];
 
-describe('bad input → exit 2, the field named, nothing started', () => {
-  it(`has at least 30 cases (${CASES.length})`, () => {
-    expect(CASES.length).toBeGreaterThanOrEqual(30);
+const fill = (s: string): string => s.replace(/^\$(?=\/|$)/, dir);
+const argvOf = (c: Case): string[] => c[1].map(fill);
+const envOf = (c: Case): Record<string, string> => Object.fromEntries(Object.entries(c[3] ?? {}).map(([k, v]) => [k, fill(v)]));
+
+function nothingStarted(o: ReturnType<typeof io>): void {
+  expect(connections, 'a server was contacted').toBe(0);
+  expect(existsSync(join(dir, 'temporal-cli-ran')), 'a Temporal server was started').toBe(false);
+  expect(existsSync(join(o.env.GPUPROV_STATE_DIR ?? '', 'run')), 'the embedded default was touched').toBe(false);
+}
+
+describe('bad input → exit 2, the field named, nothing started or contacted', () => {
+  it(`has at least 120 cases (${CASES.length})`, () => {
+    expect(CASES.length).toBeGreaterThanOrEqual(120);
   });
 
-  it.each(CASES)('%s', async (_what, argv, field) => {
-    const o = io();
-    const code = await runCli(argv, o);
-    expect(code, o.errText).toBe(2);
-    expect(o.errText).toContain(`error: ${field}`);
-    expect(o.errText).toMatch(/fix: \S/);
-    expect(o.errText).not.toContain('could not connect');
+  it.each(CASES)('%s', async (...c) => {
+    const o = io(envOf(c));
+    const code = await runCli(argvOf(c), o);
+    expect(code, o.errText + o.outText).toBe(2);
+    expect(o.errText).toContain(`error: ${fill(c[2])}: `);
+    expect(o.errText).toMatch(/\n {2}fix: \S/);
+    expect(o.outText).toBe('');
+    nothingStarted(o);
   });
 
-  it('--json reports the field as JSON on stdout', async () => {
-    const o = io();
-    expect(await runCli(['start', '--name', 'g', '--ttl', 'soon', '--json'], o)).toBe(2);
-    expect(JSON.parse(o.outText)).toMatchObject({ ok: false, error: { kind: 'InvalidInput', field: '--ttl' } });
+  it.each(CASES)('%s (--json: one JSON object)', async (...c) => {
+    const o = io(envOf(c));
+    const code = await runCli([...argvOf(c), '--json'], o);
+    expect(code, o.errText + o.outText).toBe(2);
+    const lines = o.outText.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, error: { kind: 'InvalidInput', field: fill(c[2]), message: expect.any(String), fix: expect.any(String) } });
+    nothingStarted(o);
+  });
+});
+
+describe('what the messages say', () => {
+  const run = async (argv: string[], env: Record<string, string> = {}): Promise<string> => {
+    const o = io(env);
+    expect(await runCli(argv, o)).toBe(2);
+    return o.errText;
+  };
+
+  it('an unknown command or flag suggests the nearest one', async () => {
+    expect(await run(['lsit'])).toContain('did you mean "provision list"');
+    expect(await run(['start', '--name', 'g', '--retry-until'])).toContain('did you mean --retry-until-up?');
+    expect(await run(['kubeconfig', 'g', '--ports', '1'])).toContain('did you mean --port?');
+    expect(await run(['fleet', 'aply'])).toContain('did you mean "provision fleet apply"');
   });
 
-  it('an unknown command suggests the nearest one', async () => {
-    const o = io();
-    expect(await runCli(['lsit'], o)).toBe(2);
-    expect(o.errText).toContain('did you mean "provision list"');
+  it('-name gets "did you mean --name"', async () => {
+    expect(await run(['start', '-name', 'a'])).toContain('did you mean --name?');
+  });
+
+  it('a stray word after a value says a flag takes one value, with the example', async () => {
+    const err = await run(['start', '--name', 'g', '--ttl', '1h', '30m']);
+    expect(err).toContain('unexpected argument "30m" after --ttl "1h"');
+    expect(err).toContain('--ttl 1h30m');
+  });
+
+  it('shows a name with invisible or control characters escaped, JSON-style', async () => {
+    expect(await run(['start', '--name', 'gpu\u200b1'])).toContain('"gpu\\u200b1"');
+    expect(await run(['status', 'gpu\u0007'])).toContain('"gpu\\u0007"');
+    expect(await run(['kubeconfig', 'gpu\u001b[31m'])).toContain('"gpu\\u001b[31m"');
+  });
+
+  it('contradictions and repeats name both forms', async () => {
+    expect(await run(['start', '--name', 'g', '--k8s', '--no-k8s'])).toContain('--k8s and --no-k8s contradict each other');
+    expect(await run(['start', '--name', 'a', '--name', 'b'])).toContain('--name is given twice');
+  });
+
+  it('start flags and a fleet vm: are refused by the same schema, with the same words', async () => {
+    const pairs: [string[], string][] = [
+      [['--max-price', '0'], 'price0.yaml'],
+      [['--max-price', '1e9'], 'price1e9.yaml'],
+      [['--ttl', '0m'], 'ttl0.yaml'],
+      [['--region', 'US East'], 'region.yaml'],
+      [['--cloud', 'aws', '--region', 'us-east-9'], 'unknown-region.yaml'],
+      [['--instance-type', 'g5 xlarge'], 'type.yaml'],
+      [['--cloud', 'local', '--k8s'], 'k3s-local.yaml'],
+      [['--cloud', 'azure'], 'unknown-cloud.yaml'],
+    ];
+    for (const [flags, file] of pairs) {
+      const start = (await run(['start', '--name', 'g', ...flags])).split('\n')[0]!.replace(/^error: [^:]+: /, '');
+      const fleet = await run(['fleet', 'apply', '-f', join(dir, file)]);
+      expect(fleet, `${flags.join(' ')} vs ${file}`).toContain(start);
+    }
+  });
+
+  it('a garbage public key is refused for start (--ssh-key) and for a fleet', async () => {
+    expect(await run(['start', '--name', 'g', '--ssh-key', join(dir, 'garbage')])).toMatch(/garbage\.pub is not a valid ssh-ed25519 key/);
+    expect(await run(['fleet', 'apply', '-f', join(dir, 'garbage-key.yaml')])).toContain('groups.0.vm.publicKeys.0: public key has no base64 key');
+  });
+
+  it('bad configuration names the variable or file and how to fix it', async () => {
+    expect(await run(['list'], { GPUPROV_EMBEDDED_PORT: 'abc', TEMPORAL_ADDRESS: '' })).toContain('GPUPROV_EMBEDDED_PORT=abc is not a TCP port');
+    expect(await run(['list'], { TEMPORAL_ADDRESS: 'http://x:7233' })).toContain('write host:port without a scheme');
+    const toml = await run(['list'], { TEMPORAL_CONFIG_FILE: join(dir, 'broken.toml'), TEMPORAL_ADDRESS: '' });
+    expect(toml).toContain('the Temporal config file cannot be used: Invalid TOML');
+    expect(await run(['list'], { GPUPROV_STATE_DIR: join(dir, 'state-file') })).toContain(`${join(dir, 'state-file')} is a file`);
   });
 });

@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDuration, parseGpu, parseStart } from '../../../src/client/options';
-import { InputError } from '../../../src/core/errors';
 import { parseShape } from '../../../src/client/fleet-schema';
+import { parseCommandLine, show, type FlagSpec } from '../../../src/client/flags';
+import { publicKeyProblem, vmOptionsSchema } from '../../../src/client/vm-spec';
+import { InputError } from '../../../src/core/errors';
+import { generateEd25519 } from '../../../src/ssh/keygen';
 import { removeSshEntry, userKey, writeSshEntry } from '../../../src/client/user-files';
 
 describe('start options', () => {
@@ -50,6 +53,79 @@ describe('start options', () => {
     expect(parseGpu('t4')).toEqual({ model: 'T4', count: 1 });
     expect(parseDuration('--ttl', '2d')).toBe(172_800_000);
     expect(parseDuration('--ttl', '1m')).toBe(60_000);
+  });
+});
+
+function inputError(f: () => unknown): InputError {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof InputError) return err;
+    throw err;
+  }
+  throw new Error('no InputError');
+}
+
+describe('the flag parser', () => {
+  const FLAGS = [
+    { name: 'name', type: 'string', meaning: 'm', default: 'd', example: '--name a' },
+    { name: 'k8s', type: 'boolean', negatable: true, meaning: 'm', default: 'd', example: '--k8s' },
+    { name: 'file', short: 'f', type: 'string', meaning: 'm', default: 'd', example: '-f x' },
+    { name: 'json', type: 'boolean', meaning: 'm', default: 'd', example: '--json' },
+  ] as const satisfies readonly FlagSpec[];
+  const cl = { path: 'test', flags: FLAGS, args: [{ name: 'NAME', meaning: 'the name', example: 'a', required: false, flag: 'name' }] };
+
+  it('reads --flag value, --flag=value, -f value, --no-flag and the argument that stands for a flag', () => {
+    expect(parseCommandLine(cl, ['--name', 'a', '--k8s', '-f', 'x']).values).toEqual({ name: 'a', k8s: true, file: 'x' });
+    expect(parseCommandLine(cl, ['--name=a=b', '--no-k8s']).values).toEqual({ name: 'a=b', k8s: false });
+    expect(parseCommandLine(cl, ['a', '--json'])).toEqual({ values: { name: 'a', json: true }, args: ['a'], rest: [] });
+  });
+  it('refuses repeats, contradictions, stray words, one-dash long flags and missing values', () => {
+    expect(inputError(() => parseCommandLine(cl, ['--name', 'a', '--name', 'a'])).message).toContain('given twice');
+    expect(inputError(() => parseCommandLine(cl, ['--no-k8s', '--k8s'])).message).toBe('--no-k8s and --k8s contradict each other');
+    expect(inputError(() => parseCommandLine(cl, ['-f', 'x', '--file', 'y'])).field).toBe('--file');
+    expect(inputError(() => parseCommandLine(cl, ['--name', 'a', 'b'])).field).toBe('--name');
+    expect(inputError(() => parseCommandLine(cl, ['a', 'b'])).field).toBe('arguments');
+    expect(inputError(() => parseCommandLine(cl, ['a', '--', 'b'])).field).toBe('arguments');
+    expect(inputError(() => parseCommandLine(cl, ['-name', 'a'])).suggestion).toContain('did you mean --name?');
+    expect(inputError(() => parseCommandLine(cl, ['--name', '--json'])).message).toContain('--name needs a value');
+    expect(inputError(() => parseCommandLine(cl, ['--json=1'])).message).toContain('takes no value');
+    expect(inputError(() => parseCommandLine(cl, ['--no-json'])).suggestion).toContain('leave --json out');
+  });
+  it('takes a negative number as a value, not as a flag', () => {
+    expect(parseCommandLine(cl, ['--name', '-3']).values).toEqual({ name: '-3' });
+  });
+  it('shows text JSON-style with invisible characters escaped', () => {
+    expect(show('a\u200bb\u0007\n')).toBe('"a\\u200bb\\u0007\\n"');
+    expect(show('plain text')).toBe('"plain text"');
+  });
+});
+
+describe('the VM spec schema (start and fleet shapes)', () => {
+  it('accepts an OpenSSH public key and refuses garbage or a private key', () => {
+    expect(publicKeyProblem(generateEd25519('t').public)).toBeUndefined();
+    expect(publicKeyProblem('garbage')).toMatch(/key type/);
+    expect(publicKeyProblem('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5')).toMatch(/not a valid ssh-ed25519 key/);
+    expect(publicKeyProblem('ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4')).toMatch(/not a valid ssh-rsa key/);
+    expect(publicKeyProblem('-----BEGIN OPENSSH PRIVATE KEY-----')).toMatch(/PRIVATE/);
+  });
+  it.each([
+    [{ ttlMs: 59_999 }, 'TTL 59999ms is out of range: use 1m to 30d'],
+    [{ ttlMs: 31 * 86_400_000 }, 'TTL 31d is out of range'],
+    [{ maxPricePerHour: 0.001 }, 'price cap 0.001 USD/h is out of range: use 0.01 USD/h to 1000 USD/h'],
+    [{ gpu: { model: 'H100', count: 0 } }, 'GPU count must be at least 1'],
+    [{ clouds: [] }, 'name at least one cloud'],
+    [{ clouds: ['lambda'], regions: ['us-east-9'] }, 'did you mean us-east-1?'],
+    [{ clouds: ['docker'], k8s: 'on' }, 'docker cannot run k3s'],
+    [{ k8s: 'yes' }, 'k8s must be auto, on or off'],
+  ])('%o is refused: %s', (vm, message) => {
+    const r = vmOptionsSchema.safeParse(vm);
+    expect(r.success).toBe(false);
+    expect(r.error?.issues.map((i) => i.message).join('; ')).toContain(message);
+  });
+  it('keeps a fleet\'s vm: as written and the bounds inclusive', () => {
+    expect(vmOptionsSchema.parse({ gpu: { model: 'h100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 })).toEqual({ gpu: { model: 'h100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 });
+    expect(parseStart(['g', '--ttl', '30d', '--max-price', '0.01']).spec).toMatchObject({ ttlMs: 30 * 86_400_000, maxPricePerHour: 0.01 });
   });
 });
 

@@ -58,11 +58,12 @@ async function statusJson(env: NodeJS.ProcessEnv): Promise<EmbeddedStatus> {
 }
 
 describe('provision server: arguments', () => {
-  it('rejects an unknown subcommand or option with exit 2 and the usage', async () => {
+  it('rejects an unknown subcommand or option with exit 2 and the fix', async () => {
     const c = io({ HOME: os.tmpdir() });
     expect(await serverCommand.run(['restart'], c)).toBe(2);
     expect(await serverCommand.run(['start', '--fast'], c)).toBe(2);
-    expect(c.stderr.join('\n')).toContain('Usage: provision server');
+    expect(c.stderr.join('\n')).toContain('unknown subcommand "restart" of provision server');
+    expect(c.stderr.join('\n')).toContain('unknown flag "--fast" for provision server start');
   });
 
   it('status reports nothing running on a fresh state dir', async () => {

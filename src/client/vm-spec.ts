@@ -1,0 +1,113 @@
+/**
+ * THE schema of a VM spec (zod at the edge): `start`'s flags after parsing and the `vm:` of every
+ * fleet group go through it, so both accept and refuse the same things. Bounds (VM_LIMITS) are
+ * sanity limits against typos, not quotas: a TTL from 1 minute to 30 days, a price cap from
+ * 0.01 to 1000 USD per hour, 1 to 16 GPUs, OpenSSH public keys only, k3s only where a cloud can
+ * run it.
+ */
+import { z } from 'zod';
+import { CLOUDS, KNOWN_REGIONS, NO_K8S, didYouMean, type CloudId } from './catalog';
+
+export const VM_LIMITS = {
+  ttlMs: { min: 60_000, max: 30 * 86_400_000 },
+  /** USD per hour. */
+  maxPricePerHour: { min: 0.01, max: 1_000 },
+  gpuCount: { min: 1, max: 16 },
+  publicKeys: 16,
+} as const;
+
+export const VM_NAME = /^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/;
+export const GPU_MODEL = /^[A-Za-z][A-Za-z0-9-]{0,23}$/;
+export const REGION_NAME = /^[a-z][a-z0-9-]{1,30}$/;
+export const INSTANCE_TYPE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+export const nameSchema = z
+  .string({ error: 'is required' })
+  .min(1, 'is required')
+  .max(32, 'must be at most 32 characters')
+  .regex(VM_NAME, 'must start with a letter and use only lowercase letters, digits and inner hyphens (e.g. gpu1)');
+
+const KEY_TYPES = ['ssh-ed25519', 'ssh-rsa', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'sk-ssh-ed25519@openssh.com', 'sk-ecdsa-sha2-nistp256@openssh.com'];
+
+/** Why `line` is not one OpenSSH public key (`TYPE BASE64 [comment]`), or undefined when it is. */
+export function publicKeyProblem(line: string): string | undefined {
+  if (/PRIVATE KEY/.test(line)) return 'is a PRIVATE key: give the public one (the .pub file)';
+  if (/[\r\n]/.test(line.trim())) return 'must be one line (one key per entry)';
+  const [type, blob] = line.trim().split(/\s+/);
+  if (!type || !KEY_TYPES.includes(type)) return `must start with a key type (${KEY_TYPES.slice(0, 3).join(', ')}, …)`;
+  if (!blob || !/^[A-Za-z0-9+/]+={0,2}$/.test(blob)) return 'has no base64 key after its type';
+  const raw = Buffer.from(blob, 'base64');
+  const len = raw.length >= 4 ? raw.readUInt32BE(0) : -1;
+  if (len !== type.length || raw.subarray(4, 4 + len).toString('latin1') !== type || raw.length < 4 + len + 16) return `is not a valid ${type} key (its base64 does not encode one)`;
+  return undefined;
+}
+
+const between = (min: number, max: number, what: string, unit: (n: number) => string) =>
+  z.number({ error: `${what} must be a number` }).refine((n) => Number.isFinite(n) && n >= min && n <= max, {
+    error: (iss) => `${what} ${unit(iss.input as number)} is out of range: use ${unit(min)} to ${unit(max)}`,
+  });
+
+/** 2592000000 → `30d`, 30000 → `30s`, 1 → `1ms`. */
+function span(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) if (ms !== 0 && ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+const fields = {
+  gpu: z
+    .object({
+      // Not upper-cased here: a fleet's stored shape must compare equal when applied again.
+      model: z.string().regex(GPU_MODEL, 'GPU model must be a name like H100 or A100-80GB'),
+      count: z.number().int('GPU count must be a whole number').min(VM_LIMITS.gpuCount.min, 'GPU count must be at least 1').max(VM_LIMITS.gpuCount.max, `GPU count must be at most ${VM_LIMITS.gpuCount.max}`),
+      // `MODEL:N+` (GpuRequest.atLeast): at least N GPUs.
+      atLeast: z.boolean().optional(),
+    })
+    .strict()
+    .optional(),
+  clouds: z
+    .array(
+      z.string().refine((c) => (CLOUDS as readonly string[]).includes(c), {
+        error: (iss) => {
+          const hint = didYouMean(String(iss.input), CLOUDS);
+          return `unknown cloud "${String(iss.input)}"${hint ? ` (did you mean ${hint}?)` : ''}; known: ${CLOUDS.join(', ')}`;
+        },
+      }),
+    )
+    .min(1, 'name at least one cloud, or leave clouds out')
+    .optional(),
+  regions: z.array(z.string().regex(REGION_NAME, "a region is a cloud's region id, e.g. us-east-1")).min(1, 'name at least one region, or leave regions out').optional(),
+  instanceTypes: z.array(z.string().regex(INSTANCE_TYPE, 'an instance type is a name like g5.xlarge')).min(1, 'name at least one instance type, or leave them out').optional(),
+  maxPricePerHour: between(VM_LIMITS.maxPricePerHour.min, VM_LIMITS.maxPricePerHour.max, 'price cap', (n) => `${n} USD/h`).optional(),
+  ttlMs: between(VM_LIMITS.ttlMs.min, VM_LIMITS.ttlMs.max, 'TTL', span).optional(),
+  retryUntilUp: z.boolean().optional(),
+  k8s: z.enum(['auto', 'on', 'off'], { error: 'k8s must be auto, on or off' }).optional(),
+  publicKeys: z
+    .array(z.string().superRefine((k, ctx) => {
+      const p = publicKeyProblem(k);
+      if (p) ctx.addIssue({ code: 'custom', message: `public key ${p}` });
+    }))
+    .max(VM_LIMITS.publicKeys, `at most ${VM_LIMITS.publicKeys} public keys`)
+    .optional(),
+};
+
+/** Rules between fields: regions known to the chosen clouds, k3s only on a cloud that runs it. */
+function crossCheck(v: { clouds?: string[] | undefined; regions?: string[] | undefined; k8s?: string | undefined }, ctx: z.RefinementCtx): void {
+  const chosen = v.clouds?.filter((c): c is CloudId => (CLOUDS as readonly string[]).includes(c));
+  if (chosen?.length && v.regions && chosen.every((c) => KNOWN_REGIONS[c])) {
+    const known = chosen.flatMap((c) => KNOWN_REGIONS[c] ?? []);
+    for (const r of v.regions) {
+      if (known.includes(r) || !REGION_NAME.test(r)) continue;
+      const hint = didYouMean(r, known);
+      ctx.addIssue({ code: 'custom', path: ['regions'], message: `region "${r}" is not one of ${chosen.join(', ')}'s${hint ? ` (did you mean ${hint}?)` : ''}; known: ${known.join(', ')}` });
+    }
+  }
+  if (v.k8s === 'on' && chosen?.length && chosen.every((c) => NO_K8S.includes(c))) {
+    ctx.addIssue({ code: 'custom', path: ['k8s'], message: `${chosen.join(', ')} cannot run k3s (containers or local processes): leave k8s out, or choose a VM cloud such as aws` });
+  }
+}
+
+/** A VM's options without its name (a fleet group's `vm:`). */
+export const vmOptionsSchema = z.object(fields).strict().superRefine(crossCheck);
+
+/** A whole VM spec (`start`). */
+export const vmSpecSchema = z.object({ name: nameSchema, ...fields }).strict().superRefine(crossCheck);

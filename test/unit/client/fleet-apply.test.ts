@@ -1,0 +1,70 @@
+/**
+ * `provision fleet apply` says what happened: the first apply starts the fleet ("started with
+ * generation 1", not "already applied"), the same shape again is a no-op, a rejected shape says
+ * what is wrong. Against the run's dev server and the in-memory fake cloud.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../../src/activities';
+import { runCli } from '../../../src/client/cli';
+import type { Io } from '../../../src/client/command';
+import { ProviderRegistry } from '../../../src/providers/registry';
+import { loadOrCreateSshIdentity } from '../../../src/ssh';
+import { FakeProvider } from '../../harness/fake-provider';
+import { requireServer, startTestWorker, testEnv, type TestWorker } from '../../harness/temporal';
+
+describe.skipIf(!requireServer())('provision fleet apply: what the first apply says', () => {
+  let root: string;
+  let worker: TestWorker;
+  const name = `fa${Date.now().toString(36).slice(-6)}`;
+  const cli = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
+    const o = { out: '', err: '' };
+    const io: Io = { out: (s) => void (o.out += s), err: (s) => void (o.err += s), isTTY: false, env: { HOME: root, PATH: process.env.PATH, TEMPORAL_ADDRESS: testEnv().address, TEMPORAL_NAMESPACE: testEnv().namespace, GPUPROV_TASK_QUEUE: worker.taskQueue } };
+    const code = await runCli(args, io);
+    return { code, ...o };
+  };
+  const file = (gen: number, vm: unknown): string => {
+    const f = join(root, `shape-${gen}-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(f, JSON.stringify({ name, generation: gen, groups: [{ id: 'cpu', role: 'worker', count: 1, vm }] }));
+    return f;
+  };
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'gpuprov-fleetapply-'));
+    const fake = new FakeProvider();
+    const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
+    worker = await startTestWorker({ activities: createActivities({ registry: new ProviderRegistry([fake]), ssh, owner: 'default', prober: fake.prober() }) });
+  });
+  afterAll(async () => {
+    await cli('fleet', 'down', name).catch(() => undefined);
+    await worker?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a rejected VM spec: exit 2 with what is wrong, and no fleet', async () => {
+    const r = await cli('fleet', 'apply', '-f', file(1, { ttlMs: 1 }));
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('groups.0.vm.ttlMs: TTL 1ms is out of range: use 1m to 30d');
+    expect(r.err + r.out).not.toContain('already applied');
+    const s = await cli('fleet', 'status', name);
+    expect(s.code).toBe(1);
+    expect(s.err).toContain(`no such fleet: nothing named ${name} was applied`);
+  });
+
+  it('first apply starts the fleet; the same shape again is a no-op; an older generation is refused with its reason', async () => {
+    const shape = file(1, {});
+    const first = await cli('fleet', 'apply', '-f', shape);
+    expect(first.code, first.err).toBe(0);
+    expect(first.out).toContain(`fleet ${name}: started with generation 1`);
+    const again = await cli('fleet', 'apply', '-f', shape, '--json');
+    expect(again.code, again.err).toBe(0);
+    expect(JSON.parse(again.out)).toMatchObject({ ok: true, name, generation: 1, changed: false, started: false });
+    const older = await cli('fleet', 'apply', '-f', file(0, {}));
+    expect(older.code).toBe(1);
+    expect(older.err).toContain('generation regressed: 0 < 1');
+    const down = await cli('fleet', 'down', name);
+    expect(down.code, down.err).toBe(0);
+  });
+});
