@@ -210,8 +210,9 @@ if (require.main === module) {
     // Through the worker's logger once it exists (one JSON line in the daemon's log file).
     const logger = workerLogger();
     if (err instanceof InputError) {
-      if (logger) logger.announce(`gpuprov worker: ${err.field}: ${err.message}`, { component: 'gpuprov', field: err.field, fix: err.suggestion }, 'ERROR');
-      else process.stderr.write(`gpuprov worker: ${err.field}: ${err.message}\n${err.suggestion ? `  fix: ${err.suggestion}\n` : ''}`);
+      // Bad input is for the person starting the worker: plain words on stderr as well as the log line.
+      logger?.announce(`gpuprov worker: ${err.field}: ${err.message}`, { component: 'gpuprov', field: err.field, fix: err.suggestion }, 'ERROR');
+      process.stderr.write(`gpuprov worker: ${err.field}: ${err.message}\n${err.suggestion ? `  fix: ${err.suggestion}\n` : ''}`);
       process.exit(2);
     }
     if (logger) logger.announce('gpuprov worker failed', { component: 'gpuprov', error: err }, 'ERROR');
