@@ -5,8 +5,26 @@ import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const nodeBuiltins = [
-  'fs', 'fs/promises', 'path', 'os', 'child_process', 'net', 'http', 'https', 'crypto', 'stream',
-  'util', 'events', 'dns', 'tls', 'zlib', 'worker_threads', 'process', 'timers', 'url', 'readline',
+  'fs',
+  'fs/promises',
+  'path',
+  'os',
+  'child_process',
+  'net',
+  'http',
+  'https',
+  'crypto',
+  'stream',
+  'util',
+  'events',
+  'dns',
+  'tls',
+  'zlib',
+  'worker_threads',
+  'process',
+  'timers',
+  'url',
+  'readline',
 ];
 
 export default tseslint.config(
@@ -41,12 +59,15 @@ export default tseslint.config(
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       // The layers (docs/ARCHITECTURE.md): core imports nothing of gpuprov outside core.
-      'import-x/no-restricted-paths': ['error', {
-        zones: [
-          { target: './src/core', from: './src', except: ['./core'], message: 'src/core is the ground floor: it imports only src/core' },
-          { target: './src/!(client|server)/**/*', from: './src/client', message: 'only src/server and the CLI itself import src/client' },
-        ],
-      }],
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            { target: './src/core', from: './src', except: ['./core'], message: 'src/core is the ground floor: it imports only src/core' },
+            { target: './src/!(client|server)/**/*', from: './src/client', message: 'only src/server and the CLI itself import src/client' },
+          ],
+        },
+      ],
     },
   },
   {
@@ -63,10 +84,16 @@ export default tseslint.config(
     files: ['src/core/**/*.ts'],
     ignores: ['src/core/api.ts', 'src/core/fleet-api.ts', 'src/core/search-attributes.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: nodeBuiltins.flatMap((n) => [{ name: n, message: 'src/core is pure: no Node built-ins' }, { name: `node:${n}`, message: 'src/core is pure: no Node built-ins' }]),
-        patterns: [{ regex: '^(?!\\.{1,2}/)', allowTypeImports: true, message: 'src/core imports no package (types excepted)' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.flatMap((n) => [
+            { name: n, message: 'src/core is pure: no Node built-ins' },
+            { name: `node:${n}`, message: 'src/core is pure: no Node built-ins' },
+          ]),
+          patterns: [{ regex: '^(?!\\.{1,2}/)', allowTypeImports: true, message: 'src/core imports no package (types excepted)' }],
+        },
+      ],
     },
   },
   {
@@ -74,15 +101,24 @@ export default tseslint.config(
     // @temporalio/workflow only; activities (and any package) as types only.
     files: ['src/workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: nodeBuiltins.flatMap((n) => [{ name: n, message: 'workflow code is deterministic: no Node built-ins' },
-          { name: `node:${n}`, message: 'workflow code is deterministic: no Node built-ins' }]),
-        patterns: [
-          { regex: '^(?!\\.{1,2}/|@temporalio/workflow$)', allowTypeImports: true, message: 'workflows import only src/core and @temporalio/workflow (other packages as types only)' },
-          { regex: '^\\.\\./(?!core(/|$)|activities(/|$))', message: 'workflows import only src/core (and activities as types)' },
-          { regex: '^\\.\\./activities(/|$)', allowTypeImports: true, message: 'workflows import activities as types only' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.flatMap((n) => [
+            { name: n, message: 'workflow code is deterministic: no Node built-ins' },
+            { name: `node:${n}`, message: 'workflow code is deterministic: no Node built-ins' },
+          ]),
+          patterns: [
+            {
+              regex: '^(?!\\.{1,2}/|@temporalio/workflow$)',
+              allowTypeImports: true,
+              message: 'workflows import only src/core and @temporalio/workflow (other packages as types only)',
+            },
+            { regex: '^\\.\\./(?!core(/|$)|activities(/|$))', message: 'workflows import only src/core (and activities as types)' },
+            { regex: '^\\.\\./activities(/|$)', allowTypeImports: true, message: 'workflows import activities as types only' },
+          ],
+        },
+      ],
     },
   },
 );

@@ -49,7 +49,11 @@ export function breakdown(events: HistoryEvent[]): Record<string, number> {
       activityName.set(String(e.eventId), name);
       cat = `activity ${name}`;
     } else if (k.startsWith('activityTask')) {
-      const a = e.activityTaskStartedEventAttributes ?? e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+      const a =
+        e.activityTaskStartedEventAttributes ??
+        e.activityTaskCompletedEventAttributes ??
+        e.activityTaskFailedEventAttributes ??
+        e.activityTaskTimedOutEventAttributes;
       const sched = a && 'scheduledEventId' in a ? String(a.scheduledEventId) : '';
       cat = `activity ${activityName.get(sched) ?? '?'}`;
     } else if (k === 'upsertWorkflowSearchAttributes') cat = 'search-attribute upserts';
@@ -64,7 +68,9 @@ export function breakdown(events: HistoryEvent[]): Record<string, number> {
 export function activityKnownAt(events: HistoryEvent[], name: string): number | undefined {
   const sched = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name);
   if (!sched) return undefined;
-  const done = events.findIndex((e) => e.activityTaskCompletedEventAttributes && String(e.activityTaskCompletedEventAttributes.scheduledEventId) === String(sched.eventId));
+  const done = events.findIndex(
+    (e) => e.activityTaskCompletedEventAttributes && String(e.activityTaskCompletedEventAttributes.scheduledEventId) === String(sched.eventId),
+  );
   if (done < 0) return undefined;
   const wt = events.slice(done + 1).find((e) => kindOf(e) === 'workflowTaskStarted');
   return wt ? timeOf(wt) : undefined;

@@ -66,16 +66,33 @@ export function procCpuS(pid: number): number {
 /** NotReady with an explicit next delay (overrides the retry policy's backoff). */
 /** NotReady after `delayMs`, or after the retry policy's own backoff when undefined. */
 function notReadyAfter(message: string, delayMs: number | undefined): ApplicationFailure {
-  return ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message, nonRetryable: false, ...(delayMs === undefined ? {} : { nextRetryDelay: delayMs }) });
+  return ApplicationFailure.create({
+    type: FAILURE_TYPES.NotReady,
+    message,
+    nonRetryable: false,
+    ...(delayMs === undefined ? {} : { nextRetryDelay: delayMs }),
+  });
 }
 
-export async function startLab(o: { fakes: FakeDecl[]; extraProviders?: CloudProvider[]; scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined; log: (s: string) => void }): Promise<Lab> {
+export async function startLab(o: {
+  fakes: FakeDecl[];
+  extraProviders?: CloudProvider[];
+  scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined;
+  log: (s: string) => void;
+}): Promise<Lab> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
   const cli = await obtainTemporalCli({ log: o.log });
   const port = await freePort();
   o.log(`starting dev server on 127.0.0.1:${port} (${cli.version})`);
-  const server: DevServer = await startDevServer({ cliPath: cli.path, port, headless: true, dbFile: join(dir, 'temporal.db'), namespace: 'default', logFile: join(dir, 'server.log') });
+  const server: DevServer = await startDevServer({
+    cliPath: cli.path,
+    port,
+    headless: true,
+    dbFile: join(dir, 'temporal.db'),
+    namespace: 'default',
+    logFile: join(dir, 'server.log'),
+  });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default' });
   const native = await NativeConnection.connect({ address: server.address });

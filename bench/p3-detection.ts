@@ -62,9 +62,11 @@ export async function measureDetection(client: Client, taskQueue: string, fake: 
       await sleep(250);
     }
   }
-  await Promise.all(runs.map(async (r) => {
-    await r.h.signal(teardownSignal);
-    await r.h.result();
-  }));
+  await Promise.all(
+    runs.map(async (r) => {
+      await r.h.signal(teardownSignal);
+      await r.h.result();
+    }),
+  );
   return out;
 }

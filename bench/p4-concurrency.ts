@@ -36,7 +36,15 @@ async function allEvents(handles: WorkflowHandle[], width = 25): Promise<History
 
 const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-export async function measureConcurrency(client: Client, taskQueue: string, cloud: string, n: number, bootMs: number, timeoutMs: number, serverCpuS: () => number): Promise<ConcurrencyResult> {
+export async function measureConcurrency(
+  client: Client,
+  taskQueue: string,
+  cloud: string,
+  n: number,
+  bootMs: number,
+  timeoutMs: number,
+  serverCpuS: () => number,
+): Promise<ConcurrencyResult> {
   const mb = (b: number): number => Math.round(b / 1024 / 1024);
   const rssBefore = process.memoryUsage.rss();
   let rssPeak = rssBefore;

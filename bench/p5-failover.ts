@@ -13,7 +13,14 @@ import { sleep } from './stats';
 export const FAILOVER_OFFERS = 10;
 
 export function failoverOffers(cloud: string): Offer[] {
-  return Array.from({ length: FAILOVER_OFFERS }, (_, i) => ({ cloud, region: `r${i}`, instanceType: `gpu-${i}`, gpu: { model: 'H100', count: 1 }, pricePerHour: 1 + i / 10, currency: 'USD' }));
+  return Array.from({ length: FAILOVER_OFFERS }, (_, i) => ({
+    cloud,
+    region: `r${i}`,
+    instanceType: `gpu-${i}`,
+    gpu: { model: 'H100', count: 1 },
+    pricePerHour: 1 + i / 10,
+    currency: 'USD',
+  }));
 }
 
 export interface FailoverRun {
@@ -28,7 +35,9 @@ export interface FailoverRun {
 export async function failoverRun(client: Client, taskQueue: string, fake: FakeProvider, i: number): Promise<FailoverRun> {
   const name = `p5-${i}`;
   fake.clearRules();
-  fake.script(...Array.from({ length: FAILOVER_OFFERS - 1 }, (_, k) => ({ primitive: 'create' as const, region: `r${k}`, error: 'Capacity' as const, times: -1 })));
+  fake.script(
+    ...Array.from({ length: FAILOVER_OFFERS - 1 }, (_, k) => ({ primitive: 'create' as const, region: `r${k}`, error: 'Capacity' as const, times: -1 })),
+  );
   const t0 = Date.now();
   const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue,

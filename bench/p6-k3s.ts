@@ -14,7 +14,13 @@ import { eventsOf, timeOf, upsertedStage, type HistoryEvent } from './history';
 import { sleep } from './stats';
 
 /** Short k3s waits, as in the k3s tests (the simulated host answers in seconds). */
-export const P6_TUNING: K3sTuning = { k3sBootMaxWaitMs: 30_000, k3sProbeIntervalMs: 300, k3sInstallTimeoutMs: 60_000, k3sApiDeadlineMs: 20_000, k3sValidateDeadlineMs: 20_000 };
+export const P6_TUNING: K3sTuning = {
+  k3sBootMaxWaitMs: 30_000,
+  k3sProbeIntervalMs: 300,
+  k3sInstallTimeoutMs: 60_000,
+  k3sApiDeadlineMs: 20_000,
+  k3sValidateDeadlineMs: 20_000,
+};
 
 export interface K3sRun {
   route: 'boot' | 'push';

@@ -24,9 +24,7 @@ import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
 
 const quick = process.argv.includes('--quick');
-const N = quick
-  ? { p1: 2, p3PerSchedule: 5, p3TypicalMs: 8_000, p4: 100, p5: 2 }
-  : { p1: 15, p3PerSchedule: 16, p3TypicalMs: 40_000, p4: 500, p5: 10 };
+const N = quick ? { p1: 2, p3PerSchedule: 5, p3TypicalMs: 8_000, p4: 100, p5: 2 } : { p1: 15, p3PerSchedule: 16, p3TypicalMs: 40_000, p4: 500, p5: 10 };
 const P4_BOOT_MS = 2_000;
 /** Quiet time before each P5 run (see there). */
 const P5_SETTLE_MS = 5_000;
@@ -70,7 +68,11 @@ async function main(): Promise<void> {
     log(`setup ${Date.now() - started} ms`);
     // The worker loads the prebuilt workflow bundle (src/server/workflow-bundle.ts): no webpack here.
     // heapLimitMb: `npm run bench` passes the workers' --max-old-space-size (see WORKER_NODE_FLAGS).
-    results.rss = { atStartMb: rssAtStartMb, afterWorkerCreatedMb: Math.round(process.memoryUsage.rss() / 2 ** 20), heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) };
+    results.rss = {
+      atStartMb: rssAtStartMb,
+      afterWorkerCreatedMb: Math.round(process.memoryUsage.rss() / 2 ** 20),
+      heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
+    };
 
     // ---- P1 ---------------------------------------------------------------------------------
     log(`P1: ${N.p1} workflow and ${N.p1} bare launches on the local cloud, interleaved`);
@@ -104,7 +106,12 @@ async function main(): Promise<void> {
         activityMs: dist(p1Parts.map((p) => p.activityMs)),
         workflowTasks: p1Parts[0]?.workflowTasks,
       },
-      workflow: { launch: dist(wf.map((t) => t.launchMs)), teardown: dist(wf.map((t) => t.teardownMs)), launchPlusTeardown: wfD, totalWithTtlTimer: dist(wf.map((t) => t.totalMs)) },
+      workflow: {
+        launch: dist(wf.map((t) => t.launchMs)),
+        teardown: dist(wf.map((t) => t.teardownMs)),
+        launchPlusTeardown: wfD,
+        totalWithTtlTimer: dist(wf.map((t) => t.totalMs)),
+      },
       bare: { launch: dist(bare.map((t) => t.launchMs)), teardown: dist(bare.map((t) => t.teardownMs)), launchPlusTeardown: bareD },
       overheadPerLaunchMs: diffD,
       launchOnlyOverheadMs: dist(wf.map((w, i) => w.launchMs - bare[i]!.launchMs)),
@@ -112,8 +119,18 @@ async function main(): Promise<void> {
     };
     rows.push(['P1 workflow launch+teardown', ms(wfD), '', '']);
     rows.push(['P1 bare script launch+teardown', ms(bareD), '', '']);
-    rows.push(['P1 workflow time to Ready (medians)', `${p1Parts[0]?.workflowTasks ?? 0} workflow tasks: ${round(dist(p1Parts.map((p) => p.wtQueueMs)).median)} ms queued, ${round(dist(p1Parts.map((p) => p.wtRunMs)).median)} ms running; activities ${round(dist(p1Parts.map((p) => p.activityMs)).median)} ms`, '', '']);
-    rows.push(['P1 overhead per launch (paired)', `${ms(diffD)}; ratio ${round(ratio, 2)}×`, '≤ 150 ms median, ≤ 1.10×', verdict(diffD.median <= 150 && ratio <= 1.1)]);
+    rows.push([
+      'P1 workflow time to Ready (medians)',
+      `${p1Parts[0]?.workflowTasks ?? 0} workflow tasks: ${round(dist(p1Parts.map((p) => p.wtQueueMs)).median)} ms queued, ${round(dist(p1Parts.map((p) => p.wtRunMs)).median)} ms running; activities ${round(dist(p1Parts.map((p) => p.activityMs)).median)} ms`,
+      '',
+      '',
+    ]);
+    rows.push([
+      'P1 overhead per launch (paired)',
+      `${ms(diffD)}; ratio ${round(ratio, 2)}×`,
+      '≤ 150 ms median, ≤ 1.10×',
+      verdict(diffD.median <= 150 && ratio <= 1.1),
+    ]);
 
     // ---- P2 ---------------------------------------------------------------------------------
     log('P2: history of a single-attempt launch with teardown');
@@ -162,7 +179,9 @@ async function main(): Promise<void> {
 
     // ---- P3 ---------------------------------------------------------------------------------
     const boots = bootDurations(N.p3TypicalMs, N.p3PerSchedule);
-    log(`P3: ${N.p3PerSchedule} boots per schedule over ${boots[0]}–${boots[boots.length - 1]} ms (typical ${N.p3TypicalMs} ms, poll interval ${P3_CAPS.pollIntervalMs} ms), schedules in parallel`);
+    log(
+      `P3: ${N.p3PerSchedule} boots per schedule over ${boots[0]}–${boots[boots.length - 1]} ms (typical ${N.p3TypicalMs} ms, poll interval ${P3_CAPS.pollIntervalMs} ms), schedules in parallel`,
+    );
     const p3: Record<string, { lag: Dist; callsPerMinute: Dist; samples: DetectionSample[] }> = {};
     await Promise.all(
       SCHEDULES.map(async (s) => {
@@ -176,7 +195,12 @@ async function main(): Promise<void> {
     for (const s of SCHEDULES) {
       const r = p3[s]!;
       const ok = r.lag.median <= 1_000 && r.callsPerMinute.median <= 30;
-      rows.push([`P3 detection lag / observe calls, ${s}`, `lag ${ms(r.lag)}; ${round(r.callsPerMinute.median, 1)} calls/min (p90 ${round(r.callsPerMinute.p90, 1)})`, '≤ 1 s at ≤ 30/min', verdict(ok)]);
+      rows.push([
+        `P3 detection lag / observe calls, ${s}`,
+        `lag ${ms(r.lag)}; ${round(r.callsPerMinute.median, 1)} calls/min (p90 ${round(r.callsPerMinute.p90, 1)})`,
+        '≤ 1 s at ≤ 30/min',
+        verdict(ok),
+      ]);
     }
 
     // ---- P4 ---------------------------------------------------------------------------------
@@ -184,10 +208,24 @@ async function main(): Promise<void> {
     lab.fake('p4').setBootMs(P4_BOOT_MS);
     const p4 = await measureConcurrency(lab.client, lab.taskQueue, 'p4', N.p4, P4_BOOT_MS, quick ? 30_000 : 240_000, () => lab.serverCpuS());
     results.P4 = p4;
-    rows.push([`P4 time per VM to Ready (medians)`, `${p4.perVmToReady.workflowTasks} workflow tasks: ${p4.perVmToReady.wtQueueMs} ms queued for the worker, ${p4.perVmToReady.wtRunMs} ms running; activities ${p4.perVmToReady.activityMs} ms; CPU bench ${p4.cpuS.bench} s, server ${p4.cpuS.server} s`, '', '']);
-    rows.push([`P4 ${N.p4} concurrent launches`, `wall ${p4.wallMs} ms, ${p4.ready}/${p4.n} Ready, RSS peak ${p4.rssPeakMb} MB (before ${p4.rssBeforeMb}; ${(results.rss as { afterWorkerCreatedMb: number }).afterWorkerCreatedMb} after the worker was created, ${rssAtStartMb} at start), events ${p4.eventsToReadyTotal} to ready / ${p4.eventsLifecycleTotal} lifecycle`, `all Ready ≤ boot + 15 s, RSS ≤ 400 MB`, verdict(p4.allReady && p4.wallMs <= P4_BOOT_MS + 15_000 && p4.rssPeakMb <= 400)]);
+    rows.push([
+      `P4 time per VM to Ready (medians)`,
+      `${p4.perVmToReady.workflowTasks} workflow tasks: ${p4.perVmToReady.wtQueueMs} ms queued for the worker, ${p4.perVmToReady.wtRunMs} ms running; activities ${p4.perVmToReady.activityMs} ms; CPU bench ${p4.cpuS.bench} s, server ${p4.cpuS.server} s`,
+      '',
+      '',
+    ]);
+    rows.push([
+      `P4 ${N.p4} concurrent launches`,
+      `wall ${p4.wallMs} ms, ${p4.ready}/${p4.n} Ready, RSS peak ${p4.rssPeakMb} MB (before ${p4.rssBeforeMb}; ${(results.rss as { afterWorkerCreatedMb: number }).afterWorkerCreatedMb} after the worker was created, ${rssAtStartMb} at start), events ${p4.eventsToReadyTotal} to ready / ${p4.eventsLifecycleTotal} lifecycle`,
+      `all Ready ≤ boot + 15 s, RSS ≤ 400 MB`,
+      verdict(p4.allReady && p4.wallMs <= P4_BOOT_MS + 15_000 && p4.rssPeakMb <= 400),
+    ]);
 
-    rows.splice(rows.findIndex((r) => r[0].startsWith('P3')), 0, ['P5 start → 10th create (9 Capacity first)', `${ms(foD)}; ${ms(perAttemptD)} per failed attempt`, '≤ 1 s', verdict(foD.median <= 1_000)]);
+    rows.splice(
+      rows.findIndex((r) => r[0].startsWith('P3')),
+      0,
+      ['P5 start → 10th create (9 Capacity first)', `${ms(foD)}; ${ms(perAttemptD)} per failed attempt`, '≤ 1 s', verdict(foD.median <= 1_000)],
+    );
 
     // ---- P6 ---------------------------------------------------------------------------------
     const n6 = quick ? 1 : 3;
@@ -199,7 +237,12 @@ async function main(): Promise<void> {
     }
     results.P6 = { host: 'simulated k3s host (test/k3s/sim)', tuning: P6_TUNING, runs: p6 };
     for (const route of ['boot', 'push'] as const) {
-      rows.push([`P6 k3s VM ready → cluster ready, ${route === 'boot' ? 'boot-installed' : 'SSH push'}`, `${ms(dist(p6[route].map((r) => r.clusterMs)))} (simulated host)`, '', '']);
+      rows.push([
+        `P6 k3s VM ready → cluster ready, ${route === 'boot' ? 'boot-installed' : 'SSH push'}`,
+        `${ms(dist(p6[route].map((r) => r.clusterMs)))} (simulated host)`,
+        '',
+        '',
+      ]);
     }
   } finally {
     await lab.close().catch((err: unknown) => log(`close: ${String(err)}`));

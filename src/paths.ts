@@ -52,7 +52,11 @@ export function checkDirs(env: NodeJS.ProcessEnv = process.env): void {
         // Missing: it will be created; look at its parent.
       }
       if (st && !st.isDirectory()) {
-        throw new InputError(variable, `${dir} cannot be a directory: ${p} is a file`, `point ${variable} at a directory (now ${variable}=${env[variable] ?? ''}), or move the file away`);
+        throw new InputError(
+          variable,
+          `${dir} cannot be a directory: ${p} is a file`,
+          `point ${variable} at a directory (now ${variable}=${env[variable] ?? ''}), or move the file away`,
+        );
       }
       if (st || path.dirname(p) === p) break;
     }

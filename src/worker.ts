@@ -64,7 +64,9 @@ export function workflowInterceptorModules(tracing: boolean): string[] {
 /** A worker polling `taskQueue` with gpuprov's workflows (or the given ones) and activities. */
 export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
   const interceptorModules = workflowInterceptorModules(o.tracing !== undefined);
-  const workflows = o.workflows ?? { bundlePath: workflowBundlePath({ interceptorModules, ...(o.env ? { env: o.env } : {}), ...(o.log ? { log: o.log } : {}) }) };
+  const workflows = o.workflows ?? {
+    bundlePath: workflowBundlePath({ interceptorModules, ...(o.env ? { env: o.env } : {}), ...(o.log ? { log: o.log } : {}) }),
+  };
   if ('bundlePath' in workflows && o.interceptors?.workflowModules?.length) {
     throw new Error('buildWorker: workflow interceptor modules are not in a prebuilt bundle; pass workflows: { workflowsPath }');
   }
@@ -194,7 +196,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const taskQueue = taskQueueFromEnv(env);
   const registry = registryFromEnv(env);
   const worker = await buildWorker({
-    connection: conn.connection, namespace: conn.namespace, taskQueue, deps: { registry, ssh }, workflows: { bundlePath }, ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
+    connection: conn.connection,
+    namespace: conn.namespace,
+    taskQueue,
+    deps: { registry, ssh },
+    workflows: { bundlePath },
+    ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
   });
   const gauges = telemetry.startGauges(new Client({ connection: conn.connection, namespace: conn.namespace }));
   try {

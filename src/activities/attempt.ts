@@ -95,7 +95,11 @@ export function createAttemptActivities(deps: AttemptDeps) {
         throw toFailure(err, 'prepare');
       }
       const created = await translated(() => createOrAdopt(p, offer, prepared, s));
-      activityLog('info', created.adopted ? 'adopted the instance a previous try created' : 'instance created', { instanceId: created.instanceId, region: offer.region, instanceType: offer.instanceType });
+      activityLog('info', created.adopted ? 'adopted the instance a previous try created' : 'instance created', {
+        instanceId: created.instanceId,
+        region: offer.region,
+        instanceType: offer.instanceType,
+      });
       return withKeyFingerprint(created, deps.keyFingerprint);
     },
 
@@ -111,7 +115,9 @@ export function createAttemptActivities(deps: AttemptDeps) {
       const beat = setInterval(heartbeat, 5_000);
       try {
         await release(p, input);
-        activityLog('info', input.mode === 'full' ? 'released: no instance left, side resources cleaned up' : 'side resources cleaned up', { region: input.at.region });
+        activityLog('info', input.mode === 'full' ? 'released: no instance left, side resources cleaned up' : 'side resources cleaned up', {
+          region: input.at.region,
+        });
       } finally {
         clearInterval(beat);
       }
@@ -127,7 +133,11 @@ export function createAttemptActivities(deps: AttemptDeps) {
         if (seen.length === 0) break;
         const what = seen.map((o) => `${o.id}=${o.status}`).join(', ');
         if (now() >= input.deadlineAtMs) {
-          throw ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, nonRetryable: true, message: `${seen.length} instance(s) still present at the deadline: ${what}` });
+          throw ApplicationFailure.create({
+            type: FAILURE_TYPES.NotReady,
+            nonRetryable: true,
+            message: `${seen.length} instance(s) still present at the deadline: ${what}`,
+          });
         }
         const live = seen.filter(isLive).map((o) => o.id);
         if (live.length > 0 && look % 3 === 2) await translated(() => p.delete(input.at, input.vmName, live));

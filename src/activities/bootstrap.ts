@@ -109,19 +109,25 @@ export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => 
     async bootstrapAwaitReady(t: BootstrapTarget): Promise<BootstrapStep> {
       const ready = t.spec.ready;
       requireWorkerKey(deps.ssh, t.workerKey);
-      const port = 'http' in ready ? (ready.http.port ?? nodePort(t.spec, t.node.index)) : 'tcp' in ready ? (ready.tcp.port ?? nodePort(t.spec, t.node.index)) : undefined;
+      const port =
+        'http' in ready ? (ready.http.port ?? nodePort(t.spec, t.node.index)) : 'tcp' in ready ? (ready.tcp.port ?? nodePort(t.spec, t.node.index)) : undefined;
       const seen = await withSsh(sshTarget(t), deps.ssh, async (c) => {
         const facts = parseCheck((await exec(c, checkScript(t.spec, t.node.node))).out);
         if (!facts) return undefined;
         if (facts.exit !== undefined && facts.exit !== 0) return { facts, ok: false };
-        const ok = 'command' in ready ? facts.commandReady === true : port !== undefined && (await probePort(c, port, 'http' in ready ? (ready.http.path ?? '/') : undefined));
+        const ok =
+          'command' in ready
+            ? facts.commandReady === true
+            : port !== undefined && (await probePort(c, port, 'http' in ready ? (ready.http.path ?? '/') : undefined));
         return { facts, ok };
       }).catch(throwSshFailure);
       if (!seen) throw fatal(`bootstrap state missing on ${t.node.node} (was it started?)`);
       const { facts, ok } = seen;
       const seqs = { lastStdoutSeq: facts.lastStdoutSeq, lastStderrSeq: facts.lastStderrSeq };
-      if (facts.exit !== undefined && facts.exit !== 0) throw fatal(`start command exited ${facts.exit} (stdout #${facts.lastStdoutSeq}, stderr #${facts.lastStderrSeq})`);
-      if (!ok) throw notReady(`not ready yet (stdout #${facts.lastStdoutSeq}, stderr #${facts.lastStderrSeq}${facts.alive ? '' : ', start command not running'})`);
+      if (facts.exit !== undefined && facts.exit !== 0)
+        throw fatal(`start command exited ${facts.exit} (stdout #${facts.lastStdoutSeq}, stderr #${facts.lastStderrSeq})`);
+      if (!ok)
+        throw notReady(`not ready yet (stdout #${facts.lastStdoutSeq}, stderr #${facts.lastStderrSeq}${facts.alive ? '' : ', start command not running'})`);
       return { stage: 'ready', ...seqs, at: now() };
     },
 
@@ -136,7 +142,8 @@ export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => 
         return { stage: 'stopped', at: now(), detail: /stopped|gone|none/.exec(r.out)?.[0] ?? `exit ${r.code}` };
       } catch (err) {
         // A node presenting another host key is never logged into, not even to give up on it.
-        if (err instanceof SshError && err.reason !== 'host-key-mismatch' && Context.current().info.attempt >= 3) return { stage: 'stopped', at: now(), detail: 'unreachable' };
+        if (err instanceof SshError && err.reason !== 'host-key-mismatch' && Context.current().info.attempt >= 3)
+          return { stage: 'stopped', at: now(), detail: 'unreachable' };
         return throwSshFailure(err);
       }
     },

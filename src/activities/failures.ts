@@ -24,12 +24,22 @@ export function toFailure(err: unknown, phase?: 'prepare'): ApplicationFailure {
     });
   }
   const message = err instanceof Error ? err.message : String(err);
-  return ApplicationFailure.create({ type: 'Transient', message, nonRetryable: false, details: [{ kind: 'Transient', ...(phase ? { phase } : {}) } satisfies FailureDetails] });
+  return ApplicationFailure.create({
+    type: 'Transient',
+    message,
+    nonRetryable: false,
+    details: [{ kind: 'Transient', ...(phase ? { phase } : {}) } satisfies FailureDetails],
+  });
 }
 
 /** The cloud has not reached the wanted state yet: retried by the activity's retry policy (this is the polling). */
 export function notReady(message: string, nextRetryDelayMs?: number): ApplicationFailure {
-  return ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message, nonRetryable: false, ...(nextRetryDelayMs !== undefined ? { nextRetryDelay: nextRetryDelayMs } : {}) });
+  return ApplicationFailure.create({
+    type: FAILURE_TYPES.NotReady,
+    message,
+    nonRetryable: false,
+    ...(nextRetryDelayMs !== undefined ? { nextRetryDelay: nextRetryDelayMs } : {}),
+  });
 }
 
 /** The instance failed or vanished while booting. */

@@ -16,7 +16,17 @@ import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { lookAgain } from './look-again';
 import { withLiveness } from './liveness';
 import { bootFailed, notReady, toFailure, translated } from './failures';
-import { ProbeCommandError, requireWorkerKey, SshError, sshFailure, sshProber, type ProbeResult, type SshIdentity, type SshProber, type WorkerKeyRef } from '../ssh';
+import {
+  ProbeCommandError,
+  requireWorkerKey,
+  SshError,
+  sshFailure,
+  sshProber,
+  type ProbeResult,
+  type SshIdentity,
+  type SshProber,
+  type WorkerKeyRef,
+} from '../ssh';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SshEndpoint } from '../core/provider';
 import { createK3sActivities } from './k3s';
@@ -115,7 +125,8 @@ export function createActivities(deps: ActivityDeps) {
     if (inst.status === 'Terminating' || inst.status === 'Stopped' || inst.status === 'Stopping') {
       throw bootFailed(`instance ${inst.id} is ${inst.status} while booting${inst.reason ? `: ${inst.reason}` : ''}`);
     }
-    if (inst.status !== 'Running' || !inst.endpoint) throw notReady(`instance ${inst.id} is ${inst.status}${inst.endpoint ? '' : ', no SSH endpoint yet'}`, next);
+    if (inst.status !== 'Running' || !inst.endpoint)
+      throw notReady(`instance ${inst.id} is ${inst.status}${inst.endpoint ? '' : ', no SSH endpoint yet'}`, next);
     return { instanceId: inst.id, endpoint: inst.endpoint };
   };
 
@@ -127,7 +138,13 @@ export function createActivities(deps: ActivityDeps) {
     } catch (err) {
       if (err instanceof SshError) throw sshFailure(err);
       const message = err instanceof Error ? err.message : String(err);
-      if (err instanceof ProbeCommandError) throw ApplicationFailure.create({ type: FAILURE_TYPES.CommandFailed, message, nonRetryable: true, details: [{ kind: 'Failed' } satisfies FailureDetails] });
+      if (err instanceof ProbeCommandError)
+        throw ApplicationFailure.create({
+          type: FAILURE_TYPES.CommandFailed,
+          message,
+          nonRetryable: true,
+          details: [{ kind: 'Failed' } satisfies FailureDetails],
+        });
       // A timed-out `true`, or a test prober's plain error: not reachable yet.
       throw sshFailure(new SshError('unreachable', message));
     }
@@ -183,7 +200,10 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Observe first and adopt an instance that already carries the identity; else create once. */
     async createInstance(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
-      return withKeyFingerprint(await translated(() => createOrAdopt(provider(offer.cloud), offer, prepared, withWorkerKey(spec, deps.ssh.publicKey))), deps.ssh.fingerprint);
+      return withKeyFingerprint(
+        await translated(() => createOrAdopt(provider(offer.cloud), offer, prepared, withWorkerKey(spec, deps.ssh.publicKey))),
+        deps.ssh.fingerprint,
+      );
     },
 
     /** NotReady (retryable) until the instance is Running with an SSH endpoint. */

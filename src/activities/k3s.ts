@@ -106,7 +106,11 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
       const script = renderShellScript(installerScript(input));
       const r = await ssh(input.target, (s) => s.exec(RUN_INSTALLER_COMMAND, { stdin: script, timeoutMs: INSTALLER_TIMEOUT_MS }));
       if (r.code !== 0) {
-        throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInstallFailed, message: `k3s installer exited ${r.code}: ${tail(r.stderr || r.stdout)}`, nonRetryable: false });
+        throw ApplicationFailure.create({
+          type: FAILURE_TYPES.K3sInstallFailed,
+          message: `k3s installer exited ${r.code}: ${tail(r.stderr || r.stdout)}`,
+          nonRetryable: false,
+        });
       }
       return { log: tail(r.stderr, 400) };
     },
@@ -148,7 +152,8 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
           throw notReady(`cluster not answering yet: ${(err as Error).message}`);
         }
         if (unmet.length > 0) {
-          if (input.giveUpAt !== undefined && Date.now() >= input.giveUpAt) throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message: `cluster not valid: ${unmet.join('; ')}`, nonRetryable: true });
+          if (input.giveUpAt !== undefined && Date.now() >= input.giveUpAt)
+            throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message: `cluster not valid: ${unmet.join('; ')}`, nonRetryable: true });
           throw notReady(`cluster not valid yet: ${unmet.join('; ')}`);
         }
         return { ok: true, apiPort, sans };

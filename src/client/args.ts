@@ -13,13 +13,23 @@ export function vmNameArg(command: string, meaning = "the VM's name (as given to
 /** A fleet's name (`fleet status train`): the shape's `name`, at most 19 characters. */
 export function checkFleetName(field: string, raw: string, command: string): string {
   if (!NAME_RE.test(raw)) {
-    throw new InputError(field, `${show(raw)} is not a fleet name: it starts with a letter, uses a-z, 0-9 and inner "-", at most 19 characters`, `the name: of the shape file, e.g. provision ${command} train`);
+    throw new InputError(
+      field,
+      `${show(raw)} is not a fleet name: it starts with a letter, uses a-z, 0-9 and inner "-", at most 19 characters`,
+      `the name: of the shape file, e.g. provision ${command} train`,
+    );
   }
   return raw;
 }
 
 export function fleetArg(command: string): ArgSpec {
-  return { name: 'FLEET', meaning: "the fleet's name (the shape file's name:)", example: 'train', required: true, check: (raw) => checkFleetName('FLEET', raw, command) };
+  return {
+    name: 'FLEET',
+    meaning: "the fleet's name (the shape file's name:)",
+    example: 'train',
+    required: true,
+    check: (raw) => checkFleetName('FLEET', raw, command),
+  };
 }
 
 /** A fleet node: `<fleet>-<group>-<index>`. */
@@ -31,7 +41,8 @@ export const nodeArg: ArgSpec = {
   example: 'train-work-0',
   required: true,
   check: (raw) => {
-    if (!NODE_RE.test(raw) || raw.length > 32) throw new InputError('NODE', `${show(raw)} is not a fleet node name`, 'give <fleet>-<group>-<index>, e.g. provision logs train-work-0');
+    if (!NODE_RE.test(raw) || raw.length > 32)
+      throw new InputError('NODE', `${show(raw)} is not a fleet node name`, 'give <fleet>-<group>-<index>, e.g. provision logs train-work-0');
     return raw;
   },
 };

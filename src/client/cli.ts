@@ -19,8 +19,18 @@ import { statusCommand } from './commands/status';
 import { tunnelCommand } from './commands/tunnel';
 
 export const COMMANDS: Command[] = [
-  startCommand, statusCommand, listCommand, sshCommand, downCommand, cancelCommand, offersCommand,
-  kubeconfigCommand, tunnelCommand, fleetCommand, logsCommand, serverCommand,
+  startCommand,
+  statusCommand,
+  listCommand,
+  sshCommand,
+  downCommand,
+  cancelCommand,
+  offersCommand,
+  kubeconfigCommand,
+  tunnelCommand,
+  fleetCommand,
+  logsCommand,
+  serverCommand,
 ];
 
 function help(): string {
@@ -51,7 +61,12 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   }
   const cmd = COMMANDS.find((c) => c.name === name);
   if (!cmd) {
-    const hint = name.startsWith('-') ? undefined : didYouMean(name, COMMANDS.map((c) => c.name));
+    const hint = name.startsWith('-')
+      ? undefined
+      : didYouMean(
+          name,
+          COMMANDS.map((c) => c.name),
+        );
     const what = name.startsWith('-') ? `${show(name)} comes before a command` : `unknown command ${show(name)}`;
     return reportError(io, new InputError('command', what, hint ? `did you mean "provision ${hint}"?` : 'see npx provision --help'), wantsJson(argv));
   }

@@ -9,7 +9,16 @@ import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { PlanInput, PlanOutput } from '../activities';
 import { cancelSignal, retryK8sSignal, statusQuery, TASK_QUEUE, teardownSignal, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../core/api';
-import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, fleetWorkflowId, type ApplyShapeResult, type FleetStatus, type FleetWorkflowInput, type SlotStatus } from '../core/fleet-api';
+import {
+  applyShapeUpdate,
+  fleetStatusQuery,
+  fleetTeardownSignal,
+  fleetWorkflowId,
+  type ApplyShapeResult,
+  type FleetStatus,
+  type FleetWorkflowInput,
+  type SlotStatus,
+} from '../core/fleet-api';
 import type { FleetShape } from '../core/fleet/types';
 import { SA } from '../core/search-attributes';
 import type { Tuning } from '../core/tuning';
@@ -112,7 +121,13 @@ export class GpuprovClient {
     for await (const wf of this.temporal.workflow.list({ query })) {
       const sa = wf.typedSearchAttributes;
       const name = sa.get(SA.vmName) ?? wf.workflowId.replace(/^vm-/, '');
-      const row: VmListing = { name, workflowId: wf.workflowId, stage: sa.get(SA.stage) ?? 'pending', execution: wf.status.name, startedAt: wf.startTime.toISOString() };
+      const row: VmListing = {
+        name,
+        workflowId: wf.workflowId,
+        stage: sa.get(SA.stage) ?? 'pending',
+        execution: wf.status.name,
+        startedAt: wf.startTime.toISOString(),
+      };
       const cloud = sa.get(SA.cloud);
       const region = sa.get(SA.region);
       const type = sa.get(SA.instanceType);
@@ -152,7 +167,12 @@ export class GpuprovClient {
 
   /** Every configured cloud's offers, computed on the worker (credentials stay there). */
   async offers(input: PlanInput): Promise<PlanOutput> {
-    return this.temporal.workflow.execute<typeof offersWorkflow>('offersWorkflow', { workflowId: `offers-${randomUUID()}`, taskQueue: this.taskQueue, args: [input], staticSummary: 'list offers' });
+    return this.temporal.workflow.execute<typeof offersWorkflow>('offersWorkflow', {
+      workflowId: `offers-${randomUUID()}`,
+      taskQueue: this.taskQueue,
+      args: [input],
+      staticSummary: 'list offers',
+    });
   }
 }
 

@@ -36,7 +36,8 @@ async function open(address: string, options: Parameters<typeof Connection.conne
   try {
     return await Connection.connect({ connectTimeout: 10_000, ...options, address });
   } catch (err) {
-    const fix = what === 'TEMPORAL_ADDRESS' || what === 'temporal.toml profile' ? `check that it runs and answers there, or fix ${what}` : 'npx provision server status';
+    const fix =
+      what === 'TEMPORAL_ADDRESS' || what === 'temporal.toml profile' ? `check that it runs and answers there, or fix ${what}` : 'npx provision server status';
     throw new CommandFailure(`could not connect to the Temporal server at ${address} (${what}): ${(err as Error).message}`, fix);
   }
 }
@@ -76,7 +77,11 @@ export async function connectClient(io: Io, opts: { autoStart: boolean }): Promi
   // With OTEL_EXPORTER_OTLP_ENDPOINT: a span per start/signal/query, whose context the workflow continues.
   const workflowInterceptors = await clientTracingInterceptors(io.env);
   return {
-    client: new Client({ connection, namespace: target.namespace, ...(workflowInterceptors.length ? { interceptors: { workflow: workflowInterceptors } } : {}) }),
+    client: new Client({
+      connection,
+      namespace: target.namespace,
+      ...(workflowInterceptors.length ? { interceptors: { workflow: workflowInterceptors } } : {}),
+    }),
     connection,
     namespace: target.namespace,
     address: target.address,

@@ -13,15 +13,20 @@ import { renderGroupHelp, renderHelp, usageLine } from './help';
 import { reportError } from './output';
 
 export const JSON_FLAG = {
-  name: 'json', type: 'boolean',
+  name: 'json',
+  type: 'boolean',
   meaning: 'print one JSON object on stdout instead of text (failures too: {"ok": false, "error": …})',
-  default: 'off: text for people', example: '--json',
+  default: 'off: text for people',
+  example: '--json',
 } as const satisfies FlagSpec;
 
 export const HELP_FLAG = {
-  name: 'help', short: 'h', type: 'boolean',
+  name: 'help',
+  short: 'h',
+  type: 'boolean',
   meaning: 'show this help and exit',
-  default: 'off', example: '--help',
+  default: 'off',
+  example: '--help',
 } as const satisfies FlagSpec;
 
 type WithCommon<F extends readonly FlagSpec[]> = readonly [...F, typeof JSON_FLAG, typeof HELP_FLAG];
@@ -57,7 +62,14 @@ function wantsHelp(args: readonly string[]): boolean {
 export function leaf<const F extends readonly FlagSpec[]>(spec: LeafSpec<F>): Command {
   const path = spec.path ?? spec.name;
   const flags = [...spec.flags, JSON_FLAG, HELP_FLAG] as unknown as WithCommon<F>;
-  const page = { path, summary: spec.summary, flags, ...(spec.args ? { args: spec.args } : {}), ...(spec.rest ? { rest: spec.rest } : {}), ...(spec.notes ? { notes: spec.notes } : {}) };
+  const page = {
+    path,
+    summary: spec.summary,
+    flags,
+    ...(spec.args ? { args: spec.args } : {}),
+    ...(spec.rest ? { rest: spec.rest } : {}),
+    ...(spec.notes ? { notes: spec.notes } : {}),
+  };
   return {
     name: spec.name,
     summary: spec.summary,
@@ -100,8 +112,13 @@ export function group(spec: { name: string; summary: string; notes?: string; sub
       if (cmd) return cmd.run(rest, io);
       const names = spec.subcommands.map((c) => c.name);
       const hint = sub === undefined || sub.startsWith('-') ? undefined : didYouMean(sub, names);
-      const what = sub === undefined || sub.startsWith('-') ? `provision ${spec.name} needs a subcommand: ${names.join(', ')}` : `unknown subcommand ${show(sub)} of provision ${spec.name}`;
-      const fix = hint ? `did you mean "provision ${spec.name} ${hint}"?` : `use one of: ${names.map((n) => `provision ${spec.name} ${n}`).join(', ')} (see provision ${spec.name} --help)`;
+      const what =
+        sub === undefined || sub.startsWith('-')
+          ? `provision ${spec.name} needs a subcommand: ${names.join(', ')}`
+          : `unknown subcommand ${show(sub)} of provision ${spec.name}`;
+      const fix = hint
+        ? `did you mean "provision ${spec.name} ${hint}"?`
+        : `use one of: ${names.map((n) => `provision ${spec.name} ${n}`).join(', ')} (see provision ${spec.name} --help)`;
       return reportError(io, new InputError(spec.name, what, fix), wantsJson(args));
     },
   };

@@ -69,7 +69,9 @@ export interface CommandLine {
  * (`\u200b`, `\u0007`), so what is shown is what was typed.
  */
 export function show(s: string): string {
-  return JSON.stringify(s).replace(/[\p{C}\p{Z}]/gu, (ch) => (ch === ' ' ? ch : [...ch].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')));
+  return JSON.stringify(s).replace(/[\p{C}\p{Z}]/gu, (ch) =>
+    ch === ' ' ? ch : [...ch].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+  );
 }
 
 const dashed = (f: FlagSpec): string => `--${f.name}`;
@@ -79,7 +81,11 @@ function unknownFlag(cl: CommandLine, token: string): InputError {
   const typed = token.split('=')[0]!;
   const bare = /^[\x21-\x7e]+$/.test(typed) ? typed : show(typed);
   const hint = didYouMean(typed, names);
-  return new InputError(bare, `unknown flag ${show(typed)} for provision ${cl.path}`, hint ? `did you mean ${hint}? (see provision ${cl.path} --help)` : `see provision ${cl.path} --help for its flags`);
+  return new InputError(
+    bare,
+    `unknown flag ${show(typed)} for provision ${cl.path}`,
+    hint ? `did you mean ${hint}? (see provision ${cl.path} --help)` : `see provision ${cl.path} --help for its flags`,
+  );
 }
 
 /** Words that read as a flag, so a string flag right before them has no value. */
@@ -128,14 +134,23 @@ export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine 
         flag = positive;
         negated = true;
       } else if (!flag && positive) {
-        throw new InputError(token, `${token} is not a flag: ${dashed(positive)} has no --no- form`, `leave ${dashed(positive)} out (without it: ${positive.default})`);
+        throw new InputError(
+          token,
+          `${token} is not a flag: ${dashed(positive)} has no --no- form`,
+          `leave ${dashed(positive)} out (without it: ${positive.default})`,
+        );
       }
       if (!flag) throw unknownFlag(cl, token);
     } else if (a.startsWith('-') && a.length > 1 && !/^-\d/.test(a)) {
       flag = a.length === 2 ? byShort.get(a[1]!) : undefined;
       if (!flag) {
         const long = byLong.get(a.slice(1).split('=')[0]!);
-        if (long) throw new InputError(a.split('=')[0]!, `${show(a.split('=')[0]!)} has one dash`, `did you mean ${dashed(long)}? Long flags take two dashes, e.g. ${long.example}`);
+        if (long)
+          throw new InputError(
+            a.split('=')[0]!,
+            `${show(a.split('=')[0]!)} has one dash`,
+            `did you mean ${dashed(long)}? Long flags take two dashes, e.g. ${long.example}`,
+          );
         throw unknownFlag(cl, a);
       }
     } else {
@@ -147,20 +162,31 @@ export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine 
 
     const before = seen.get(flag.name);
     if (before) {
-      if (before.negated !== negated) throw new InputError(dashed(flag), `${before.token} and ${token} contradict each other`, `give one of them, e.g. ${flag.example}`);
-      throw new InputError(dashed(flag), `${dashed(flag)} is given twice`, `give it once, e.g. ${flag.example}${flag.type === 'string' ? ' (lists are comma-separated where the flag takes one)' : ''}`);
+      if (before.negated !== negated)
+        throw new InputError(dashed(flag), `${before.token} and ${token} contradict each other`, `give one of them, e.g. ${flag.example}`);
+      throw new InputError(
+        dashed(flag),
+        `${dashed(flag)} is given twice`,
+        `give it once, e.g. ${flag.example}${flag.type === 'string' ? ' (lists are comma-separated where the flag takes one)' : ''}`,
+      );
     }
     seen.set(flag.name, { token, negated });
 
     if (flag.type === 'boolean') {
-      if (inline !== undefined) throw new InputError(dashed(flag), `${dashed(flag)} takes no value (got ${show(inline)})`, `write just ${flag.negatable ? `${dashed(flag)} or --no-${flag.name}` : dashed(flag)}`);
+      if (inline !== undefined)
+        throw new InputError(
+          dashed(flag),
+          `${dashed(flag)} takes no value (got ${show(inline)})`,
+          `write just ${flag.negatable ? `${dashed(flag)} or --no-${flag.name}` : dashed(flag)}`,
+        );
       values[flag.name] = !negated;
       continue;
     }
     let value = inline;
     if (value === undefined) {
       const next = args[i + 1];
-      if (next === undefined || looksLikeFlag(next)) throw new InputError(dashed(flag), `${token} needs a value${flag.value ? ` (${flag.value})` : ''}`, `e.g. ${flag.example}`);
+      if (next === undefined || looksLikeFlag(next))
+        throw new InputError(dashed(flag), `${token} needs a value${flag.value ? ` (${flag.value})` : ''}`, `e.g. ${flag.example}`);
       value = next;
       i++;
     }
@@ -197,9 +223,17 @@ export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine 
 function stray(cl: CommandLine, p: Positional): InputError {
   if (p.after) {
     const { flag, text } = p.after;
-    return new InputError(dashed(flag), `unexpected argument ${show(p.word)} after ${text}: a flag takes one value`, `write the value as one word (no spaces), e.g. ${flag.example}`);
+    return new InputError(
+      dashed(flag),
+      `unexpected argument ${show(p.word)} after ${text}: a flag takes one value`,
+      `write the value as one word (no spaces), e.g. ${flag.example}`,
+    );
   }
   const usage = (cl.args ?? []).map((a) => (a.required ? a.name : `[${a.name}]`)).join(' ');
   const after = cl.rest ? ` [-- COMMAND…] (a command goes after --)` : '';
-  return new InputError('arguments', `unexpected argument ${show(p.word)}`, `usage: provision ${cl.path}${usage ? ` ${usage}` : ''} [flags]${after} (see --help)`);
+  return new InputError(
+    'arguments',
+    `unexpected argument ${show(p.word)}`,
+    `usage: provision ${cl.path}${usage ? ` ${usage}` : ''} [flags]${after} (see --help)`,
+  );
 }

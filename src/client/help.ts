@@ -42,7 +42,8 @@ export function renderHelp(p: HelpPage): string {
   const lines = [`provision ${p.path} — ${p.summary}`, '', `usage: ${usageLine(p)}`];
   if (p.args?.length) {
     lines.push('', 'arguments:');
-    for (const a of p.args) lines.push(`  ${a.name}${a.required ? '' : ' (optional)'}`, `${INDENT}${a.meaning}`, `${INDENT}e.g. provision ${p.path} ${a.example}`);
+    for (const a of p.args)
+      lines.push(`  ${a.name}${a.required ? '' : ' (optional)'}`, `${INDENT}${a.meaning}`, `${INDENT}e.g. provision ${p.path} ${a.example}`);
   }
   if (p.rest) lines.push('', `after --:`, `  ${p.rest.name}`, `${INDENT}${p.rest.meaning}`, `${INDENT}e.g. ${p.rest.example}`);
   lines.push('', 'flags:');

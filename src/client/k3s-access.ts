@@ -17,14 +17,22 @@ import { CommandFailure } from './output';
 /** Flags both k3s access commands take (kubeconfig adds `--out`). */
 export const K3S_ACCESS_FLAGS = [
   {
-    name: 'port', type: 'string', value: 'PORT',
+    name: 'port',
+    type: 'string',
+    value: 'PORT',
     meaning: 'local port of `provision tunnel` (the kubeconfig points at 127.0.0.1:PORT when the cloud opens no API port)',
-    format: 'a TCP port, 1 to 65535', default: '6443', example: '--port 16443',
+    format: 'a TCP port, 1 to 65535',
+    default: '6443',
+    example: '--port 16443',
   },
   {
-    name: 'identity', type: 'string', value: 'FILE',
+    name: 'identity',
+    type: 'string',
+    value: 'FILE',
     meaning: 'your SSH private key for the VM',
-    format: 'a private key file', default: 'GPUPROV_SSH_IDENTITY, else your ssh defaults and agent', example: '--identity ~/.ssh/id_ed25519',
+    format: 'a private key file',
+    default: 'GPUPROV_SSH_IDENTITY, else your ssh defaults and agent',
+    example: '--identity ~/.ssh/id_ed25519',
   },
 ] as const satisfies readonly FlagSpec[];
 
@@ -60,11 +68,16 @@ export function sshArgs(a: K3sAccess, identity: string | undefined): { args: str
   const hostId = port === 22 ? host : `[${host}]:${port}`;
   if (a.hostKey) writeFileSync(known, `${hostId} ${a.hostKey.trim().split(/\s+/).slice(0, 2).join(' ')}\n`, { mode: 0o600 });
   const args = [
-    '-p', String(port),
-    '-o', 'BatchMode=yes',
-    '-o', `UserKnownHostsFile=${known}`,
-    '-o', `StrictHostKeyChecking=${a.hostKey ? 'yes' : 'accept-new'}`,
-    '-o', 'ConnectTimeout=15',
+    '-p',
+    String(port),
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    `UserKnownHostsFile=${known}`,
+    '-o',
+    `StrictHostKeyChecking=${a.hostKey ? 'yes' : 'accept-new'}`,
+    '-o',
+    'ConnectTimeout=15',
     ...(identity ? ['-i', identity, '-o', 'IdentitiesOnly=yes'] : []),
     `${user}@${host}`,
   ];
@@ -75,7 +88,8 @@ export function sshArgs(a: K3sAccess, identity: string | undefined): { args: str
 export function portFlag(v: string | undefined, def: number): number {
   if (v === undefined) return def;
   const n = Number(v);
-  if (!/^\d+$/.test(v) || !Number.isInteger(n) || n < 1 || n > 65535) throw new InputError('--port', `${show(v)} is not a TCP port`, `give a port from 1 to 65535, e.g. --port ${def}`);
+  if (!/^\d+$/.test(v) || !Number.isInteger(n) || n < 1 || n > 65535)
+    throw new InputError('--port', `${show(v)} is not a TCP port`, `give a port from 1 to 65535, e.g. --port ${def}`);
   return n;
 }
 
@@ -83,7 +97,11 @@ export function portFlag(v: string | undefined, def: number): number {
 export function identityFlag(v: string | undefined, io: Io): string | undefined {
   const file = v ?? (io.env.GPUPROV_SSH_IDENTITY || undefined);
   if (file !== undefined && !existsSync(file)) {
-    throw new InputError(v === undefined ? 'GPUPROV_SSH_IDENTITY' : '--identity', `the key file ${file} does not exist`, 'give your SSH private key file, e.g. --identity ~/.ssh/id_ed25519');
+    throw new InputError(
+      v === undefined ? 'GPUPROV_SSH_IDENTITY' : '--identity',
+      `the key file ${file} does not exist`,
+      'give your SSH private key file, e.g. --identity ~/.ssh/id_ed25519',
+    );
   }
   return file;
 }

@@ -22,7 +22,8 @@ export function parseGpu(s: string): GpuRequest {
   const m = /^([A-Za-z][A-Za-z0-9-]{0,23})(?::(\d{1,2}))?(\+)?$/.exec(s.trim());
   if (!m) throw new InputError('--gpu', `"${s}" is not a GPU spec`, fix);
   const count = m[2] === undefined ? 1 : Number(m[2]);
-  if (!Number.isInteger(count) || count < 1 || count > 16) throw new InputError('--gpu', `GPU count ${m[2] ?? ''} is out of range`, 'use a count from 1 to 16, e.g. --gpu A100:8 or --gpu A100:4+');
+  if (!Number.isInteger(count) || count < 1 || count > 16)
+    throw new InputError('--gpu', `GPU count ${m[2] ?? ''} is out of range`, 'use a count from 1 to 16, e.g. --gpu A100:8 or --gpu A100:4+');
   return { model: m[1]!.toUpperCase(), count, ...(m[3] ? { atLeast: true } : {}) };
 }
 
@@ -39,7 +40,8 @@ export function parseDuration(field: string, s: string): number {
 
 function parsePrice(s: string): number {
   const n = Number(s);
-  if (s.trim() === '' || !/^[\d.eE+-]+$/.test(s.trim()) || !Number.isFinite(n)) throw new InputError('--max-price', `${show(s)} is not a number`, 'give USD per hour, e.g. --max-price 2.50');
+  if (s.trim() === '' || !/^[\d.eE+-]+$/.test(s.trim()) || !Number.isFinite(n))
+    throw new InputError('--max-price', `${show(s)} is not a number`, 'give USD per hour, e.g. --max-price 2.50');
   return n;
 }
 
@@ -53,77 +55,122 @@ function list(field: string, s: string | undefined): string[] | undefined {
 /** The VM flags shared by `start` and `offers`, by name. */
 export const VM_FLAGS = {
   gpu: {
-    name: 'gpu', type: 'string', value: 'MODEL[:N]',
+    name: 'gpu',
+    type: 'string',
+    value: 'MODEL[:N]',
     meaning: 'the GPU model and how many per VM; the model is matched across clouds (H100, A100-80GB, L4, …)',
     format: `MODEL (one GPU), MODEL:N (exactly N) or MODEL:N+ (at least N); N from ${VM_LIMITS.gpuCount.min} to ${VM_LIMITS.gpuCount.max}`,
-    default: 'no GPU: the cheapest machine that fits', example: '--gpu H100:8',
+    default: 'no GPU: the cheapest machine that fits',
+    example: '--gpu H100:8',
   },
   cloud: {
-    name: 'cloud', type: 'string', value: 'CLOUD,…',
+    name: 'cloud',
+    type: 'string',
+    value: 'CLOUD,…',
     meaning: 'only these clouds, tried in this order',
     format: `comma-separated, from: ${CLOUDS.join(', ')}`,
-    default: "every cloud configured on the worker, cheapest offer first (the local test cloud when none is)", example: '--cloud aws,gcp',
+    default: 'every cloud configured on the worker, cheapest offer first (the local test cloud when none is)',
+    example: '--cloud aws,gcp',
   },
   region: {
-    name: 'region', type: 'string', value: 'REGION,…',
+    name: 'region',
+    type: 'string',
+    value: 'REGION,…',
     meaning: "only these regions (each cloud's own region ids)",
-    format: 'comma-separated region ids', default: 'every region', example: '--region us-east-1,us-west-2',
+    format: 'comma-separated region ids',
+    default: 'every region',
+    example: '--region us-east-1,us-west-2',
   },
   'instance-type': {
-    name: 'instance-type', type: 'string', value: 'TYPE,…',
+    name: 'instance-type',
+    type: 'string',
+    value: 'TYPE,…',
     meaning: "only these instance types (the clouds' own type names)",
-    format: 'comma-separated type names', default: 'every type with the asked GPUs', example: '--instance-type g5.xlarge',
+    format: 'comma-separated type names',
+    default: 'every type with the asked GPUs',
+    example: '--instance-type g5.xlarge',
   },
   'max-price': {
-    name: 'max-price', type: 'string', value: 'USD',
+    name: 'max-price',
+    type: 'string',
+    value: 'USD',
     meaning: 'skip offers above this price per hour (and offers without a known price)',
     format: `US dollars per hour, ${VM_LIMITS.maxPricePerHour.min} to ${VM_LIMITS.maxPricePerHour.max}`,
-    default: 'no cap', example: '--max-price 2.50',
+    default: 'no cap',
+    example: '--max-price 2.50',
   },
 } as const satisfies Record<string, FlagSpec>;
 
 /** `start`'s flags (the VM's name is also its optional NAME argument). */
 export const START_FLAGS = [
   {
-    name: 'name', type: 'string', value: 'NAME',
-    meaning: 'the VM\'s name, unique in this deployment (also the ssh host name: `ssh NAME`)',
+    name: 'name',
+    type: 'string',
+    value: 'NAME',
+    meaning: "the VM's name, unique in this deployment (also the ssh host name: `ssh NAME`)",
     format: 'a lowercase letter, then lowercase letters, digits and inner "-"; at most 32 characters',
-    default: 'none: required (as --name or as the NAME argument)', example: '--name gpu1',
+    default: 'none: required (as --name or as the NAME argument)',
+    example: '--name gpu1',
   },
-  VM_FLAGS.gpu, VM_FLAGS.cloud, VM_FLAGS.region, VM_FLAGS['instance-type'], VM_FLAGS['max-price'],
+  VM_FLAGS.gpu,
+  VM_FLAGS.cloud,
+  VM_FLAGS.region,
+  VM_FLAGS['instance-type'],
+  VM_FLAGS['max-price'],
   {
-    name: 'ttl', type: 'string', value: 'DURATION',
+    name: 'ttl',
+    type: 'string',
+    value: 'DURATION',
     meaning: 'tear the VM down automatically this long after it is ready',
     format: 'a number and a unit, combined: s, m, h, d (e.g. 90m, 8h, 1h30m, 2d); 1 minute to 30 days',
-    default: 'no TTL: it runs until `provision down`', example: '--ttl 1h30m',
+    default: 'no TTL: it runs until `provision down`',
+    example: '--ttl 1h30m',
   },
   {
-    name: 'retry-until-up', type: 'boolean',
+    name: 'retry-until-up',
+    type: 'boolean',
     meaning: 'when every offer failed (no capacity), wait and try them all again, until one comes up or you cancel',
-    default: 'off: fail after one pass over the offers', example: '--retry-until-up',
+    default: 'off: fail after one pass over the offers',
+    example: '--retry-until-up',
   },
   {
-    name: 'k8s', type: 'boolean', negatable: true,
+    name: 'k8s',
+    type: 'boolean',
+    negatable: true,
     meaning: 'install single-node Kubernetes (k3s); --k8s requires it (only clouds that can run it), --no-k8s never installs it',
-    default: 'auto: k3s where the cloud supports it, none elsewhere', example: '--no-k8s',
+    default: 'auto: k3s where the cloud supports it, none elsewhere',
+    example: '--no-k8s',
   },
   {
-    name: 'detach', type: 'boolean',
+    name: 'detach',
+    type: 'boolean',
     meaning: 'return as soon as the launch is accepted instead of following it until ready',
-    default: 'off: follow the launch and print the result', example: '--detach',
+    default: 'off: follow the launch and print the result',
+    example: '--detach',
   },
   {
-    name: 'ssh-key', type: 'string', value: 'PATH',
+    name: 'ssh-key',
+    type: 'string',
+    value: 'PATH',
     meaning: 'your SSH private key for `ssh NAME`; its PATH.pub is installed on the VM',
     format: 'a private key file with PATH.pub beside it',
-    default: '~/.ssh/id_ed25519, id_ecdsa or id_rsa, else a key gpuprov makes once', example: '--ssh-key ~/.ssh/id_ed25519',
+    default: '~/.ssh/id_ed25519, id_ecdsa or id_rsa, else a key gpuprov makes once',
+    example: '--ssh-key ~/.ssh/id_ed25519',
   },
 ] as const satisfies readonly FlagSpec[];
 
 /** The VM spec fields behind each flag: a problem at `ttlMs` is reported as `--ttl`. */
 const FLAG_OF: Record<string, string> = {
-  name: '--name', gpu: '--gpu', clouds: '--cloud', regions: '--region', instanceTypes: '--instance-type',
-  maxPricePerHour: '--max-price', ttlMs: '--ttl', retryUntilUp: '--retry-until-up', k8s: '--k8s', publicKeys: '--ssh-key',
+  name: '--name',
+  gpu: '--gpu',
+  clouds: '--cloud',
+  regions: '--region',
+  instanceTypes: '--instance-type',
+  maxPricePerHour: '--max-price',
+  ttlMs: '--ttl',
+  retryUntilUp: '--retry-until-up',
+  k8s: '--k8s',
+  publicKeys: '--ssh-key',
 };
 const FIX_OF: Record<string, string> = {
   '--ssh-key': 'give the private key whose .pub is an OpenSSH public key (ssh-keygen -y -f KEY > KEY.pub)',
@@ -181,7 +228,14 @@ export function startOptions(v: Values<typeof START_FLAGS> & { json?: boolean })
 
 /** `start`'s NAME argument: the same as --name. */
 export const START_ARGS: readonly ArgSpec[] = [
-  { name: 'NAME', meaning: "the VM's name, the same as --name (give one of them)", example: 'gpu1 --gpu H100:1', required: false, flag: 'name', check: (raw) => checkName('NAME', raw, 'provision start gpu1') },
+  {
+    name: 'NAME',
+    meaning: "the VM's name, the same as --name (give one of them)",
+    example: 'gpu1 --gpu H100:1',
+    required: false,
+    flag: 'name',
+    check: (raw) => checkName('NAME', raw, 'provision start gpu1'),
+  },
 ];
 
 /** `start`'s command line → its options (for tests and callers that build a start themselves). */

@@ -1,5 +1,12 @@
 /** Printing helpers shared by commands: tables, durations, stage lines, and the one error printer. */
-import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { InputError } from '../core/errors';
 import type { AttemptRecord, VmStatus } from '../core/api';
 import { EXIT_BAD_INPUT, EXIT_FAILED, type Io } from './command';
@@ -31,7 +38,9 @@ export function stageLine(s: VmStatus): string {
   const launching = ['preparing', 'creating', 'booting', 'connecting', 'compensating'].includes(s.stage);
   // While compensating, the failed attempt is already recorded: it is the last one, not a new one.
   const attempt = launching ? `, attempt ${s.stage === 'compensating' ? s.attempts.length : s.attempts.length + 1}` : '';
-  const leak = s.leak ? ` — LEAKED ${s.leak.location.cloud}/${s.leak.location.region}: ${s.leak.lastError} (retrying; 'provision down ${s.name}' retries now)` : '';
+  const leak = s.leak
+    ? ` — LEAKED ${s.leak.location.cloud}/${s.leak.location.region}: ${s.leak.lastError} (retrying; 'provision down ${s.name}' retries now)`
+    : '';
   return `${s.name}: ${s.stage}${s.offer && s.stage !== 'planning' ? ` (${where(s)}${attempt})` : ''}${leak}`;
 }
 
@@ -65,7 +74,11 @@ export class CommandFailure extends Error {
  */
 export function rootFailure(err: unknown): { message: string; type?: string } {
   let e: unknown = err;
-  while ((e instanceof WorkflowFailedError || e instanceof WorkflowUpdateFailedError || e instanceof ActivityFailure || e instanceof ChildWorkflowFailure) && e.cause) e = e.cause;
+  while (
+    (e instanceof WorkflowFailedError || e instanceof WorkflowUpdateFailedError || e instanceof ActivityFailure || e instanceof ChildWorkflowFailure) &&
+    e.cause
+  )
+    e = e.cause;
   const message = e instanceof Error ? e.message : String(e);
   return e instanceof ApplicationFailure && e.type ? { message, type: e.type } : { message };
 }

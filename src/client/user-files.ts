@@ -38,7 +38,12 @@ export async function userKey(env: NodeJS.ProcessEnv, explicit?: string): Promis
   for (const p of candidates) {
     if (existsSync(p) && existsSync(`${p}.pub`)) return { privateKeyPath: p, publicKey: (await readFile(`${p}.pub`, 'utf8')).trim() };
   }
-  if (explicit) throw new InputError('--ssh-key', `need both ${explicit} and ${explicit}.pub`, 'give the private key file whose public key is beside it as .pub, e.g. --ssh-key ~/.ssh/id_ed25519');
+  if (explicit)
+    throw new InputError(
+      '--ssh-key',
+      `need both ${explicit} and ${explicit}.pub`,
+      'give the private key file whose public key is beside it as .pub, e.g. --ssh-key ~/.ssh/id_ed25519',
+    );
   const own = join(configDir(env), 'keys', 'id_ed25519');
   if (!existsSync(own)) {
     await mkdir(dirname(own), { recursive: true, mode: 0o700 });

@@ -27,7 +27,15 @@ export const nameSchema = z
   .max(32, 'must be at most 32 characters')
   .regex(VM_NAME, 'must start with a letter and use only lowercase letters, digits and inner hyphens (e.g. gpu1)');
 
-const KEY_TYPES = ['ssh-ed25519', 'ssh-rsa', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'sk-ssh-ed25519@openssh.com', 'sk-ecdsa-sha2-nistp256@openssh.com'];
+const KEY_TYPES = [
+  'ssh-ed25519',
+  'ssh-rsa',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'sk-ssh-ed25519@openssh.com',
+  'sk-ecdsa-sha2-nistp256@openssh.com',
+];
 
 /** Why `line` is not one OpenSSH public key (`TYPE BASE64 [comment]`), or undefined when it is. */
 export function publicKeyProblem(line: string): string | undefined {
@@ -38,7 +46,8 @@ export function publicKeyProblem(line: string): string | undefined {
   if (!blob || !/^[A-Za-z0-9+/]+={0,2}$/.test(blob)) return 'has no base64 key after its type';
   const raw = Buffer.from(blob, 'base64');
   const len = raw.length >= 4 ? raw.readUInt32BE(0) : -1;
-  if (len !== type.length || raw.subarray(4, 4 + len).toString('latin1') !== type || raw.length < 4 + len + 16) return `is not a valid ${type} key (its base64 does not encode one)`;
+  if (len !== type.length || raw.subarray(4, 4 + len).toString('latin1') !== type || raw.length < 4 + len + 16)
+    return `is not a valid ${type} key (its base64 does not encode one)`;
   return undefined;
 }
 
@@ -49,7 +58,13 @@ const between = (min: number, max: number, what: string, unit: (n: number) => st
 
 /** 2592000000 → `30d`, 30000 → `30s`, 1 → `1ms`. */
 function span(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) if (ms !== 0 && ms % size === 0) return `${ms / size}${unit}`;
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const)
+    if (ms !== 0 && ms % size === 0) return `${ms / size}${unit}`;
   return `${ms}ms`;
 }
 
@@ -58,7 +73,11 @@ const fields = {
     .object({
       // Not upper-cased here: a fleet's stored shape must compare equal when applied again.
       model: z.string().regex(GPU_MODEL, 'GPU model must be a name like H100 or A100-80GB'),
-      count: z.number().int('GPU count must be a whole number').min(VM_LIMITS.gpuCount.min, 'GPU count must be at least 1').max(VM_LIMITS.gpuCount.max, `GPU count must be at most ${VM_LIMITS.gpuCount.max}`),
+      count: z
+        .number()
+        .int('GPU count must be a whole number')
+        .min(VM_LIMITS.gpuCount.min, 'GPU count must be at least 1')
+        .max(VM_LIMITS.gpuCount.max, `GPU count must be at most ${VM_LIMITS.gpuCount.max}`),
       // `MODEL:N+` (GpuRequest.atLeast): at least N GPUs.
       atLeast: z.boolean().optional(),
     })
@@ -75,17 +94,25 @@ const fields = {
     )
     .min(1, 'name at least one cloud, or leave clouds out')
     .optional(),
-  regions: z.array(z.string().regex(REGION_NAME, "a region is a cloud's region id, e.g. us-east-1")).min(1, 'name at least one region, or leave regions out').optional(),
-  instanceTypes: z.array(z.string().regex(INSTANCE_TYPE, 'an instance type is a name like g5.xlarge')).min(1, 'name at least one instance type, or leave them out').optional(),
+  regions: z
+    .array(z.string().regex(REGION_NAME, "a region is a cloud's region id, e.g. us-east-1"))
+    .min(1, 'name at least one region, or leave regions out')
+    .optional(),
+  instanceTypes: z
+    .array(z.string().regex(INSTANCE_TYPE, 'an instance type is a name like g5.xlarge'))
+    .min(1, 'name at least one instance type, or leave them out')
+    .optional(),
   maxPricePerHour: between(VM_LIMITS.maxPricePerHour.min, VM_LIMITS.maxPricePerHour.max, 'price cap', (n) => `${n} USD/h`).optional(),
   ttlMs: between(VM_LIMITS.ttlMs.min, VM_LIMITS.ttlMs.max, 'TTL', span).optional(),
   retryUntilUp: z.boolean().optional(),
   k8s: z.enum(['auto', 'on', 'off'], { error: 'k8s must be auto, on or off' }).optional(),
   publicKeys: z
-    .array(z.string().superRefine((k, ctx) => {
-      const p = publicKeyProblem(k);
-      if (p) ctx.addIssue({ code: 'custom', message: `public key ${p}` });
-    }))
+    .array(
+      z.string().superRefine((k, ctx) => {
+        const p = publicKeyProblem(k);
+        if (p) ctx.addIssue({ code: 'custom', message: `public key ${p}` });
+      }),
+    )
     .max(VM_LIMITS.publicKeys, `at most ${VM_LIMITS.publicKeys} public keys`)
     .optional(),
 };
@@ -98,11 +125,19 @@ function crossCheck(v: { clouds?: string[] | undefined; regions?: string[] | und
     for (const r of v.regions) {
       if (known.includes(r) || !REGION_NAME.test(r)) continue;
       const hint = didYouMean(r, known);
-      ctx.addIssue({ code: 'custom', path: ['regions'], message: `region "${r}" is not one of ${chosen.join(', ')}'s${hint ? ` (did you mean ${hint}?)` : ''}; known: ${known.join(', ')}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['regions'],
+        message: `region "${r}" is not one of ${chosen.join(', ')}'s${hint ? ` (did you mean ${hint}?)` : ''}; known: ${known.join(', ')}`,
+      });
     }
   }
   if (v.k8s === 'on' && chosen?.length && chosen.every((c) => NO_K8S.includes(c))) {
-    ctx.addIssue({ code: 'custom', path: ['k8s'], message: `${chosen.join(', ')} cannot run k3s (containers or local processes): leave k8s out, or choose a VM cloud such as aws` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['k8s'],
+      message: `${chosen.join(', ')} cannot run k3s (containers or local processes): leave k8s out, or choose a VM cloud such as aws`,
+    });
   }
 }
 
@@ -110,4 +145,7 @@ function crossCheck(v: { clouds?: string[] | undefined; regions?: string[] | und
 export const vmOptionsSchema = z.object(fields).strict().superRefine(crossCheck);
 
 /** A whole VM spec (`start`). */
-export const vmSpecSchema = z.object({ name: nameSchema, ...fields }).strict().superRefine(crossCheck);
+export const vmSpecSchema = z
+  .object({ name: nameSchema, ...fields })
+  .strict()
+  .superRefine(crossCheck);

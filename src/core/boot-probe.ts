@@ -30,19 +30,9 @@ export interface BootContext {
   maxWaitMs: number;
 }
 
-export type PushReason =
-  | 'no-boot-route'
-  | 'boot-failed'
-  | 'timed-out'
-  | 'gpu-missed'
-  | 'k3s-not-running'
-  | 'installer-died'
-  | 'boot-skipped';
+export type PushReason = 'no-boot-route' | 'boot-failed' | 'timed-out' | 'gpu-missed' | 'k3s-not-running' | 'installer-died' | 'boot-skipped';
 
-export type BootDecision =
-  | { action: 'installed' }
-  | { action: 'wait'; reason: string }
-  | { action: 'push'; reason: PushReason };
+export type BootDecision = { action: 'installed' } | { action: 'wait'; reason: string } | { action: 'push'; reason: PushReason };
 
 /** Default upper bound of the wait for a boot-time install. */
 export const BOOT_INSTALL_MAX_WAIT_MS = 15 * 60_000;

@@ -28,7 +28,10 @@ export interface GpuName {
  * `a100` → A100; `H100 SXM` → H100, SXM; `nvidia_h100` → H100; `RTX 4090` → RTX4090.
  */
 export function parseGpuName(name: string): GpuName {
-  const raw = name.toUpperCase().split(/[^A-Z0-9]+/).filter(Boolean);
+  const raw = name
+    .toUpperCase()
+    .split(/[^A-Z0-9]+/)
+    .filter(Boolean);
   const tokens: string[] = [];
   const variants: string[] = [];
   let memoryGiB: number | undefined;

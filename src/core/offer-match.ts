@@ -103,10 +103,17 @@ export function explainNoMatch(req: MatchRequest, dropped: readonly Dropped[]): 
     return `nothing for ${ask}${within} at or below $${req.maxPricePerHour}/h; the cheapest is $${cheapest}/h (${priced.find((o) => o.pricePerHour === cheapest)!.instanceType})`;
   }
   const unpriced = by('price-unknown');
-  if (unpriced.length > 0) return `${unpriced.length} offer(s) for ${ask} have no known price, so --max-price rules them out (${listed(unpriced.map((o) => o.instanceType), 4)})`;
+  if (unpriced.length > 0)
+    return `${unpriced.length} offer(s) for ${ask} have no known price, so --max-price rules them out (${listed(
+      unpriced.map((o) => o.instanceType),
+      4,
+    )})`;
   const counts = by('gpu-count');
   if (counts.length > 0 && req.gpu) {
-    const shapes = listed(counts.map((o) => `${o.gpu!.count} (${o.instanceType})`), 6);
+    const shapes = listed(
+      counts.map((o) => `${o.gpu!.count} (${o.instanceType})`),
+      6,
+    );
     const least = Math.min(...counts.map(gpusOf));
     const hint = least > req.gpu.count ? ` ask --gpu ${req.gpu.model}:${least}, or ${req.gpu.model}:${req.gpu.count}+ for at least ${req.gpu.count}` : '';
     return `no offer has ${req.gpu.atLeast ? 'at least' : 'exactly'} ${req.gpu.count} ${req.gpu.model}; GPU counts ${there}: ${shapes}${hint ? `;${hint}` : ''}`;

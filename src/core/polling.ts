@@ -33,7 +33,12 @@ export function sshPolling(caps: Pick<Capabilities, 'pollIntervalMs'>): PollSche
 
 /** Wait for deleted instances to disappear. */
 export function gonePolling(caps: Pick<Capabilities, 'pollIntervalMs'>): PollSchedule {
-  return { initialIntervalMs: Math.max(100, Math.round(caps.pollIntervalMs / 2)), backoffCoefficient: 1.5, maximumIntervalMs: Math.max(1_000, caps.pollIntervalMs * 2), deadlineMs: 15 * 60_000 };
+  return {
+    initialIntervalMs: Math.max(100, Math.round(caps.pollIntervalMs / 2)),
+    backoffCoefficient: 1.5,
+    maximumIntervalMs: Math.max(1_000, caps.pollIntervalMs * 2),
+    deadlineMs: 15 * 60_000,
+  };
 }
 
 /**

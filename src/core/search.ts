@@ -157,6 +157,9 @@ export function exhaustedKind(attempts: readonly AttemptRecord[]): ErrorKind {
 /** Human table of attempts, for failure messages and the CLI. */
 export function attemptsTable(attempts: readonly AttemptRecord[]): string {
   return attempts
-    .map((a) => `#${a.index + 1} ${offerKey(a.offer)}: ${a.outcome}${a.kind ? ` (${a.kind}${a.phase ? ` at ${a.phase}` : ''})` : ''}${a.message ? ` — ${a.message}` : ''}`)
+    .map(
+      (a) =>
+        `#${a.index + 1} ${offerKey(a.offer)}: ${a.outcome}${a.kind ? ` (${a.kind}${a.phase ? ` at ${a.phase}` : ''})` : ''}${a.message ? ` — ${a.message}` : ''}`,
+    )
     .join('\n');
 }

@@ -54,7 +54,9 @@ const logged = (cmd: string, stream: string, file: string): string =>
  * stream `verify`). Prints `verify-ok` or `verify-failed <index> <exit code>`.
  */
 export function verifyScript(b: BootstrapSpec, id: NodeIdentity): string {
-  const env = Object.entries(nodeEnv(b, id)).map(([k, v]) => `export ${k}=${shq(v)}`).join('\n');
+  const env = Object.entries(nodeEnv(b, id))
+    .map(([k, v]) => `export ${k}=${shq(v)}`)
+    .join('\n');
   const lines = [
     cdNode(nodeDir(b, id.node)),
     ': > log; rm -f exit pid vcode',
@@ -75,7 +77,8 @@ export function verifyScript(b: BootstrapSpec, id: NodeIdentity): string {
  * Prints `started <pid>` or `running <pid>`.
  */
 export function startScript(b: BootstrapSpec, node: string): string {
-  const pipeline = '. ./env.sh; { { sh ./start.sh; echo $? > exit; } 2>&3 | awk $AWKI -v s=stdout -f annotate.awk >> log; } 3>&1 | awk $AWKI -v s=stderr -f annotate.awk >> log';
+  const pipeline =
+    '. ./env.sh; { { sh ./start.sh; echo $? > exit; } 2>&3 | awk $AWKI -v s=stdout -f annotate.awk >> log; } 3>&1 | awk $AWKI -v s=stderr -f annotate.awk >> log';
   return [
     cdNode(nodeDir(b, node)),
     'if [ -s pid ] && kill -0 "-$(cat pid)" 2>/dev/null; then echo "running $(cat pid)"; exit 0; fi',
@@ -98,7 +101,8 @@ export function checkScript(b: BootstrapSpec, node: string): string {
     `S=$(awk '$1=="stdout"{o=$2} $1=="stderr"{e=$2} END{printf "out=%d err=%d", o, e}' log)`,
     'echo "exit=$E alive=$A $S"',
   ];
-  if ('command' in b.ready) lines.push(`if ( . ./env.sh; cd; sh -c ${shq(b.ready.command)} ) </dev/null >/dev/null 2>&1; then echo ready=1; else echo ready=0; fi`);
+  if ('command' in b.ready)
+    lines.push(`if ( . ./env.sh; cd; sh -c ${shq(b.ready.command)} ) </dev/null >/dev/null 2>&1; then echo ready=1; else echo ready=0; fi`);
   return lines.join('\n');
 }
 

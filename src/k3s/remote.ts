@@ -4,10 +4,7 @@
  * escalates with `sudo -n` when the login user is not root.
  */
 
-const PRELUDE = [
-  'P="${GPUPROV_ROOT_PREFIX:-}"',
-  'SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo -n"',
-].join('\n');
+const PRELUDE = ['P="${GPUPROV_ROOT_PREFIX:-}"', 'SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo -n"'].join('\n');
 
 /** Marker, lock, cloud-init status, k3s unit state and GPU presence as `key=value` lines. */
 export const BOOT_PROBE_SCRIPT = `${PRELUDE}

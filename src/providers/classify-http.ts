@@ -58,7 +58,11 @@ export function classifyHttp(err: unknown, r: HttpRules): ProviderError {
     const code = says.code ?? String(err.status);
     const text = `${r.vendor} ${err.op}: HTTP ${err.status}${says.text ? `: ${says.text}` : ''}${says.code ? ` (${says.code})` : ''}`;
     const make = (v: Verdict): ProviderError =>
-      new ProviderError(v.kind, v.kind === 'Credentials' && r.credentials ? `${text} (check ${r.credentials})` : text, { code, ...(v.block ? { block: v.block } : {}), cause: err });
+      new ProviderError(v.kind, v.kind === 'Credentials' && r.credentials ? `${text} (check ${r.credentials})` : text, {
+        code,
+        ...(v.block ? { block: v.block } : {}),
+        cause: err,
+      });
     if (err.status === 429) {
       const ms = r.waitMs ? r.waitMs(err) : retryAfterMs(err.retryAfter);
       return new ProviderError('Transient', text, { code, ...(ms === undefined ? {} : { retryAfterMs: ms }), cause: err });

@@ -20,8 +20,18 @@ import * as local from './local';
 
 /** Adapter factories in the default preference order. */
 const FACTORIES: ((env: NodeJS.ProcessEnv) => CloudProvider | undefined)[] = [
-  aws.fromEnv, gcp.fromEnv, lambda.fromEnv, runpod.fromEnv, primeintellect.fromEnv, vastai.fromEnv,
-  hyperstack.fromEnv, digitalocean.fromEnv, verda.fromEnv, massedcompute.fromEnv, nebius.fromEnv, docker.fromEnv,
+  aws.fromEnv,
+  gcp.fromEnv,
+  lambda.fromEnv,
+  runpod.fromEnv,
+  primeintellect.fromEnv,
+  vastai.fromEnv,
+  hyperstack.fromEnv,
+  digitalocean.fromEnv,
+  verda.fromEnv,
+  massedcompute.fromEnv,
+  nebius.fromEnv,
+  docker.fromEnv,
 ];
 
 /** Clouds that need no credentials: used only when named (`--cloud docker`), or `local` as the fallback. */
@@ -40,7 +50,9 @@ export function defaultClouds(registry: ProviderRegistry): string[] {
 
 export function registryFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderRegistry {
   const providers: CloudProvider[] = [];
-  const only = env.GPUPROV_CLOUDS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = env.GPUPROV_CLOUDS?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const make of FACTORIES) {
     const p = make(env);
     if (p && (!only || only.includes(p.name))) providers.push(p);

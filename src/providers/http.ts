@@ -101,7 +101,13 @@ export class JsonHttp {
     }
     const retryAfter = header(res.headers['retry-after']);
     const rateLimitReset = header(res.headers['ratelimit-reset']);
-    return { op, status: res.statusCode, body: parsed, ...(retryAfter === undefined ? {} : { retryAfter }), ...(rateLimitReset === undefined ? {} : { rateLimitReset }) };
+    return {
+      op,
+      status: res.statusCode,
+      body: parsed,
+      ...(retryAfter === undefined ? {} : { retryAfter }),
+      ...(rateLimitReset === undefined ? {} : { rateLimitReset }),
+    };
   }
 
   /** One request; the parsed body of a 2xx, else throws {@link HttpError}. */

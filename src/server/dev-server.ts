@@ -184,7 +184,5 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
   }
   await server.stop();
   const where = o.logFile ? `see ${o.logFile}` : `output:\n${tail.trim()}`;
-  throw new Error(
-    `temporal dev server on ${address} ${exited ?? `did not become healthy within ${(o.healthTimeoutMs ?? 60_000) / 1000}s`}; ${where}`,
-  );
+  throw new Error(`temporal dev server on ${address} ${exited ?? `did not become healthy within ${(o.healthTimeoutMs ?? 60_000) / 1000}s`}; ${where}`);
 }

@@ -46,7 +46,12 @@ export function embeddedConfig(env: NodeJS.ProcessEnv = process.env): EmbeddedCo
   const dir = stateDir(env);
   const port = intFromEnv(env.GPUPROV_EMBEDDED_PORT, 7233, 'GPUPROV_EMBEDDED_PORT');
   const uiPort = intFromEnv(env.GPUPROV_EMBEDDED_UI_PORT, 8233, 'GPUPROV_EMBEDDED_UI_PORT');
-  if (port === uiPort) throw new InputError('GPUPROV_EMBEDDED_UI_PORT', `the Web UI port ${uiPort} is the gRPC port too`, 'give GPUPROV_EMBEDDED_PORT and GPUPROV_EMBEDDED_UI_PORT different ports (default 7233 and 8233)');
+  if (port === uiPort)
+    throw new InputError(
+      'GPUPROV_EMBEDDED_UI_PORT',
+      `the Web UI port ${uiPort} is the gRPC port too`,
+      'give GPUPROV_EMBEDDED_PORT and GPUPROV_EMBEDDED_UI_PORT different ports (default 7233 and 8233)',
+    );
   return {
     stateDir: dir,
     port,
@@ -242,7 +247,10 @@ export async function stopEmbedded(env: NodeJS.ProcessEnv = process.env): Promis
   const cfg = embeddedConfig(env);
   const stopped: Daemon[] = [];
   // Worker first: it drains in-flight activities before the server goes away.
-  for (const [d, graceMs] of [['worker', 30_000], ['temporal', 15_000]] as const) {
+  for (const [d, graceMs] of [
+    ['worker', 30_000],
+    ['temporal', 15_000],
+  ] as const) {
     const pid = livePid(cfg, d);
     if (pid !== undefined) {
       await terminate(pid, { group: true, graceMs });

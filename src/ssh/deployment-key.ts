@@ -33,7 +33,11 @@ export async function loadWorkerIdentity(env: NodeJS.ProcessEnv, autoKeyDir: str
     try {
       content = await readFile(file, 'utf8');
     } catch (err) {
-      throw new InputError(SSH_KEY_FILE_VAR, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, `point it at a readable private key file, or ${FIX}`);
+      throw new InputError(
+        SSH_KEY_FILE_VAR,
+        `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+        `point it at a readable private key file, or ${FIX}`,
+      );
     }
     return parsed(content, SSH_KEY_FILE_VAR, file);
   }

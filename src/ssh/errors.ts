@@ -36,7 +36,12 @@ const FAILURE_OF_REASON: { readonly [R in SshErrorReason]: FailureType } = {
 /** The activity failure for an SshError (every activity that uses SSH throws this). */
 export function sshFailure(err: SshError): ApplicationFailure {
   const type = FAILURE_OF_REASON[err.reason];
-  return ApplicationFailure.create({ type, message: err.message, nonRetryable: !isRetryableType(type), details: [{ kind: 'Failed' } satisfies FailureDetails] });
+  return ApplicationFailure.create({
+    type,
+    message: err.message,
+    nonRetryable: !isRetryableType(type),
+    details: [{ kind: 'Failed' } satisfies FailureDetails],
+  });
 }
 
 /** For `.catch`: an SshError is thrown as its failure, anything else unchanged. */

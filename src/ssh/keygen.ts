@@ -29,7 +29,10 @@ export function opensshPrivateKey(seed: Buffer, pub: Buffer, comment: string, ch
   for (let i = 1; (priv.length + pad.length) % 8 !== 0; i++) pad.push(i);
   priv = Buffer.concat([priv, Buffer.from(pad)]);
   const body = Buffer.concat([Buffer.from('openssh-key-v1\0', 'binary'), str('none'), str('none'), str(''), u32(1), str(ed25519Blob(pub)), str(priv)]);
-  const b64 = body.toString('base64').replace(/(.{70})/g, '$1\n').replace(/\n$/, '');
+  const b64 = body
+    .toString('base64')
+    .replace(/(.{70})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN OPENSSH PRIVATE KEY-----\n${b64}\n-----END OPENSSH PRIVATE KEY-----\n`;
 }
 

@@ -134,10 +134,13 @@ export class SshSession {
           end();
           settle(undefined);
         };
-        const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => {
-          end();
-          settle(new Error(`remote command timed out after ${o.timeoutMs} ms`));
-        }, o.timeoutMs);
+        const timer =
+          o.timeoutMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                end();
+                settle(new Error(`remote command timed out after ${o.timeoutMs} ms`));
+              }, o.timeoutMs);
         if (o.signal?.aborted) abort();
         else o.signal?.addEventListener('abort', abort, { once: true });
         const onStdout = o.onStdout ?? out.add;
@@ -168,7 +171,12 @@ export class SshSession {
 }
 
 /** Connect, run `fn` with the session, always close. */
-export async function withSsh<T>(target: SshTarget, identity: Pick<SshIdentity, 'privateKey'>, fn: (s: SshSession) => Promise<T>, o: ConnectOptions = {}): Promise<T> {
+export async function withSsh<T>(
+  target: SshTarget,
+  identity: Pick<SshIdentity, 'privateKey'>,
+  fn: (s: SshSession) => Promise<T>,
+  o: ConnectOptions = {},
+): Promise<T> {
   const session = await SshSession.connect(target, identity, o);
   try {
     return await fn(session);

@@ -14,7 +14,12 @@ const NAMES_PER_REPLY = 64;
 /** SFTP open flags → open(2) flags (any combination: scp opens WRITE|CREAT, then truncates). */
 function openFlags(f: number): number {
   const rw = f & OPEN_MODE.READ && f & OPEN_MODE.WRITE ? C.O_RDWR : f & OPEN_MODE.WRITE ? C.O_WRONLY : C.O_RDONLY;
-  const bits: [number, number][] = [[OPEN_MODE.APPEND, C.O_APPEND], [OPEN_MODE.CREAT, C.O_CREAT], [OPEN_MODE.TRUNC, C.O_TRUNC], [OPEN_MODE.EXCL, C.O_EXCL]];
+  const bits: [number, number][] = [
+    [OPEN_MODE.APPEND, C.O_APPEND],
+    [OPEN_MODE.CREAT, C.O_CREAT],
+    [OPEN_MODE.TRUNC, C.O_TRUNC],
+    [OPEN_MODE.EXCL, C.O_EXCL],
+  ];
   return bits.reduce((acc, [sftp, os]) => (f & sftp ? acc | os : acc), rw);
 }
 
@@ -24,7 +29,14 @@ function attrsOf(st: Stats): Attributes {
   return { mode: st.mode, uid: st.uid, gid: st.gid, size: st.size, atime: Math.floor(st.atimeMs / 1000), mtime: Math.floor(st.mtimeMs / 1000) };
 }
 
-const TYPE_CHAR: [number, string][] = [[0o040000, 'd'], [0o120000, 'l'], [0o020000, 'c'], [0o060000, 'b'], [0o010000, 'p'], [0o140000, 's']];
+const TYPE_CHAR: [number, string][] = [
+  [0o040000, 'd'],
+  [0o120000, 'l'],
+  [0o020000, 'c'],
+  [0o060000, 'b'],
+  [0o010000, 'p'],
+  [0o140000, 's'],
+];
 
 /** The `ls -l` line `sftp`'s `ls -l` prints. */
 function longname(name: string, st: Stats): string {

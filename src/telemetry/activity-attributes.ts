@@ -22,7 +22,8 @@ function field(o: unknown, key: string): unknown {
 export function namedBy(args: readonly unknown[]): Named {
   const out: Named = {};
   for (const a of args) {
-    out.cloud ??= str(field(a, 'cloud')) ?? str(field(field(a, 'at'), 'cloud')) ?? str(field(field(a, 'location'), 'cloud')) ?? str(field(field(a, 'offer'), 'cloud'));
+    out.cloud ??=
+      str(field(a, 'cloud')) ?? str(field(field(a, 'at'), 'cloud')) ?? str(field(field(a, 'location'), 'cloud')) ?? str(field(field(a, 'offer'), 'cloud'));
     out.vmName ??= str(field(a, 'vmName'));
   }
   return out;

@@ -13,7 +13,20 @@ import { SA } from '../core/search-attributes';
 
 /** Stages of a running VM workflow, reported as 0 when none is in them. */
 const RUNNING_STAGES: readonly Stage[] = [
-  'pending', 'planning', 'preparing', 'creating', 'booting', 'connecting', 'compensating', 'waiting-retry', 'k8s', 'ready', 'k8s-failed', 'tearing-down', 'leaked', 'lost',
+  'pending',
+  'planning',
+  'preparing',
+  'creating',
+  'booting',
+  'connecting',
+  'compensating',
+  'waiting-retry',
+  'k8s',
+  'ready',
+  'k8s-failed',
+  'tearing-down',
+  'leaked',
+  'lost',
 ];
 
 /** Stages in which the VM is up and handed over: billed at its offer's price. */

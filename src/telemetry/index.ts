@@ -42,7 +42,8 @@ function intervalFromEnv(env: NodeJS.ProcessEnv): number {
   const raw = env.GPUPROV_METRICS_INTERVAL_MS;
   if (!raw) return 15_000;
   const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms < 100) throw new InputError('GPUPROV_METRICS_INTERVAL_MS', `not a whole number of milliseconds ≥ 100: "${raw}"`, 'e.g. GPUPROV_METRICS_INTERVAL_MS=15000');
+  if (!Number.isInteger(ms) || ms < 100)
+    throw new InputError('GPUPROV_METRICS_INTERVAL_MS', `not a whole number of milliseconds ≥ 100: "${raw}"`, 'e.g. GPUPROV_METRICS_INTERVAL_MS=15000');
   return ms;
 }
 

@@ -64,7 +64,11 @@ export function logLevelFromEnv(env: NodeJS.ProcessEnv): LogLevel {
   if (!raw) return 'INFO';
   const level = (raw.toUpperCase() === 'WARNING' ? 'WARN' : raw.toUpperCase()) as LogLevel;
   if (!LOG_LEVELS.includes(level)) {
-    throw new InputError('GPUPROV_LOG_LEVEL', `unknown log level "${raw}"`, `set GPUPROV_LOG_LEVEL to one of ${LOG_LEVELS.map((l) => l.toLowerCase()).join(', ')}`);
+    throw new InputError(
+      'GPUPROV_LOG_LEVEL',
+      `unknown log level "${raw}"`,
+      `set GPUPROV_LOG_LEVEL to one of ${LOG_LEVELS.map((l) => l.toLowerCase()).join(', ')}`,
+    );
   }
   return level;
 }

@@ -24,7 +24,12 @@ export function tracesUrl(env: NodeJS.ProcessEnv): string | undefined {
   if (!tracingEnabled(env)) return undefined;
   for (const v of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
     const p = env[v];
-    if (p && p !== 'http/protobuf') throw new InputError(v, `gpuprov exports traces over http/protobuf only, not "${p}"`, `unset ${v} or set it to http/protobuf, and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (usually 4318)`);
+    if (p && p !== 'http/protobuf')
+      throw new InputError(
+        v,
+        `gpuprov exports traces over http/protobuf only, not "${p}"`,
+        `unset ${v} or set it to http/protobuf, and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (usually 4318)`,
+      );
   }
   if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT) return `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`;
@@ -48,7 +53,12 @@ interface Started {
  * each span as it ends (the CLI, a short-lived process).
  */
 async function startProvider(serviceName: string, url: string, env: NodeJS.ProcessEnv, batch: boolean): Promise<Started> {
-  const [{ BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor }, { Resource: ResourceImpl }, { OTLPTraceExporter }, { AsyncLocalStorageContextManager }] = await Promise.all([
+  const [
+    { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor },
+    { Resource: ResourceImpl },
+    { OTLPTraceExporter },
+    { AsyncLocalStorageContextManager },
+  ] = await Promise.all([
     import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/exporter-trace-otlp-proto'),

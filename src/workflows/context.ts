@@ -28,7 +28,15 @@ export class VmContext {
 
   constructor(spec: VmSpec, tuning?: Partial<Tuning>, carried?: VmStatus) {
     this.tuning = withTuning(tuning);
-    this.status = carried ?? { apiVersion: API_VERSION, name: spec.name, stage: 'pending', spec, instanceIds: [], attempts: [], createdAt: new Date().toISOString() };
+    this.status = carried ?? {
+      apiVersion: API_VERSION,
+      name: spec.name,
+      stage: 'pending',
+      spec,
+      instanceIds: [],
+      attempts: [],
+      createdAt: new Date().toISOString(),
+    };
   }
 
   /** Change stage: status, search attributes (only when they changed) and the UI's details. */
@@ -87,7 +95,8 @@ export class VmContext {
     if (s.offer) lines.push(`offer: ${offerKey(s.offer)}${s.offer.pricePerHour !== undefined ? ` at $${s.offer.pricePerHour}/h` : ''}`);
     if (s.endpoint) lines.push(`ssh: ${s.endpoint.user ?? ''}${s.endpoint.user ? '@' : ''}${s.endpoint.host}:${s.endpoint.port}`);
     if (s.attempts.length) lines.push(`attempts: ${s.attempts.length}`);
-    if (s.leak) lines.push(`LEAKED: ${s.leak.instanceIds.join(', ') || '(by identity)'} at ${s.leak.location.cloud}/${s.leak.location.region} — ${s.leak.lastError}`);
+    if (s.leak)
+      lines.push(`LEAKED: ${s.leak.instanceIds.join(', ') || '(by identity)'} at ${s.leak.location.cloud}/${s.leak.location.region} — ${s.leak.lastError}`);
     if (s.error) lines.push(`error: ${s.error.kind}: ${s.error.message}`);
     lines.push(`run: ${workflowInfo().runId}`);
     return lines.join('\n\n');

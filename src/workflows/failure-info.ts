@@ -19,7 +19,13 @@ export function failureInfo(err: unknown): FailureInfo {
   if (cause instanceof ApplicationFailure) {
     const d = cause.details?.[0] as { block?: unknown; phase?: unknown } | undefined;
     const block = BLOCK_SCOPES.find((s) => s === d?.block);
-    return { type: cause.type ?? 'Error', message: cause.message, cancelled: false, ...(block ? { block } : {}), ...(d?.phase === 'prepare' ? { phase: 'prepare' as const } : {}) };
+    return {
+      type: cause.type ?? 'Error',
+      message: cause.message,
+      cancelled: false,
+      ...(block ? { block } : {}),
+      ...(d?.phase === 'prepare' ? { phase: 'prepare' as const } : {}),
+    };
   }
   if (cause instanceof TimeoutFailure) {
     // A poll that timed out carries the last not-ready failure as its cause.

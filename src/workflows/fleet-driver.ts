@@ -10,12 +10,30 @@
  * promise callbacks below; changing either (even adding an `await`) breaks saved histories.
  */
 import {
-  CancellationScope, ParentClosePolicy, condition, getExternalWorkflowHandle, patched, setCurrentDetails, startChild, workflowInfo,
+  CancellationScope,
+  ParentClosePolicy,
+  condition,
+  getExternalWorkflowHandle,
+  patched,
+  setCurrentDetails,
+  startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { BootstrapTarget } from '../activities/bootstrap';
 import { withFleetTuning, type FleetTuning } from '../core/fleet/backoff';
 import { isConverged, reconcile } from '../core/fleet/reconcile';
-import { applyAction, attemptWorkflowId, carryOver, emptyState, fold, isEffect, type Action, type FleetEvent, type FleetState, type SlotRecord } from '../core/fleet/state';
+import {
+  applyAction,
+  attemptWorkflowId,
+  carryOver,
+  emptyState,
+  fold,
+  isEffect,
+  type Action,
+  type FleetEvent,
+  type FleetState,
+  type SlotRecord,
+} from '../core/fleet/state';
 import { checkRevision, expandShape, nodeLogPath, shapeProblems, type FleetShape } from '../core/fleet/types';
 import { API_VERSION, teardownSignal, type VmStatus } from '../core/api';
 import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetWorkflowInput, SlotEvent, SlotStatus } from '../core/fleet-api';
@@ -204,7 +222,14 @@ export class FleetDriver {
             (h) => {
               observe({ type: 'vmStarted', slot, attempt });
               h.result().then(
-                (s: VmStatus) => observe({ type: 'vmEnded', slot, attempt, outcome: s.stage === 'lost' ? 'lost' : s.stage === 'cancelled' ? 'cancelled' : 'terminated', closed: true }),
+                (s: VmStatus) =>
+                  observe({
+                    type: 'vmEnded',
+                    slot,
+                    attempt,
+                    outcome: s.stage === 'lost' ? 'lost' : s.stage === 'cancelled' ? 'cancelled' : 'terminated',
+                    closed: true,
+                  }),
                 (err: unknown) => observe({ type: 'vmEnded', slot, attempt, outcome: 'failed', reason: failureInfo(err).message, closed: true }),
               );
             },
@@ -215,18 +240,22 @@ export class FleetDriver {
       case 'teardownVm':
         // The signal fails only when no such child is open (closed: it deleted everything it made; or never started).
         this.track(
-          getExternalWorkflowHandle(childId).signal(teardownSignal).then(
-            () => observe({ type: 'teardownSent', slot, attempt }),
-            () => observe({ type: 'vmEnded', slot, attempt, outcome: 'gone', closed: true }),
-          ),
+          getExternalWorkflowHandle(childId)
+            .signal(teardownSignal)
+            .then(
+              () => observe({ type: 'teardownSent', slot, attempt }),
+              () => observe({ type: 'vmEnded', slot, attempt, outcome: 'gone', closed: true }),
+            ),
         );
         return;
       case 'stopBootstrap':
         this.track(
-          bootstrapping(`stop bootstrap on ${slot}`, 60_000, 5).bootstrapStop(this.targetOf(r)).then(
-            () => observe({ type: 'bootStopped', slot, attempt }),
-            (err: unknown) => observe({ type: 'opFailed', slot, attempt, op: 'stopBootstrap', reason: failureInfo(err).message }),
-          ),
+          bootstrapping(`stop bootstrap on ${slot}`, 60_000, 5)
+            .bootstrapStop(this.targetOf(r))
+            .then(
+              () => observe({ type: 'bootStopped', slot, attempt }),
+              (err: unknown) => observe({ type: 'opFailed', slot, attempt, op: 'stopBootstrap', reason: failureInfo(err).message }),
+            ),
         );
         return;
       case 'startBootstrap': {
@@ -259,7 +288,10 @@ export class FleetDriver {
 }
 
 function seqsOf(s: { lastStdoutSeq?: number; lastStderrSeq?: number }): { lastStdoutSeq?: number; lastStderrSeq?: number } {
-  return { ...(s.lastStdoutSeq !== undefined ? { lastStdoutSeq: s.lastStdoutSeq } : {}), ...(s.lastStderrSeq !== undefined ? { lastStderrSeq: s.lastStderrSeq } : {}) };
+  return {
+    ...(s.lastStdoutSeq !== undefined ? { lastStdoutSeq: s.lastStdoutSeq } : {}),
+    ...(s.lastStderrSeq !== undefined ? { lastStderrSeq: s.lastStderrSeq } : {}),
+  };
 }
 
 function snapshot(state: FleetState, desired: FleetShape, down: boolean, log: FleetLogEntry[], want: Wanted): FleetStatus {
@@ -268,9 +300,17 @@ function snapshot(state: FleetState, desired: FleetShape, down: boolean, log: Fl
     .map((r) => {
       const b = r.template.bootstrap;
       return {
-        slot: r.slot, group: r.group, index: r.index, role: r.template.role, attempt: r.attempt,
-        workflowId: attemptWorkflowId(r.slot, r.attempt), stage: r.stage, intent: r.intent, ready: r.ready,
-        current: want.get(r.slot)?.key === r.key, failures: r.failures,
+        slot: r.slot,
+        group: r.group,
+        index: r.index,
+        role: r.template.role,
+        attempt: r.attempt,
+        workflowId: attemptWorkflowId(r.slot, r.attempt),
+        stage: r.stage,
+        intent: r.intent,
+        ready: r.ready,
+        current: want.get(r.slot)?.key === r.key,
+        failures: r.failures,
         ...(r.pending ? { pending: r.pending.op } : {}),
         ...(r.restartAt !== undefined && r.stage === 'destroyed' ? { restartAt: iso(r.restartAt) } : {}),
         ...(r.failedReason ? { failedReason: r.failedReason } : {}),
@@ -279,7 +319,8 @@ function snapshot(state: FleetState, desired: FleetShape, down: boolean, log: Fl
         ...(b
           ? {
               bootstrap: {
-                state: r.boot.state, logPath: nodeLogPath(b, r.slot),
+                state: r.boot.state,
+                logPath: nodeLogPath(b, r.slot),
                 ...(r.boot.stage ? { stage: r.boot.stage } : {}),
                 ...seqsOf(r.boot),
                 ...(r.boot.startedAt !== undefined ? { startedAt: iso(r.boot.startedAt) } : {}),
@@ -290,7 +331,13 @@ function snapshot(state: FleetState, desired: FleetShape, down: boolean, log: Fl
       };
     });
   return {
-    apiVersion: API_VERSION, name: desired.name, generation: desired.generation, observedGeneration: state.observedGeneration,
-    converged: !down && isConverged(state, want), down, slots, log: [...log],
+    apiVersion: API_VERSION,
+    name: desired.name,
+    generation: desired.generation,
+    observedGeneration: state.observedGeneration,
+    converged: !down && isConverged(state, want),
+    down,
+    slots,
+    log: [...log],
   };
 }

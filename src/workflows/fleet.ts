@@ -16,7 +16,8 @@ import { FleetDriver } from './fleet-driver';
 
 export async function fleetWorkflow(input: FleetWorkflowInput): Promise<FleetStatus> {
   const problems = shapeProblems(input.carried?.desired ?? input.shape);
-  if (problems.length) throw ApplicationFailure.create({ type: FAILURE_TYPES.InvalidRequest, message: `invalid fleet shape: ${problems.join('; ')}`, nonRetryable: true });
+  if (problems.length)
+    throw ApplicationFailure.create({ type: FAILURE_TYPES.InvalidRequest, message: `invalid fleet shape: ${problems.join('; ')}`, nonRetryable: true });
 
   const fleet = new FleetDriver(input);
   setHandler(fleetStatusQuery, () => fleet.status());

@@ -57,13 +57,21 @@ export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOut
   };
   const awaitApi = async (): Promise<void> => {
     note('k3s: waiting for the API');
-    const { apiPort } = await ctx.interruptibly(() => k3sPolling('k3s: wait for /readyz', kt.k3sApiDeadlineMs).awaitApi(target, Date.now() + kt.k3sApiDeadlineMs));
+    const { apiPort } = await ctx.interruptibly(() =>
+      k3sPolling('k3s: wait for /readyz', kt.k3sApiDeadlineMs).awaitApi(target, Date.now() + kt.k3sApiDeadlineMs),
+    );
     k8s.apiPort = apiPort;
   };
   const validate = async (): Promise<ValidateResult> => {
     note('k3s: validating the cluster');
     return ctx.interruptibly(() =>
-      k3sPolling('k3s: validate node, CoreDNS, GPUs, API certificate', kt.k3sValidateDeadlineMs).validateCluster({ target, access, apiHost, expectGpus: input.expectGpus, giveUpAt: Date.now() + kt.k3sValidateDeadlineMs }),
+      k3sPolling('k3s: validate node, CoreDNS, GPUs, API certificate', kt.k3sValidateDeadlineMs).validateCluster({
+        target,
+        access,
+        apiHost,
+        expectGpus: input.expectGpus,
+        giveUpAt: Date.now() + kt.k3sValidateDeadlineMs,
+      }),
     );
   };
 

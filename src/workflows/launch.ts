@@ -16,7 +16,18 @@ import { mutating, polling, reading } from './proxies';
 import { VmContext } from './context';
 import { failureInfo } from './failure-info';
 import { bootPolling, sshPolling } from '../core/polling';
-import { afterFailure, attemptsTable, decide, exhaustedKind, kindOfFailureType, newSearch, nextOffer, replan, type Phase, type SearchState } from '../core/search';
+import {
+  afterFailure,
+  attemptsTable,
+  decide,
+  exhaustedKind,
+  kindOfFailureType,
+  newSearch,
+  nextOffer,
+  replan,
+  type Phase,
+  type SearchState,
+} from '../core/search';
 import { CLOUD_CALLS_PATCH } from '../core/patches';
 import { runTeardown } from './teardown';
 import { countFailover, countLaunch, recordReady, vmLog } from './telemetry';
@@ -31,7 +42,15 @@ type AttemptEnd =
   | { ok: true; result: Omit<LaunchResult, 'attempts'> }
   | { ok: false; phase: Phase; type: string; message: string; block?: BlockScope; cancelled: boolean; instanceIds: string[] };
 
-const DEFAULT_CAPS: Capabilities = { bootScript: false, openPorts: false, k8s: false, sshUser: { kind: 'provider' }, bootTimeoutMs: 15 * 60_000, pollIntervalMs: 5_000, typicalBootMs: 60_000 };
+const DEFAULT_CAPS: Capabilities = {
+  bootScript: false,
+  openPorts: false,
+  k8s: false,
+  sshUser: { kind: 'provider' },
+  bootTimeoutMs: 15 * 60_000,
+  pollIntervalMs: 5_000,
+  typicalBootMs: 60_000,
+};
 
 export function capsFor(plan: PlanOutput, cloud: string): Capabilities {
   return plan.capabilities[cloud] ?? DEFAULT_CAPS;
@@ -48,7 +67,13 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
   const at = locationOf(offer);
   // The run id keeps a later VM of the same name (same workflow id) from reusing an old AWS
   // ClientToken / GCP requestId, which would hand back the old, terminated instance.
-  const instSpec: InstanceSpec = { vmName: spec.name, owner: info.namespace, publicKeys: spec.publicKeys ?? [], idempotencyKey: `${info.workflowId}/${info.runId}/${index}`, openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)) };
+  const instSpec: InstanceSpec = {
+    vmName: spec.name,
+    owner: info.namespace,
+    publicKeys: spec.publicKeys ?? [],
+    idempotencyKey: `${info.workflowId}/${info.runId}/${index}`,
+    openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)),
+  };
   const key = offerKey(offer);
   let phase: Phase = 'prepare';
   let instanceIds: string[] = [];
@@ -57,7 +82,8 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
     ctx.setOffer(offer);
     ctx.setStage(merged ? 'creating' : 'preparing', { instanceIds: [] });
     // k3s: the installer goes in as the boot script where the cloud runs one (read by an activity: workflows cannot read files).
-    if (caps.bootScript && k3sWanted(spec.k8s, caps) && patched(K3S_PATCH)) instSpec.bootScript = await reading(t, 'k3s installer as boot script').k3sBootScript({});
+    if (caps.bootScript && k3sWanted(spec.k8s, caps) && patched(K3S_PATCH))
+      instSpec.bootScript = await reading(t, 'k3s installer as boot script').k3sBootScript({});
     const where = `${offer.instanceType} in ${offer.region}${offer.zone ? `/${offer.zone}` : ''}`;
     let created: CreateResult;
     let createdAtMs: number;
@@ -89,10 +115,25 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
     // The key the create installed (absent in older histories): a probe on a worker with another key fails at once.
     const workerKey = created.workerKeyFingerprint;
     const probe = await ctx.interruptibly(() =>
-      polling(sshPolling(caps), `ssh probe ${running.endpoint.host}:${running.endpoint.port}`).probeSsh({ endpoint: running.endpoint, defaultUser: defaultUser(caps), ...(workerKey ? { workerKey: { fingerprint: workerKey, vm: spec.name } } : {}) }),
+      polling(sshPolling(caps), `ssh probe ${running.endpoint.host}:${running.endpoint.port}`).probeSsh({
+        endpoint: running.endpoint,
+        defaultUser: defaultUser(caps),
+        ...(workerKey ? { workerKey: { fingerprint: workerKey, vm: spec.name } } : {}),
+      }),
     );
     const endpoint = running.endpoint.user ? running.endpoint : { ...running.endpoint, user: defaultUser(caps) };
-    return { ok: true, result: { offer, location: at, instanceId: running.instanceId, endpoint, hostKeyFingerprint: probe.fingerprint, hostKey: probe.hostKey, ...(workerKey ? { workerKeyFingerprint: workerKey } : {}) } };
+    return {
+      ok: true,
+      result: {
+        offer,
+        location: at,
+        instanceId: running.instanceId,
+        endpoint,
+        hostKeyFingerprint: probe.fingerprint,
+        hostKey: probe.hostKey,
+        ...(workerKey ? { workerKeyFingerprint: workerKey } : {}),
+      },
+    };
   } catch (err) {
     const f = failureInfo(err);
     if (f.phase === 'prepare') phase = 'prepare';
@@ -114,10 +155,15 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
   };
   const plan = async (): Promise<PlanOutput> => {
     ctx.setStage('planning');
-    return ctx.interruptibly(() => reading(t, `plan offers for ${spec.name}`).planOffers({ request, requireK8s: spec.k8s === 'on', ...(spec.clouds ? { clouds: spec.clouds } : {}) }));
+    return ctx.interruptibly(() =>
+      reading(t, `plan offers for ${spec.name}`).planOffers({ request, requireK8s: spec.k8s === 'on', ...(spec.clouds ? { clouds: spec.clouds } : {}) }),
+    );
   };
   const fail = (reason: LaunchFailureDetails['reason'], errorKind: string, message: string, attempts: AttemptRecord[]): LaunchOutcome => ({
-    kind: 'failed', details: { reason, attempts }, errorKind, message,
+    kind: 'failed',
+    details: { reason, attempts },
+    errorKind,
+    message,
   });
 
   let planned: PlanOutput;
@@ -155,7 +201,15 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     const caps = capsFor(planned, next.offer.cloud);
     const startedAt = new Date().toISOString();
     const end = await runAttempt(ctx, next.offer, index, caps);
-    const record: AttemptRecord = { index, offer: next.offer, outcome: 'ready', instanceIds: end.ok ? [end.result.instanceId] : end.instanceIds, compensated: false, startedAt, endedAt: new Date().toISOString() };
+    const record: AttemptRecord = {
+      index,
+      offer: next.offer,
+      outcome: 'ready',
+      instanceIds: end.ok ? [end.result.instanceId] : end.instanceIds,
+      compensated: false,
+      startedAt,
+      endedAt: new Date().toISOString(),
+    };
     if (end.ok) {
       const attempts = [...search.attempts, record];
       ctx.status.attempts = attempts;
@@ -163,7 +217,9 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     }
 
     const kind: ErrorKind = kindOfFailureType(end.type);
-    const decision = end.cancelled ? { compensate: end.phase === 'prepare' ? ('cleanup' as const) : ('full' as const), next: 'abort' as const } : decide(kind, end.phase, end.block);
+    const decision = end.cancelled
+      ? { compensate: end.phase === 'prepare' ? ('cleanup' as const) : ('full' as const), next: 'abort' as const }
+      : decide(kind, end.phase, end.block);
     Object.assign(record, {
       outcome: end.cancelled ? 'cancelled' : kind === 'Unavailable' ? 'unavailable' : 'failed',
       phase: end.phase,
@@ -174,11 +230,23 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     ctx.status.attempts = search.attempts;
     if (!end.cancelled) {
       countFailover(record.kind ?? kind, next.offer.cloud);
-      vmLog(ctx.status, 'info', `attempt failed in ${end.phase}: ${record.kind ?? kind}; compensating`, { attempt: index + 1, kind: record.kind ?? kind, phase: end.phase, offer: offerKey(next.offer), error: end.message });
+      vmLog(ctx.status, 'info', `attempt failed in ${end.phase}: ${record.kind ?? kind}; compensating`, {
+        attempt: index + 1,
+        kind: record.kind ?? kind,
+        phase: end.phase,
+        offer: offerKey(next.offer),
+        error: end.message,
+      });
     }
 
     ctx.setStage('compensating');
-    await runTeardown(ctx, { at: locationOf(next.offer), vmName: spec.name, instanceIds: end.instanceIds, mode: decision.compensate === 'full' ? 'full' : 'cleanup', pollIntervalMs: caps.pollIntervalMs });
+    await runTeardown(ctx, {
+      at: locationOf(next.offer),
+      vmName: spec.name,
+      instanceIds: end.instanceIds,
+      mode: decision.compensate === 'full' ? 'full' : 'cleanup',
+      pollIntervalMs: caps.pollIntervalMs,
+    });
     record.compensated = true;
     record.endedAt = new Date().toISOString();
     ctx.status.instanceIds = [];
@@ -207,13 +275,23 @@ export async function launchWorkflow(input: LaunchWorkflowInput): Promise<Launch
   countLaunch(ctx.status, outcome.kind, outcome.kind === 'ready' ? outcome.result : undefined);
   if (outcome.kind === 'ready') {
     const { workerKeyFingerprint } = outcome.result;
-    ctx.setStage('ready', { readyAt: new Date().toISOString(), endpoint: outcome.result.endpoint, instanceIds: [outcome.result.instanceId], ...(workerKeyFingerprint ? { workerKeyFingerprint } : {}) });
+    ctx.setStage('ready', {
+      readyAt: new Date().toISOString(),
+      endpoint: outcome.result.endpoint,
+      instanceIds: [outcome.result.instanceId],
+      ...(workerKeyFingerprint ? { workerKeyFingerprint } : {}),
+    });
     recordReady(ctx.status);
     return outcome.result;
   }
   if (outcome.kind === 'cancelled') {
     ctx.setStage('cancelled', { endedAt: new Date().toISOString() });
-    throw ApplicationFailure.create({ type: FAILURE_TYPES.LaunchCancelled, message: 'launch cancelled; every attempt was compensated', nonRetryable: true, details: [{ reason: 'cancelled', attempts: outcome.attempts } satisfies LaunchFailureDetails] });
+    throw ApplicationFailure.create({
+      type: FAILURE_TYPES.LaunchCancelled,
+      message: 'launch cancelled; every attempt was compensated',
+      nonRetryable: true,
+      details: [{ reason: 'cancelled', attempts: outcome.attempts } satisfies LaunchFailureDetails],
+    });
   }
   ctx.setStage('failed', { error: { kind: outcome.errorKind, message: outcome.message } });
   throw ApplicationFailure.create({ type: FAILURE_TYPES.LaunchFailed, message: outcome.message, nonRetryable: true, details: [outcome.details] });

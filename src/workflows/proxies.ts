@@ -38,7 +38,13 @@ function pollOptions(p: PollSchedule, summary: string): ActivityOptions {
 
 /** A few retries on Transient, never a retry on a classified error. */
 function fewRetries(t: Tuning): RetryPolicy {
-  return { initialInterval: t.mutateInitialIntervalMs, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: t.mutateMaxAttempts, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] };
+  return {
+    initialInterval: t.mutateInitialIntervalMs,
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: t.mutateMaxAttempts,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
+  };
 }
 
 /** Mutating cloud calls: a few retries on Transient, never retried on a classified error. */
@@ -94,19 +100,37 @@ export function k3sPolling(summary: string, deadlineMs: number): Activities {
 
 /** The boot probe (CheckBootInstall): a few quick retries of one SSH round trip. */
 export function k3sProbing(): Activities {
-  return proxy({ summary: 'k3s: boot probe', startToCloseTimeout: '2 minutes', retry: { initialInterval: 1_000, maximumInterval: 10_000, maximumAttempts: 10, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+  return proxy({
+    summary: 'k3s: boot probe',
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: 1_000, maximumInterval: 10_000, maximumAttempts: 10, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
 }
 
 /** The installer pushed over SSH: its own budget, three tries. */
 export function k3sInstalling(t: Pick<Tuning, 'k3sInstallTimeoutMs'>): Activities {
-  return proxy({ summary: 'k3s: run the installer over SSH', startToCloseTimeout: t.k3sInstallTimeoutMs, retry: { initialInterval: 5_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+  return proxy({
+    summary: 'k3s: run the installer over SSH',
+    startToCloseTimeout: t.k3sInstallTimeoutMs,
+    retry: { initialInterval: 5_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
 }
 
 // ---- fleet bootstrap ----
 
 /** A fleet node's bootstrap step (verify, start, stop): `attempts` tries within `timeoutMs` each. */
 export function bootstrapping(summary: string, timeoutMs: number, attempts: number): Activities {
-  return proxy({ summary, startToCloseTimeout: timeoutMs, retry: { initialInterval: 500, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: attempts, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] } });
+  return proxy({
+    summary,
+    startToCloseTimeout: timeoutMs,
+    retry: {
+      initialInterval: 500,
+      backoffCoefficient: 2,
+      maximumInterval: 10_000,
+      maximumAttempts: attempts,
+      nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
+    },
+  });
 }
 
 /** Wait for a node's ready check, looking every `pollMs` until `deadlineMs`. */

@@ -33,7 +33,10 @@ async function onePass(t: Tuning, target: TeardownTarget): Promise<void> {
   }
   if (target.mode === 'full') {
     await mutating(t, `delete ${target.vmName} instances in ${where}`).deleteInstances(target.at, target.vmName, target.instanceIds);
-    await polling({ ...gonePolling({ pollIntervalMs: target.pollIntervalMs }), deadlineMs: t.goneDeadlineMs }, `wait until ${target.vmName} is gone in ${where}`).awaitGone(target.at, target.vmName);
+    await polling(
+      { ...gonePolling({ pollIntervalMs: target.pollIntervalMs }), deadlineMs: t.goneDeadlineMs },
+      `wait until ${target.vmName} is gone in ${where}`,
+    ).awaitGone(target.at, target.vmName);
   }
   await mutating(t, `clean up ${target.vmName} side resources in ${where}`).cleanup(target.at, target.vmName);
 }

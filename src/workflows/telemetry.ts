@@ -29,8 +29,15 @@ export function vmLog(s: VmStatus, level: Level, message: string, extra: Record<
 
 /** A stage change: info, or warn when the VM is leaked, lost or failed (with the reason). */
 export function logStage(s: VmStatus, from: Stage): void {
-  if (s.stage === 'leaked') vmLog(s, 'warn', 'stage leaked: teardown failed, retrying (still billed)', { stage: s.stage, from, error: s.leak?.lastError, nextRetryAt: s.leak?.nextRetryAt });
-  else if (s.stage === 'failed' || s.stage === 'lost') vmLog(s, 'warn', `stage ${s.stage}`, { stage: s.stage, from, ...(s.error ? { error: `${s.error.kind}: ${s.error.message}` } : {}) });
+  if (s.stage === 'leaked')
+    vmLog(s, 'warn', 'stage leaked: teardown failed, retrying (still billed)', {
+      stage: s.stage,
+      from,
+      error: s.leak?.lastError,
+      nextRetryAt: s.leak?.nextRetryAt,
+    });
+  else if (s.stage === 'failed' || s.stage === 'lost')
+    vmLog(s, 'warn', `stage ${s.stage}`, { stage: s.stage, from, ...(s.error ? { error: `${s.error.kind}: ${s.error.message}` } : {}) });
   else vmLog(s, 'info', `stage ${s.stage}`, { stage: s.stage, from });
 }
 

@@ -4,7 +4,16 @@
  * the VM, using continue-as-new to keep its history bounded.
  */
 import {
-  ApplicationFailure, CancelledFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, patched, setHandler, workflowInfo,
+  ApplicationFailure,
+  CancelledFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  patched,
+  setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../core/failures';
 import { K3S_PATCH } from '../core/k3s-access';
@@ -53,7 +62,9 @@ async function waitInReady(ctx: VmContext): Promise<ReadyEnd> {
   const k8sBase = ctx.k8sRetryRequests;
   for (;;) {
     const wait = Math.max(1, Math.min(ttlAt === undefined ? Infinity : ttlAt - Date.now(), t.healthIntervalMs));
-    const woke = await condition(() => ctx.teardownRequests > base || ctx.cancelRequested || ctx.k8sRetryRequests > k8sBase, wait, { summary: 'ready: wait for teardown, TTL or health check' });
+    const woke = await condition(() => ctx.teardownRequests > base || ctx.cancelRequested || ctx.k8sRetryRequests > k8sBase, wait, {
+      summary: 'ready: wait for teardown, TTL or health check',
+    });
     if (woke) return ctx.cancelRequested ? 'cancel' : ctx.teardownRequests > base ? 'teardown' : 'retry-k8s';
     if (ttlAt !== undefined && Date.now() >= ttlAt) return 'ttl';
     if (!(await healthy(ctx))) return 'lost';
@@ -114,9 +125,10 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
       } else {
         ctx.setStage('ready', {
           ...ready,
-          k8s: caps.k8s && k8sWanted
-            ? { enabled: false, note: 'k3s not run: this VM was started before k3s support' }
-            : { enabled: false, note: k8sWanted ? `k3s skipped: ${r.offer.cloud} does not support it` : 'k3s off (--no-k8s)' },
+          k8s:
+            caps.k8s && k8sWanted
+              ? { enabled: false, note: 'k3s not run: this VM was started before k3s support' }
+              : { enabled: false, note: k8sWanted ? `k3s skipped: ${r.offer.cloud} does not support it` : 'k3s off (--no-k8s)' },
         });
       }
       launched = true;
@@ -139,7 +151,11 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
 
   if (end === 'continue') {
     await condition(allHandlersFinished);
-    return continueAsNew<typeof vmWorkflow>({ spec: input.spec, ...(input.tuning ? { tuning: input.tuning } : {}), carried: { status: ctx.status, pollIntervalMs } });
+    return continueAsNew<typeof vmWorkflow>({
+      spec: input.spec,
+      ...(input.tuning ? { tuning: input.tuning } : {}),
+      carried: { status: ctx.status, pollIntervalMs },
+    });
   }
   if (end !== 'launch-cancelled') {
     const s = ctx.status;

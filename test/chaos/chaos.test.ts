@@ -32,15 +32,28 @@ describe.skipIf(!haveCli)('chaos kit', () => {
     expect(r.summary.restarts).toBeGreaterThanOrEqual(r.summary.kills + 1);
   }, 600_000);
 
-  it.skipIf(!requireTool('sshd', haveSshd, 'apt-get install -y openssh-server'))('level local: real sshd instances, leaks counted as live PIDs → zero violations', async () => {
-    const r = await runKit({ level: 'local', seeds: LOCAL_SEEDS, lanes: 2, serverRestarts: 0, shrink: false, cliPath, ...(log ? { log } : {}) });
-    const details = r.failures.flatMap((f) => f.violations.map((v) => `seed ${f.seed}: [${v.invariant}] ${v.vm ?? ''} ${v.detail}`));
-    expect(details).toEqual([]);
-    expect(r.summary).toMatchObject({ level: 'local', violations: 0, leaks: 0, duplicates: 0 });
-  }, 600_000);
+  it.skipIf(!requireTool('sshd', haveSshd, 'apt-get install -y openssh-server'))(
+    'level local: real sshd instances, leaks counted as live PIDs → zero violations',
+    async () => {
+      const r = await runKit({ level: 'local', seeds: LOCAL_SEEDS, lanes: 2, serverRestarts: 0, shrink: false, cliPath, ...(log ? { log } : {}) });
+      const details = r.failures.flatMap((f) => f.violations.map((v) => `seed ${f.seed}: [${v.invariant}] ${v.vm ?? ''} ${v.detail}`));
+      expect(details).toEqual([]);
+      expect(r.summary).toMatchObject({ level: 'local', violations: 0, leaks: 0, duplicates: 0 });
+    },
+    600_000,
+  );
 
   it('the oracle can fail: a build with compensation disabled is caught, with a shrunk trace', async () => {
-    const r = await runKit({ level: 'fake', seeds: [BROKEN_SEED], lanes: 3, serverRestarts: 0, broken: true, shrinkRounds: 3, cliPath, ...(log ? { log } : {}) });
+    const r = await runKit({
+      level: 'fake',
+      seeds: [BROKEN_SEED],
+      lanes: 3,
+      serverRestarts: 0,
+      broken: true,
+      shrinkRounds: 3,
+      cliPath,
+      ...(log ? { log } : {}),
+    });
     expect(r.summary.violations).toBeGreaterThan(0);
     const f = r.failures[0]!;
     expect(f.seed).toBe(BROKEN_SEED);

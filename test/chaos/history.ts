@@ -12,7 +12,13 @@ export type Fact =
   | { e: 'stage'; stage: string }
   | { e: 'signal'; name: string }
   | { e: 'cancelRequested' }
-  | { e: 'closed'; status: 'completed' | 'failed' | 'cancelled' | 'terminated' | 'continued' | 'timedout'; result?: unknown; failureType?: string; details?: unknown };
+  | {
+      e: 'closed';
+      status: 'completed' | 'failed' | 'cancelled' | 'terminated' | 'continued' | 'timedout';
+      result?: unknown;
+      failureType?: string;
+      details?: unknown;
+    };
 
 export interface RunFacts {
   workflowId: string;
@@ -89,7 +95,8 @@ export function readHistory(json: string, workflowId: string, runId: string, vmN
         facts.push({ e: 'activityFailed', id: Number(a('activityTaskCanceledEventAttributes').scheduledEventId), failureType: 'Cancelled' });
         break;
       case 'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES': {
-        const fields = ((a('upsertWorkflowSearchAttributesEventAttributes').searchAttributes ?? {}) as { indexedFields?: Record<string, JsonPayload> }).indexedFields ?? {};
+        const fields =
+          ((a('upsertWorkflowSearchAttributesEventAttributes').searchAttributes ?? {}) as { indexedFields?: Record<string, JsonPayload> }).indexedFields ?? {};
         const stage = decode(fields.GpuprovStage);
         if (typeof stage === 'string') facts.push({ e: 'stage', stage });
         break;

@@ -155,11 +155,15 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
       }
     };
 
-    const outcomes = await runOnLanes(lanes, traces.map((t) => ({ trace: t, tag: '' })), (out) => {
-      onFinished();
-      log(`seed ${out.trace.seed}: ${out.violations.length} violation(s), ${out.kills} kill(s), ${out.ms} ms (lane ${out.lane})`);
-      for (const x of out.violations.slice(0, 5)) log(`  seed ${out.trace.seed}: [${x.invariant}] ${x.vm ?? ''} ${x.detail}`);
-    });
+    const outcomes = await runOnLanes(
+      lanes,
+      traces.map((t) => ({ trace: t, tag: '' })),
+      (out) => {
+        onFinished();
+        log(`seed ${out.trace.seed}: ${out.violations.length} violation(s), ${out.kills} kill(s), ${out.ms} ms (lane ${out.lane})`);
+        for (const x of out.violations.slice(0, 5)) log(`  seed ${out.trace.seed}: [${x.invariant}] ${x.vm ?? ''} ${x.detail}`);
+      },
+    );
 
     // Every history replays with the workflow code that ran it (one bundle for all).
     const replayErrors = await replayAll(outcomes, bundle);
@@ -236,13 +240,22 @@ let shrinkTag = 0;
  * Greedy shrink: run the smaller candidates of the current trace side by side; keep the first (in
  * candidate order) that still violates an invariant; repeat until none does or rounds run out.
  */
-async function shrink(lanes: Lane[], trace: Trace, found: Violation[], rounds: number, log: (l: string) => void): Promise<{ trace: Trace; violations: Violation[] }> {
+async function shrink(
+  lanes: Lane[],
+  trace: Trace,
+  found: Violation[],
+  rounds: number,
+  log: (l: string) => void,
+): Promise<{ trace: Trace; violations: Violation[] }> {
   let best = trace;
   let violations = found;
   for (let round = 0; round < rounds; round++) {
     const candidates = shrinkCandidates(best).slice(0, Math.max(lanes.length, 4));
     if (candidates.length === 0) break;
-    const outs = await runOnLanes(lanes, candidates.map((c) => ({ trace: c, tag: `s${++shrinkTag}` })));
+    const outs = await runOnLanes(
+      lanes,
+      candidates.map((c) => ({ trace: c, tag: `s${++shrinkTag}` })),
+    );
     const hit = outs.find((x) => x.violations.length > 0);
     log(`shrink round ${round + 1}: ${candidates.length} candidates, ${hit ? `kept one of size ${size(hit.trace)}` : 'none fails'}`);
     if (!hit) break;

@@ -89,7 +89,13 @@ export class Lane {
   async start(): Promise<void> {
     for (let i = 0; ; i++) {
       try {
-        const w = await spawnWorkerProcess({ address: this.kit.address, namespace: this.kit.namespace, taskQueue: this.taskQueue, env: { ...this.cloud.workerEnv, ...this.kit.workerEnv }, readyTimeoutMs: 120_000 });
+        const w = await spawnWorkerProcess({
+          address: this.kit.address,
+          namespace: this.kit.namespace,
+          taskQueue: this.taskQueue,
+          env: { ...this.cloud.workerEnv, ...this.kit.workerEnv },
+          readyTimeoutMs: 120_000,
+        });
         this.worker = w;
         // A worker that dies on its own (e.g. the server went away for too long) is restarted.
         w.child.once('exit', () => {
@@ -166,7 +172,16 @@ class TraceRun {
     private readonly trace: Trace,
     private readonly tag: string,
   ) {
-    this.vms = trace.vms.map((script) => ({ script, name: vmName(trace, script.vm, tag), runs: [], closed: new Map(), open: false, quiet: true, maxRank: 0, described: false }));
+    this.vms = trace.vms.map((script) => ({
+      script,
+      name: vmName(trace, script.vm, tag),
+      runs: [],
+      closed: new Map(),
+      open: false,
+      quiet: true,
+      maxRank: 0,
+      described: false,
+    }));
     this.names = this.vms.map((v) => v.name);
     this.serverRestartsAtStart = kit.serverRestarts();
     this.tuning = CHAOS_TUNING;
@@ -227,7 +242,8 @@ class TraceRun {
       if (d && d.status.name !== 'RUNNING') {
         if (vm.handle === h) vm.open = false;
         const held = this.lane.cloud.live().filter((i) => i.vmName === vm.name);
-        if (held.length > 0 && d.status.name !== 'TERMINATED') this.closedWhileHolding.push(`${vm.name} ${runId.slice(-8)} ended ${d.status.name} holding ${held.map((i) => i.id).join(', ')}`);
+        if (held.length > 0 && d.status.name !== 'TERMINATED')
+          this.closedWhileHolding.push(`${vm.name} ${runId.slice(-8)} ended ${d.status.name} holding ${held.map((i) => i.id).join(', ')}`);
         return;
       }
       await sleep(250);
@@ -278,7 +294,11 @@ class TraceRun {
       await sleep(200);
       try {
         const again = await this.retrying(() =>
-          this.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', { taskQueue: this.lane.taskQueue, workflowId: vmWorkflowId(vm.name), args: [{ spec: { name: vm.name, k8s: 'off' }, tuning: this.tuning }] }),
+          this.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+            taskQueue: this.lane.taskQueue,
+            workflowId: vmWorkflowId(vm.name),
+            args: [{ spec: { name: vm.name, k8s: 'off' }, tuning: this.tuning }],
+          }),
         );
         // Accepted: fine only if the first run had already ended.
         const d = await this.retrying(() => this.kit.client.workflow.getHandle(first.workflowId, firstRun).describe());
@@ -390,7 +410,9 @@ class TraceRun {
       if (this.triggered(k)) {
         pending.shift();
         this.disruptions += 1;
-        this.kit.log(`lane ${this.lane.id}: seed ${this.trace.seed}${this.tag}: SIGKILL worker at ${k.at === 'call' ? `call ${k.n}` : `${this.names[k.vm] ?? '?'} ${k.stage}`}`);
+        this.kit.log(
+          `lane ${this.lane.id}: seed ${this.trace.seed}${this.tag}: SIGKILL worker at ${k.at === 'call' ? `call ${k.n}` : `${this.names[k.vm] ?? '?'} ${k.stage}`}`,
+        );
         await this.lane.kill().catch((err: unknown) => this.kit.log(`lane ${this.lane.id}: restart failed: ${String(err)}`));
       }
       await sleep(k.at === 'call' ? 20 : 50);
@@ -466,7 +488,17 @@ class TraceRun {
     };
     const violations = judge(evidence);
     const dupVms = new Set(violations.filter((x) => x.invariant === 'at-most-one-live-per-name' || x.invariant === 'one-create-per-attempt').map((x) => x.vm));
-    return { trace: this.trace, tag: this.tag, lane: this.lane.id, violations, leaks: finalLive.length, duplicates: dupVms.size, kills: this.lane.kills - killsBefore, runs, ms: Date.now() - this.t0 };
+    return {
+      trace: this.trace,
+      tag: this.tag,
+      lane: this.lane.id,
+      violations,
+      leaks: finalLive.length,
+      duplicates: dupVms.size,
+      kills: this.lane.kills - killsBefore,
+      runs,
+      ms: Date.now() - this.t0,
+    };
   }
 }
 

@@ -9,7 +9,24 @@ import type { VmStatus } from '../../src/core/api';
 import type { Offer } from '../../src/core/provider';
 import type { Evidence, Invariant, Violation } from './evidence';
 import type { Fact } from './history';
-import { activitiesBetween, attemptsOf, cancelPoint, closeOf, completed, CREATES, finalAttempts, injectedKinds, isFullRelease, lastStageBefore, perRun, planOf, regionOfAt, TEARDOWN, v, ATTEMPT_START } from './runs';
+import {
+  activitiesBetween,
+  attemptsOf,
+  cancelPoint,
+  closeOf,
+  completed,
+  CREATES,
+  finalAttempts,
+  injectedKinds,
+  isFullRelease,
+  lastStageBefore,
+  perRun,
+  planOf,
+  regionOfAt,
+  TEARDOWN,
+  v,
+  ATTEMPT_START,
+} from './runs';
 
 export type { CloudCall, CloudInstance, Evidence, Invariant, Sample, Violation } from './evidence';
 
@@ -24,7 +41,13 @@ export const INVARIANTS: Invariant[] = [
   {
     id: 'at-most-one-live-per-name',
     says: 'at most one live instance per VM name at any time (compensation runs before the next offer)',
-    check: (ev) => ev.samples.filter((s) => s.live.length > 1).slice(0, 3).map((s) => v('at-most-one-live-per-name', s.vm, `${s.live.length} live: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`)),
+    check: (ev) =>
+      ev.samples
+        .filter((s) => s.live.length > 1)
+        .slice(0, 3)
+        .map((s) =>
+          v('at-most-one-live-per-name', s.vm, `${s.live.length} live: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`),
+        ),
   },
   {
     id: 'one-create-per-attempt',
@@ -45,11 +68,16 @@ export const INVARIANTS: Invariant[] = [
       for (const [k, n] of scheduled) perVm.set(k.split('|')[0]!, (perVm.get(k.split('|')[0]!) ?? 0) + n);
       if (ev.calls) {
         const made = new Map<string, number>();
-        for (const c of ev.calls) if (c.primitive === 'create' && !c.error) made.set(`${c.vmName}|${c.region}|${c.instanceType}`, (made.get(`${c.vmName}|${c.region}|${c.instanceType}`) ?? 0) + 1);
-        for (const [k, n] of made) if (n > (scheduled.get(k) ?? 0)) out.push(v('one-create-per-attempt', k.split('|')[0], `${n} instances created at ${k} for ${scheduled.get(k) ?? 0} create activities`));
+        for (const c of ev.calls)
+          if (c.primitive === 'create' && !c.error)
+            made.set(`${c.vmName}|${c.region}|${c.instanceType}`, (made.get(`${c.vmName}|${c.region}|${c.instanceType}`) ?? 0) + 1);
+        for (const [k, n] of made)
+          if (n > (scheduled.get(k) ?? 0))
+            out.push(v('one-create-per-attempt', k.split('|')[0], `${n} instances created at ${k} for ${scheduled.get(k) ?? 0} create activities`));
       }
       for (const [vm, ids] of Object.entries(ev.everSeen)) {
-        if (ids.length > (perVm.get(vm) ?? 0)) out.push(v('one-create-per-attempt', vm, `${ids.length} distinct instances seen (${ids.join(', ')}) for ${perVm.get(vm) ?? 0} create activities`));
+        if (ids.length > (perVm.get(vm) ?? 0))
+          out.push(v('one-create-per-attempt', vm, `${ids.length} distinct instances seen (${ids.join(', ')}) for ${perVm.get(vm) ?? 0} create activities`));
       }
       return out;
     },
@@ -65,7 +93,10 @@ export const INVARIANTS: Invariant[] = [
         const here = (x: Extract<Fact, { e: 'activity' }>): boolean => regionOfAt(x) === a.offer.region && completed(run, x.id);
         const del = acts.find((x) => (x.type === 'deleteInstances' || isFullRelease(x)) && here(x));
         const gone = acts.find((x) => (x.type === 'awaitGone' || isFullRelease(x)) && here(x));
-        if (!del || !gone) out.push(`attempt ${offerKey(a.offer)} (${a.record.kind ?? '?'} at ${a.record.phase ?? '?'}) moved on without ${!del ? 'a completed delete' : 'a completed await-gone'}`);
+        if (!del || !gone)
+          out.push(
+            `attempt ${offerKey(a.offer)} (${a.record.kind ?? '?'} at ${a.record.phase ?? '?'}) moved on without ${!del ? 'a completed delete' : 'a completed await-gone'}`,
+          );
       }
       return out;
     }, 'abandoned-attempts-deleted'),
@@ -154,7 +185,8 @@ export const INVARIANTS: Invariant[] = [
       const out: string[] = [];
       for (const a of attemptsOf(run)) {
         if (a.record?.kind !== 'Unavailable') continue;
-        if (activitiesBetween(run, a.at, a.until).some((x) => x.type === 'deleteInstances' || isFullRelease(x))) out.push(`delete after Unavailable at ${offerKey(a.offer)}`);
+        if (activitiesBetween(run, a.at, a.until).some((x) => x.type === 'deleteInstances' || isFullRelease(x)))
+          out.push(`delete after Unavailable at ${offerKey(a.offer)}`);
       }
       return out;
     }, 'unavailable-never-compensates'),
@@ -166,13 +198,15 @@ export const INVARIANTS: Invariant[] = [
       const out = perRun((run) => {
         const dirty = new Set<string>();
         const msgs: string[] = [];
-        const scheduled = (id: number): Extract<Fact, { e: 'activity' }> | undefined => run.facts.find((x): x is Extract<Fact, { e: 'activity' }> => x.e === 'activity' && x.id === id);
+        const scheduled = (id: number): Extract<Fact, { e: 'activity' }> | undefined =>
+          run.facts.find((x): x is Extract<Fact, { e: 'activity' }> => x.e === 'activity' && x.id === id);
         for (const f of run.facts) {
           // A region is dirty from a create (which may have made an instance, even on error) or a
           // delete, until an await-gone there completes. Unavailable promises nothing was created.
           // A merged release waits until gone itself, so only its cleanup-only form can come too early.
           if (f.e === 'activity' && (f.type === 'deleteInstances' || CREATES.has(f.type))) dirty.add(regionOfAt(f) ?? '?');
-          if (f.e === 'activityFailed' && CREATES.has(scheduled(f.id)?.type ?? '') && (f.failureType === 'Unavailable' || f.prepareStep)) dirty.delete(regionOfAt(scheduled(f.id)!) ?? '?');
+          if (f.e === 'activityFailed' && CREATES.has(scheduled(f.id)?.type ?? '') && (f.failureType === 'Unavailable' || f.prepareStep))
+            dirty.delete(regionOfAt(scheduled(f.id)!) ?? '?');
           if (f.e === 'activityDone') {
             const a = scheduled(f.id);
             if (a && (a.type === 'awaitGone' || isFullRelease(a))) dirty.delete(regionOfAt(a) ?? '?');
@@ -189,7 +223,8 @@ export const INVARIANTS: Invariant[] = [
           const k = `${c.vmName}|${c.region}`;
           if (c.primitive === 'create' && !c.error) pending.set(k, (pending.get(k) ?? 0) + 1);
           if (c.primitive === 'delete' && !c.error) pending.set(k, 0);
-          if (c.primitive === 'cleanup' && !c.error && (pending.get(k) ?? 0) > 0) out.push(v('cleanup-after-gone', c.vmName, `cloud: cleanup in ${c.region} while an instance created there was never deleted`));
+          if (c.primitive === 'cleanup' && !c.error && (pending.get(k) ?? 0) > 0)
+            out.push(v('cleanup-after-gone', c.vmName, `cloud: cleanup in ${c.region} while an instance created there was never deleted`));
         }
       }
       return out;
@@ -201,15 +236,29 @@ export const INVARIANTS: Invariant[] = [
     check: (ev) =>
       ev.samples
         .filter((s) => s.quiet && s.stage === 'ready' && !ev.vanished.includes(s.vm))
-        .filter((s) => s.live.length !== 1 || s.live[0]!.id !== s.instanceIds?.[0] || s.live[0]!.region !== s.region || (s.live[0]!.port !== undefined && s.endpointPort !== s.live[0]!.port))
+        .filter(
+          (s) =>
+            s.live.length !== 1 ||
+            s.live[0]!.id !== s.instanceIds?.[0] ||
+            s.live[0]!.region !== s.region ||
+            (s.live[0]!.port !== undefined && s.endpointPort !== s.live[0]!.port),
+        )
         .slice(0, 3)
-        .map((s) => v('status-agrees-with-cloud', s.vm, `status says ready on ${s.instanceIds?.join(',') ?? '?'}@${s.region ?? '?'}:${s.endpointPort ?? '?'}, cloud has ${s.live.map((i) => `${i.id}@${i.region}:${i.port ?? '?'}`).join(', ') || 'nothing'}`)),
+        .map((s) =>
+          v(
+            'status-agrees-with-cloud',
+            s.vm,
+            `status says ready on ${s.instanceIds?.join(',') ?? '?'}@${s.region ?? '?'}:${s.endpointPort ?? '?'}, cloud has ${s.live.map((i) => `${i.id}@${i.region}:${i.port ?? '?'}`).join(', ') || 'nothing'}`,
+          ),
+        ),
   },
   {
     id: 'stage-attribute-agrees',
     says: 'GpuprovStage agrees with the status query (while ready, and at the end of every run)',
     check: (ev) => [
-      ...ev.samples.filter((s) => s.describedStage !== undefined && s.describedStage !== s.stage).map((s) => v('stage-attribute-agrees', s.vm, `query says ${s.stage ?? '?'}, GpuprovStage says ${s.describedStage ?? '?'}`)),
+      ...ev.samples
+        .filter((s) => s.describedStage !== undefined && s.describedStage !== s.stage)
+        .map((s) => v('stage-attribute-agrees', s.vm, `query says ${s.stage ?? '?'}, GpuprovStage says ${s.describedStage ?? '?'}`)),
       ...perRun((run) => {
         const c = closeOf(run);
         const stages = run.facts.filter((f): f is Extract<Fact, { e: 'stage' }> => f.e === 'stage');
@@ -254,12 +303,16 @@ export const INVARIANTS: Invariant[] = [
   {
     id: 'histories-replay',
     says: 'every history replays with the current workflow code',
-    check: (ev) => Object.entries(ev.replayErrors).map(([run, err]) => v('histories-replay', ev.runs.find((r) => r.runId === run)?.vmName, `${run.slice(-8)}: ${err}`)),
+    check: (ev) =>
+      Object.entries(ev.replayErrors).map(([run, err]) => v('histories-replay', ev.runs.find((r) => r.runId === run)?.vmName, `${run.slice(-8)}: ${err}`)),
   },
   {
     id: 'no-secret-in-history',
     says: 'no private key, token or credential in any history',
-    check: (ev) => Object.entries(ev.secrets).filter(([, s]) => s.length > 0).map(([run, s]) => v('no-secret-in-history', ev.runs.find((r) => r.runId === run)?.vmName, `${run.slice(-8)}: ${s.join(', ')}`)),
+    check: (ev) =>
+      Object.entries(ev.secrets)
+        .filter(([, s]) => s.length > 0)
+        .map(([run, s]) => v('no-secret-in-history', ev.runs.find((r) => r.runId === run)?.vmName, `${run.slice(-8)}: ${s.join(', ')}`)),
   },
   {
     id: 'converges',
@@ -308,7 +361,8 @@ export const INVARIANTS: Invariant[] = [
     says: 'cancel ends cancelled, teardown ends terminated (cancelled while launching), a vanished VM ends lost; nothing ends by itself',
     check: perRun((run, ev) => {
       const c = closeOf(run);
-      if (c?.status !== 'completed') return c?.status === 'failed' && run.facts.some((f) => f.e === 'signal' && f.name === 'cancel') ? ['failed although cancelled'] : [];
+      if (c?.status !== 'completed')
+        return c?.status === 'failed' && run.facts.some((f) => f.e === 'signal' && f.name === 'cancel') ? ['failed although cancelled'] : [];
       const stage = (c.result as VmStatus | undefined)?.stage;
       const signals = run.facts.filter((f) => f.e === 'signal');
       const cancelled = cancelPoint(run) !== undefined;
@@ -316,7 +370,9 @@ export const INVARIANTS: Invariant[] = [
       if (cancelled) allowed.add('cancelled');
       else if (signals.some((f) => f.e === 'signal' && f.name === 'teardown')) allowed.add('terminated');
       if (ev.vanished.includes(run.vmName)) allowed.add('lost');
-      return stage !== undefined && allowed.has(stage) ? [] : [`ended ${stage ?? '?'}; allowed: ${[...allowed].join(', ') || 'nothing (no signal, no vanish)'}`];
+      return stage !== undefined && allowed.has(stage)
+        ? []
+        : [`ended ${stage ?? '?'}; allowed: ${[...allowed].join(', ') || 'nothing (no signal, no vanish)'}`];
     }, 'action-outcome'),
   },
   {

@@ -30,7 +30,8 @@ interface ReleaseArg {
   mode?: 'full' | 'cleanup';
 }
 /** A releaseAt that deletes and waits until gone (not only a side-resource cleanup). */
-export const isFullRelease = (a: Extract<Fact, { e: 'activity' }>): boolean => a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.mode === 'full';
+export const isFullRelease = (a: Extract<Fact, { e: 'activity' }>): boolean =>
+  a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.mode === 'full';
 
 export function closeOf(run: RunFacts): Extract<Fact, { e: 'closed' }> | undefined {
   return run.facts.find((f): f is Extract<Fact, { e: 'closed' }> => f.e === 'closed');
@@ -90,7 +91,8 @@ export const regionOfAt = (a: Extract<Fact, { e: 'activity' }>): string | undefi
   const first = a.input[0] as { region?: string; at?: { region?: string } } | undefined;
   return first?.region ?? first?.at?.region;
 };
-export const v = (invariant: string, vm: string | undefined, detail: string): Violation => (vm === undefined ? { invariant, detail } : { invariant, vm, detail });
+export const v = (invariant: string, vm: string | undefined, detail: string): Violation =>
+  vm === undefined ? { invariant, detail } : { invariant, vm, detail };
 
 export function perRun(fn: (run: RunFacts, ev: Evidence) => string[], id: string): (ev: Evidence) => Violation[] {
   return (ev) => ev.runs.flatMap((run) => fn(run, ev).map((d) => v(id, run.vmName, `${run.runId.slice(-8)}: ${d}`)));
@@ -115,7 +117,9 @@ export function everReady(run: RunFacts, i: number): boolean {
 /** Index of the first fact that makes the run stop launching (cancel signal, cancel request, teardown before ready). */
 export function cancelPoint(run: RunFacts): number | undefined {
   const i = run.facts.findIndex(
-    (f, j) => f.e === 'cancelRequested' || (f.e === 'signal' && (f.name === 'cancel' || (f.name === 'teardown' && !everReady(run, j) && lastStageBefore(run, j) !== 'leaked'))),
+    (f, j) =>
+      f.e === 'cancelRequested' ||
+      (f.e === 'signal' && (f.name === 'cancel' || (f.name === 'teardown' && !everReady(run, j) && lastStageBefore(run, j) !== 'leaked'))),
   );
   return i < 0 ? undefined : i;
 }

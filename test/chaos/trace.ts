@@ -24,11 +24,7 @@ export interface FaultSpec {
 
 /** What happens to a VM after its start. */
 export type VmOp =
-  | { op: 'none' }
-  | { op: 'cancel'; afterMs: number }
-  | { op: 'teardown'; afterMs: number }
-  | { op: 'teardown-when-ready' }
-  | { op: 'vanish-when-ready' };
+  { op: 'none' } | { op: 'cancel'; afterMs: number } | { op: 'teardown'; afterMs: number } | { op: 'teardown-when-ready' } | { op: 'vanish-when-ready' };
 
 export interface VmScript {
   /** Index of the VM name in the trace (names are `c<seed>-<vm>`). */
@@ -89,7 +85,14 @@ const KILL_STAGES: Stage[] = ['creating', 'booting', 'connecting', 'compensating
 
 function genFault(r: Rand, level: Level): FaultSpec {
   const geo = GEOGRAPHY[level];
-  const primitive = weighted<FaultPrimitive>(r, [['create', 40], ['prepare', 10], ['observe', 14], ['delete', 22], ['cleanup', 9], ['plan', 5]]);
+  const primitive = weighted<FaultPrimitive>(r, [
+    ['create', 40],
+    ['prepare', 10],
+    ['observe', 14],
+    ['delete', 22],
+    ['cleanup', 9],
+    ['plan', 5],
+  ]);
   let f: FaultSpec;
   switch (primitive) {
     case 'plan':
@@ -126,7 +129,13 @@ function genFault(r: Rand, level: Level): FaultSpec {
 }
 
 function genOp(r: Rand): VmOp {
-  const op = weighted<VmOp['op']>(r, [['none', 30], ['cancel', 20], ['teardown', 12], ['teardown-when-ready', 22], ['vanish-when-ready', 16]]);
+  const op = weighted<VmOp['op']>(r, [
+    ['none', 30],
+    ['cancel', 20],
+    ['teardown', 12],
+    ['teardown-when-ready', 22],
+    ['vanish-when-ready', 16],
+  ]);
   switch (op) {
     case 'cancel':
     case 'teardown':
@@ -139,19 +148,46 @@ function genOp(r: Rand): VmOp {
 /** The trace of `seed` at `level` (pure: the same seed always gives the same trace). */
 export function generate(seed: number, level: Level): Trace {
   const r = rng(seed * 2654435761 + (level === 'local' ? 17 : 0));
-  const vmCount = level === 'fake' ? weighted(r, [[1, 45], [2, 40], [3, 15]] as const) : weighted(r, [[1, 60], [2, 40]] as const);
+  const vmCount =
+    level === 'fake'
+      ? weighted(r, [
+          [1, 45],
+          [2, 40],
+          [3, 15],
+        ] as const)
+      : weighted(r, [
+          [1, 60],
+          [2, 40],
+        ] as const);
   const vms: VmScript[] = [];
   for (let vm = 0; vm < vmCount; vm++) {
     vms.push({ vm, startAfterMs: vm === 0 ? 0 : int(r, 0, 10) * 100, op: genOp(r), duplicateStart: r() < 0.15, restart: r() < 0.15 });
   }
   const faults: FaultSpec[] = [];
-  const faultCount = weighted(r, [[0, 12], [1, 30], [2, 30], [3, 18], [4, 10]] as const);
+  const faultCount = weighted(r, [
+    [0, 12],
+    [1, 30],
+    [2, 30],
+    [3, 18],
+    [4, 10],
+  ] as const);
   for (let i = 0; i < faultCount; i++) faults.push(genFault(r, level));
   const bootMs = r() < 0.6 ? 0 : int(r, 3, 30) * 100;
   const kills: KillPoint[] = [];
   // A restart re-bundles the workflows (~13 CPU-s on 2 cores): fewer kills per trace at level
   // fake, where there are hundreds of traces, than at level local.
-  const killCount = level === 'fake' ? weighted(r, [[0, 84], [1, 13], [2, 3]] as const) : weighted(r, [[0, 50], [1, 40], [2, 10]] as const);
+  const killCount =
+    level === 'fake'
+      ? weighted(r, [
+          [0, 84],
+          [1, 13],
+          [2, 3],
+        ] as const)
+      : weighted(r, [
+          [0, 50],
+          [1, 40],
+          [2, 10],
+        ] as const);
   for (let i = 0; i < killCount; i++) {
     kills.push(level === 'fake' && r() < 0.5 ? { at: 'call', n: int(r, 2, 30) } : { at: 'stage', vm: int(r, 0, vmCount - 1), stage: pick(r, KILL_STAGES) });
   }

@@ -61,14 +61,19 @@ export function findClusterBinaries(env: NodeJS.ProcessEnv = process.env): Found
   const sqlTool = path.join(dir, 'temporal-sql-tool');
   const schemaDir = path.join(dir, 'schema');
   if (![temporalServer, sqlTool, path.join(schemaDir, 'postgresql', 'v12')].every((p) => existsSync(p))) {
-    return { ok: false, missing: `temporal-server ${TEMPORAL_SERVER_VERSION} in ${dir}`, install: 'bash scripts/temporal-server.sh (builds it once with go install)' };
+    return {
+      ok: false,
+      missing: `temporal-server ${TEMPORAL_SERVER_VERSION} in ${dir}`,
+      install: 'bash scripts/temporal-server.sh (builds it once with go install)',
+    };
   }
   const pgBin = pgBinDir(env);
   if (!pgBin || !existsSync(path.join(pgBin, 'initdb'))) return { ok: false, missing: 'PostgreSQL (initdb, pg_ctl)', install: 'apt-get install -y postgresql' };
   let pgUser: ClusterBinaries['pgUser'];
   if (process.getuid?.() === 0) {
     pgUser = account('postgres');
-    if (!pgUser) return { ok: false, missing: 'a `postgres` account to run PostgreSQL as (it refuses root)', install: 'apt-get install -y postgresql (creates it)' };
+    if (!pgUser)
+      return { ok: false, missing: 'a `postgres` account to run PostgreSQL as (it refuses root)', install: 'apt-get install -y postgresql (creates it)' };
   }
   return { ok: true, bins: { temporalServer, sqlTool, schemaDir, pgBin, ...(pgUser ? { pgUser } : {}) } };
 }

@@ -60,7 +60,13 @@ describe.skipIf(!enabled)('production topology: Temporal on PostgreSQL, two work
     // One deployment SSH identity for both hosts, as README's "workers on several hosts" says.
     const keyDir = path.join(cluster.dir, 'deployment-key');
     workerKey = (await loadOrCreateSshIdentity(keyDir)).privateKey;
-    site = createSite({ dir: path.join(cluster.dir, 'site'), address: cluster.address, namespace: cluster.namespace, cacheDir: cacheDir(process.env), sshKeyFile: path.join(keyDir, 'id_ed25519') });
+    site = createSite({
+      dir: path.join(cluster.dir, 'site'),
+      address: cluster.address,
+      namespace: cluster.namespace,
+      cacheDir: cacheDir(process.env),
+      sshKeyFile: path.join(keyDir, 'id_ed25519'),
+    });
     a = site.host('host-a');
     b = site.host('host-b');
     await Promise.all([a.startWorker(), b.startWorker()]);
@@ -82,59 +88,71 @@ describe.skipIf(!enabled)('production topology: Temporal on PostgreSQL, two work
     for (const name of SEARCH_ATTRIBUTES) expect(r.customAttributes?.[name], name).toBe(2 /* INDEXED_VALUE_TYPE_KEYWORD */);
   });
 
-  it('start on host A, status from host B, down: one instance while up, none after', async () => {
-    const start = await a.provision('start', '--name', 'c1', '--json');
-    expect(start.code, start.err).toBe(0);
-    expect(JSON.parse(start.out)).toMatchObject({ ok: true, status: { stage: 'ready', name: 'c1' } });
-    expect(live()).toBe(1);
-    const status = await b.provision('status', 'c1', '--json');
-    expect(status.code, status.err).toBe(0);
-    expect(JSON.parse(status.out)).toMatchObject({ stage: 'ready', name: 'c1' });
-    const down = await a.provision('down', 'c1');
-    expect(down.code, down.err).toBe(0);
-    expect(down.out).toContain('nothing is billed');
-    expect(live()).toBe(0);
-  }, LONG);
+  it(
+    'start on host A, status from host B, down: one instance while up, none after',
+    async () => {
+      const start = await a.provision('start', '--name', 'c1', '--json');
+      expect(start.code, start.err).toBe(0);
+      expect(JSON.parse(start.out)).toMatchObject({ ok: true, status: { stage: 'ready', name: 'c1' } });
+      expect(live()).toBe(1);
+      const status = await b.provision('status', 'c1', '--json');
+      expect(status.code, status.err).toBe(0);
+      expect(JSON.parse(status.out)).toMatchObject({ stage: 'ready', name: 'c1' });
+      const down = await a.provision('down', 'c1');
+      expect(down.code, down.err).toBe(0);
+      expect(down.out).toContain('nothing is billed');
+      expect(live()).toBe(0);
+    },
+    LONG,
+  );
 
-  it('fleet apply and down from host B: two slots while up, none after', async () => {
-    const file = path.join(b.home, 'fleet.yaml');
-    writeFileSync(file, 'name: cf\ngeneration: 1\ngroups:\n  - id: cpu\n    role: worker\n    count: 2\n    vm: { clouds: [local] }\n');
-    const apply = await b.provision('fleet', 'apply', '-f', file, '--json');
-    expect(apply.code, apply.err + apply.out).toBe(0);
-    const status = await waitFor(
-      'fleet cf to converge',
-      async () => {
-        const s = await b.provision('fleet', 'status', 'cf', '--json');
-        const parsed = s.code === 0 ? (JSON.parse(s.out) as { converged: boolean; slots: { slot: string }[] }) : undefined;
-        return parsed?.converged ? parsed : undefined;
-      },
-      LONG - 60_000,
-      500,
-    );
-    expect(status.slots.map((s) => s.slot)).toEqual(['cf-cpu-0', 'cf-cpu-1']);
-    expect(live()).toBe(2);
-    const down = await b.provision('fleet', 'down', 'cf');
-    expect(down.code, down.err).toBe(0);
-    expect(live()).toBe(0);
-  }, LONG);
+  it(
+    'fleet apply and down from host B: two slots while up, none after',
+    async () => {
+      const file = path.join(b.home, 'fleet.yaml');
+      writeFileSync(file, 'name: cf\ngeneration: 1\ngroups:\n  - id: cpu\n    role: worker\n    count: 2\n    vm: { clouds: [local] }\n');
+      const apply = await b.provision('fleet', 'apply', '-f', file, '--json');
+      expect(apply.code, apply.err + apply.out).toBe(0);
+      const status = await waitFor(
+        'fleet cf to converge',
+        async () => {
+          const s = await b.provision('fleet', 'status', 'cf', '--json');
+          const parsed = s.code === 0 ? (JSON.parse(s.out) as { converged: boolean; slots: { slot: string }[] }) : undefined;
+          return parsed?.converged ? parsed : undefined;
+        },
+        LONG - 60_000,
+        500,
+      );
+      expect(status.slots.map((s) => s.slot)).toEqual(['cf-cpu-0', 'cf-cpu-1']);
+      expect(live()).toBe(2);
+      const down = await b.provision('fleet', 'down', 'cf');
+      expect(down.code, down.err).toBe(0);
+      expect(live()).toBe(0);
+    },
+    LONG,
+  );
 
-  it('a worker SIGKILLed mid-create: the launch ends ready on the other host with one instance', async () => {
-    const slow = site.armSlowCreate(4);
-    const start = await a.provision('start', '--name', 'c2', '--detach', '--json');
-    expect(start.code, start.err).toBe(0);
-    const pid = await slow.started;
-    const victim = [a, b].find((h) => h.worker?.pid === pid);
-    expect(victim, `the create runs on one of our workers (pid ${pid})`).toBeDefined();
-    await victim!.worker!.kill('SIGKILL');
-    const killedAt = Date.now();
-    const readyAt = await ready('c2');
-    note(`worker SIGKILLed mid-create: ready ${secs(readyAt - killedAt)} after the kill (on the other host)`);
-    expect(live()).toBe(1);
-    await victim!.startWorker(); // the host comes back
-    const down = await b.provision('down', 'c2');
-    expect(down.code, down.err).toBe(0);
-    expect(live()).toBe(0);
-  }, LONG);
+  it(
+    'a worker SIGKILLed mid-create: the launch ends ready on the other host with one instance',
+    async () => {
+      const slow = site.armSlowCreate(4);
+      const start = await a.provision('start', '--name', 'c2', '--detach', '--json');
+      expect(start.code, start.err).toBe(0);
+      const pid = await slow.started;
+      const victim = [a, b].find((h) => h.worker?.pid === pid);
+      expect(victim, `the create runs on one of our workers (pid ${pid})`).toBeDefined();
+      await victim!.worker!.kill('SIGKILL');
+      const killedAt = Date.now();
+      const readyAt = await ready('c2');
+      note(`worker SIGKILLed mid-create: ready ${secs(readyAt - killedAt)} after the kill (on the other host)`);
+      expect(live()).toBe(1);
+      await victim!.startWorker(); // the host comes back
+      const down = await b.provision('down', 'c2');
+      expect(down.code, down.err).toBe(0);
+      expect(live()).toBe(0);
+    },
+    LONG,
+  );
 
   /**
    * The server dies while a create runs; the create finishes on the worker meanwhile and its
@@ -152,9 +170,16 @@ describe.skipIf(!enabled)('production topology: Temporal on PostgreSQL, two work
     await sleep(15_000);
     await cluster.restart(which);
     const upAt = await cluster.waitServing();
-    const movedAt = await waitFor('the launch to move past the create', async () => ((await createPending(client, name)) === false ? Date.now() : undefined), LONG - 90_000, 250);
+    const movedAt = await waitFor(
+      'the launch to move past the create',
+      async () => ((await createPending(client, name)) === false ? Date.now() : undefined),
+      LONG - 90_000,
+      250,
+    );
     const readyAt = await ready(name, 120_000);
-    note(`${which === 'all' ? 'whole server' : `${which} service`} SIGKILLed mid-create: stall ${secs(movedAt - upAt)} from answering again to past the create; ready ${secs(readyAt - upAt)} after it answered (target ≤ 15 s)`);
+    note(
+      `${which === 'all' ? 'whole server' : `${which} service`} SIGKILLed mid-create: stall ${secs(movedAt - upAt)} from answering again to past the create; ready ${secs(readyAt - upAt)} after it answered (target ≤ 15 s)`,
+    );
     expect(live()).toBe(1);
     const status = await b.provision('status', name, '--json');
     expect(JSON.parse(status.out)).toMatchObject({ stage: 'ready' });
@@ -177,7 +202,7 @@ describe.skipIf(!enabled)('production topology: Temporal on PostgreSQL, two work
     expect(JSON.parse(list.out)).toEqual([]);
   });
 
-  it('no history on the cluster holds secret material (the workers\' key included)', async () => {
+  it("no history on the cluster holds secret material (the workers' key included)", async () => {
     const scan = await scanServerHistories(cluster.address, cluster.namespace, [workerKey]);
     expect(scan.workflows).toBeGreaterThanOrEqual(5);
     expect(scan.hits).toEqual([]);

@@ -139,10 +139,15 @@ export function createSite(o: { dir: string; address: string; namespace: string;
 
 function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(ROOT, 'bin', 'provision.js'), ...args], { env, cwd: ROOT, timeout: 300_000, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, out: stdout, err: stderr });
-    });
+    execFile(
+      process.execPath,
+      [path.join(ROOT, 'bin', 'provision.js'), ...args],
+      { env, cwd: ROOT, timeout: 300_000, killSignal: 'SIGKILL' },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, out: stdout, err: stderr });
+      },
+    );
   });
 }
 

@@ -47,11 +47,15 @@ export async function startPostgres(bins: ClusterBinaries, dir: string): Promise
   own(pwfile);
   const tool = (name: string): string => path.join(bins.pgBin, name);
   try {
-    await run(tool('initdb'), ['-D', data, '-U', user, `--pwfile=${pwfile}`, '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-sync'], {
-      ...as,
-      cwd: root,
-      timeout: 120_000,
-    });
+    await run(
+      tool('initdb'),
+      ['-D', data, '-U', user, `--pwfile=${pwfile}`, '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-sync'],
+      {
+        ...as,
+        cwd: root,
+        timeout: 120_000,
+      },
+    );
   } finally {
     rmSync(pwfile, { force: true });
   }

@@ -64,7 +64,11 @@ export function judge(cloud: string, found: Difference[]): { mismatches: number;
     ...found.filter((d) => !known.has(differenceKey(d)) && !accepted.has(differenceKey(d))).map((d) => `new difference: ${differenceKey(d)}`),
     ...[...known, ...accepted].filter((k) => !seen.has(k)).map((k) => `table entry no longer occurs (remove it from known.ts): ${k}`),
   ];
-  return { mismatches: found.filter((d) => !accepted.has(differenceKey(d))).length, accepted: found.filter((d) => accepted.has(differenceKey(d))).length, failures };
+  return {
+    mismatches: found.filter((d) => !accepted.has(differenceKey(d))).length,
+    accepted: found.filter((d) => accepted.has(differenceKey(d))).length,
+    failures,
+  };
 }
 
 export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`): Promise<CloudReport> {
@@ -99,10 +103,19 @@ export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`):
     const v = theirs.calls.get(route.call);
     if (!o && !v) continue;
     if (!o) notes.push(`the vendor's client made ${route.call}, which our adapter does not`);
-    else if (!v && !result.calls.some((x) => x.call === route.call && x.skipped)) found.push({ cloud: c.cloud, call: route.call, aspect: 'call', ours: 'sent', vendor: 'not sent' });
+    else if (!v && !result.calls.some((x) => x.call === route.call && x.skipped))
+      found.push({ cloud: c.cloud, call: route.call, aspect: 'call', ours: 'sent', vendor: 'not sent' });
     else if (!v) continue;
     else found.push(...diffShapes(c.cloud, route.call, shapeOf(route, o, c.shape), shapeOf(route, v, c.shape)));
   }
   const j = judge(c.cloud, found);
-  return { cloud: c.cloud, client: result.client, version: result.version, mismatches: j.mismatches, accepted: j.accepted, failures: [...failures, ...j.failures], notes };
+  return {
+    cloud: c.cloud,
+    client: result.client,
+    version: result.version,
+    mismatches: j.mismatches,
+    accepted: j.accepted,
+    failures: [...failures, ...j.failures],
+    notes,
+  };
 }

@@ -83,7 +83,12 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
     start: async () => {
       const d = await startVerdaDouble();
-      return { provider: d.provider, http: d.server.http, credentials: { clientId: d.server.clientId, clientSecret: d.server.clientSecret }, close: () => d.close() };
+      return {
+        provider: d.provider,
+        http: d.server.http,
+        credentials: { clientId: d.server.clientId, clientSecret: d.server.clientSecret },
+        close: () => d.close(),
+      };
     },
   },
   {
@@ -101,7 +106,9 @@ export const HTTP_CONTRACTS: HttpContract[] = [
       r('get', 'GET', '/core/virtual-machines/:id'),
       r('delete', 'DELETE', '/core/virtual-machines/:id'),
     ],
-    shape: { values: ['body.assign_floating_ip', 'body.count', 'body.security_rules[].direction', 'body.security_rules[].protocol', 'body.security_rules[].ethertype'] },
+    shape: {
+      values: ['body.assign_floating_ip', 'body.count', 'body.security_rules[].direction', 'body.security_rules[].protocol', 'body.security_rules[].ethertype'],
+    },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
     start: async () => {
       const d = await startHyperstackDouble();

@@ -23,10 +23,13 @@ const NOT_CHECKED = [
   'docker (not a vendor cloud)',
 ];
 
-describe.skipIf(vendorsMissing())('contract: the vendors\' clients against our fixtures', () => {
+describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fixtures", () => {
   const reports: CloudReport[] = [];
   afterAll(() => {
-    const done = reports.map((r) => `${r.cloud} ${r.client}==${r.version} ${r.mismatches} mismatch${r.mismatches === 1 ? '' : 'es'}${r.accepted ? ` (+${r.accepted} accepted difference${r.accepted === 1 ? '' : 's'})` : ''}`);
+    const done = reports.map(
+      (r) =>
+        `${r.cloud} ${r.client}==${r.version} ${r.mismatches} mismatch${r.mismatches === 1 ? '' : 'es'}${r.accepted ? ` (+${r.accepted} accepted difference${r.accepted === 1 ? '' : 's'})` : ''}`,
+    );
     process.stdout.write(`\ncontract summary: ${[...done, ...NOT_CHECKED].join('; ')}\n`);
   });
 
@@ -39,13 +42,23 @@ describe.skipIf(vendorsMissing())('contract: the vendors\' clients against our f
     }, 300_000);
   }
 
-  it('nebius: our .proto files declare what the SDK\'s descriptors declare, and our addresses are the SDK\'s', async () => {
+  it("nebius: our .proto files declare what the SDK's descriptors declare, and our addresses are the SDK's", async () => {
     const r = await compareNebiusProtos();
     expect(r.differences).toEqual([]);
     expect(r.checked).toBeGreaterThan(40);
-    const found = r.addresses.filter((a) => a.ours !== a.sdk).map((a) => ({ cloud: 'nebius', call: a.service, aspect: 'address', ours: a.ours ?? 'absent', vendor: a.sdk }));
+    const found = r.addresses
+      .filter((a) => a.ours !== a.sdk)
+      .map((a) => ({ cloud: 'nebius', call: a.service, aspect: 'address', ours: a.ours ?? 'absent', vendor: a.sdk }));
     const j = judge('nebius', found);
-    reports.push({ cloud: 'nebius (protos, addresses)', client: 'nebius', version: r.sdk, mismatches: j.mismatches, accepted: j.accepted, failures: j.failures, notes: [] });
+    reports.push({
+      cloud: 'nebius (protos, addresses)',
+      client: 'nebius',
+      version: r.sdk,
+      mismatches: j.mismatches,
+      accepted: j.accepted,
+      failures: j.failures,
+      notes: [],
+    });
     process.stdout.write(`contract nebius: ${r.checked} messages, enums and services compared with the SDK's descriptors\n`);
     expect(j.failures).toEqual([]);
   }, 300_000);

@@ -13,12 +13,26 @@ export interface KnownDifference extends Difference {
   why: string;
 }
 
-const k = (cloud: string, call: string, aspect: string, ours: string, vendor: string, why: string): KnownDifference => ({ cloud, call, aspect, ours, vendor, why });
+const k = (cloud: string, call: string, aspect: string, ours: string, vendor: string, why: string): KnownDifference => ({
+  cloud,
+  call,
+  aspect,
+  ours,
+  vendor,
+  why,
+});
 
 /** Adapter bugs: the real API may refuse or misread what we send. For the adapters to fix. */
 export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
   // --- Prime Intellect (prime_cli: PodsClient, and the body `prime pods create` builds) -----
-  k('primeintellect', 'create', 'body.pod.sshKeyId', 'string', 'absent', 'the CLI never names a key (pods get the account\'s keys); check that the API honours sshKeyId, else register the worker key as the account key'),
+  k(
+    'primeintellect',
+    'create',
+    'body.pod.sshKeyId',
+    'string',
+    'absent',
+    "the CLI never names a key (pods get the account's keys); check that the API honours sshKeyId, else register the worker key as the account key",
+  ),
 ];
 
 /**
@@ -37,9 +51,9 @@ export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('verda', 'create', 'body.volumes', 'absent', 'array', 'client default []: no extra volumes'),
   k('verda', 'create', 'body.existing_volumes', 'absent', 'array', 'client default []'),
   k('hyperstack', 'create', 'body.enhanced_monitoring_enabled', 'absent', 'boolean', 'client default false'),
-  k('primeintellect', 'create', 'body.pod.country', 'string', 'null', 'we pin the offer\'s country; the CLI leaves it to the API'),
-  k('primeintellect', 'create', 'body.pod.security', 'string', 'null', 'we pin the offer\'s security tier; the CLI leaves it to the API'),
-  k('primeintellect', 'create', 'body.pod.maxPrice', 'number', 'null', 'we cap the price at the offer\'s; the CLI sends no cap'),
+  k('primeintellect', 'create', 'body.pod.country', 'string', 'null', "we pin the offer's country; the CLI leaves it to the API"),
+  k('primeintellect', 'create', 'body.pod.security', 'string', 'null', "we pin the offer's security tier; the CLI leaves it to the API"),
+  k('primeintellect', 'create', 'body.pod.maxPrice', 'number', 'null', "we cap the price at the offer's; the CLI sends no cap"),
   k('primeintellect', 'create', 'body.pod.autoRestart', 'absent', 'boolean', 'CLI default false'),
   k('digitalocean', 'sizes', 'query.page', 'absent', 'number', 'pydo always sends page=1; the API defaults to it'),
   k('digitalocean', 'ssh-keys', 'query.page', 'absent', 'number', 'pydo always sends page=1'),

@@ -35,7 +35,9 @@ export async function checkNebiusGrpc(): Promise<CloudReport> {
       await server.close();
     }
     const made = new Set([...result.calls.map((c) => c.call), ...sdkRpcs.filter((r) => r === 'TokenExchangeService.Exchange')]);
-    const found: Difference[] = ourRpcs.filter((rpc) => !made.has(rpc)).map((rpc) => ({ cloud: 'nebius-grpc', call: rpc, aspect: 'call', ours: 'sent', vendor: 'not sent' }));
+    const found: Difference[] = ourRpcs
+      .filter((rpc) => !made.has(rpc))
+      .map((rpc) => ({ cloud: 'nebius-grpc', call: rpc, aspect: 'call', ours: 'sent', vendor: 'not sent' }));
     const j = judge('nebius-grpc', found);
     return {
       cloud: 'nebius (gRPC fixture)',
@@ -55,7 +57,14 @@ export async function checkNebiusGrpc(): Promise<CloudReport> {
 async function runOurs(file: string): Promise<string[]> {
   const server = await startNebiusServer();
   try {
-    const provider = new NebiusProvider({ serviceAccount: readServiceAccountFile(file), projects: { ...PROJECTS }, endpoint: server.endpoint, insecure: true, timeoutMs: 5_000, sleep: async () => {} });
+    const provider = new NebiusProvider({
+      serviceAccount: readServiceAccountFile(file),
+      projects: { ...PROJECTS },
+      endpoint: server.endpoint,
+      insecure: true,
+      timeoutMs: 5_000,
+      sleep: async () => {},
+    });
     await exercise(provider, { vmName: 'contract', gpu: { model: 'H100', count: 1 }, regions: [REGION], k8s: true });
     return [...new Set(server.log)];
   } finally {

@@ -39,12 +39,16 @@ function protoFiles(dir: string): string[] {
 export function ourDeclarations(root = PROTO_ROOT): Map<string, protobuf.ReflectionObject> {
   const pb = new protobuf.Root();
   pb.resolvePath = (_origin, target) => (target.startsWith('/') || target.startsWith('google/protobuf/') ? target : join(root, target));
-  pb.loadSync(protoFiles(root).map((f) => join(root, f)), { keepCase: true });
+  pb.loadSync(
+    protoFiles(root).map((f) => join(root, f)),
+    { keepCase: true },
+  );
   pb.resolveAll();
   const out = new Map<string, protobuf.ReflectionObject>();
   const walk = (ns: protobuf.NamespaceBase): void => {
     for (const o of ns.nestedArray) {
-      if ((o.filename ?? '').startsWith(root) && (o instanceof protobuf.Type || o instanceof protobuf.Enum || o instanceof protobuf.Service)) out.set(o.fullName.slice(1), o);
+      if ((o.filename ?? '').startsWith(root) && (o instanceof protobuf.Type || o instanceof protobuf.Enum || o instanceof protobuf.Service))
+        out.set(o.fullName.slice(1), o);
       if (o instanceof protobuf.Namespace || o instanceof protobuf.Type) walk(o);
     }
   };
@@ -76,7 +80,8 @@ export function compareDeclaration(name: string, ours: protobuf.ReflectionObject
       const mine = f instanceof protobuf.MapField ? { type: 'map', map: { key: f.keyType, value: typeOf(f) } } : { type: typeOf(f) };
       if (f.id !== s.number) out.push(`${name}.${f.name}: number ours ${f.id}, SDK ${s.number}`);
       if (mine.type !== s.type) out.push(`${name}.${f.name}: type ours ${mine.type}, SDK ${s.type}`);
-      if ('map' in mine && JSON.stringify(mine.map) !== JSON.stringify(s.map)) out.push(`${name}.${f.name}: map ours ${JSON.stringify(mine.map)}, SDK ${JSON.stringify(s.map)}`);
+      if ('map' in mine && JSON.stringify(mine.map) !== JSON.stringify(s.map))
+        out.push(`${name}.${f.name}: map ours ${JSON.stringify(mine.map)}, SDK ${JSON.stringify(s.map)}`);
       if (f.repeated !== s.repeated) out.push(`${name}.${f.name}: repeated ours ${f.repeated}, SDK ${s.repeated}`);
       if ((f.partOf?.name ?? null) !== s.oneof) out.push(`${name}.${f.name}: oneof ours ${f.partOf?.name ?? 'none'}, SDK ${s.oneof ?? 'none'}`);
     }
@@ -94,14 +99,15 @@ export function compareDeclaration(name: string, ours: protobuf.ReflectionObject
       if (!s) out.push(`${path}: not in the SDK`);
       else {
         if (s.path !== path) out.push(`${path}: RPC path ours ${path}, SDK ${s.path}`);
-        if (m.resolvedRequestType?.fullName.slice(1) !== s.input) out.push(`${path}: request ours ${m.resolvedRequestType?.fullName.slice(1) ?? m.requestType}, SDK ${s.input}`);
-        if (m.resolvedResponseType?.fullName.slice(1) !== s.output) out.push(`${path}: response ours ${m.resolvedResponseType?.fullName.slice(1) ?? m.responseType}, SDK ${s.output}`);
+        if (m.resolvedRequestType?.fullName.slice(1) !== s.input)
+          out.push(`${path}: request ours ${m.resolvedRequestType?.fullName.slice(1) ?? m.requestType}, SDK ${s.input}`);
+        if (m.resolvedResponseType?.fullName.slice(1) !== s.output)
+          out.push(`${path}: response ours ${m.resolvedResponseType?.fullName.slice(1) ?? m.responseType}, SDK ${s.output}`);
       }
     }
   }
   return out;
 }
-
 
 export interface ProtoReport {
   sdk: string;

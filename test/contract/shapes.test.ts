@@ -7,7 +7,13 @@ const routes: CallRoute[] = [
   { call: 'create', method: 'PUT', pattern: '/api/v0/asks/:id' },
   { call: 'list', method: 'GET', pattern: '/api/v1/instances' },
 ];
-const req = (method: string, path: string, body?: unknown, query: [string, string][] = [], headers: RecordedRequest['headers'] = { authorization: 'Bearer secret' }): RecordedRequest => ({ method, path, query, headers, body });
+const req = (
+  method: string,
+  path: string,
+  body?: unknown,
+  query: [string, string][] = [],
+  headers: RecordedRequest['headers'] = { authorization: 'Bearer secret' },
+): RecordedRequest => ({ method, path, query, headers, body });
 
 describe('contract shapes', () => {
   it('assigns requests to calls with or without a trailing slash, and keeps the slash in the path', () => {
@@ -18,8 +24,14 @@ describe('contract shapes', () => {
   });
 
   it('compares field names and JSON types, values where asked, never credentials', () => {
-    const ours = shapeOf(routes[0]!, [req('PUT', '/api/v0/asks/1', { env: '-p 22:22', runtype: 'ssh_direct', disk: 50, extra: undefined })], { values: ['body.runtype'] });
-    const vendor = shapeOf(routes[0]!, [req('PUT', '/api/v0/asks/1/', { env: { '-p 22:22': '1' }, runtype: 'ssh_direc ssh_proxy', disk: 50, price: null, force: false })], { values: ['body.runtype'], opaque: ['body.env'] });
+    const ours = shapeOf(routes[0]!, [req('PUT', '/api/v0/asks/1', { env: '-p 22:22', runtype: 'ssh_direct', disk: 50, extra: undefined })], {
+      values: ['body.runtype'],
+    });
+    const vendor = shapeOf(
+      routes[0]!,
+      [req('PUT', '/api/v0/asks/1/', { env: { '-p 22:22': '1' }, runtype: 'ssh_direc ssh_proxy', disk: 50, price: null, force: false })],
+      { values: ['body.runtype'], opaque: ['body.env'] },
+    );
     expect(diffShapes('vastai', 'create', ours, vendor)).toEqual([
       { cloud: 'vastai', call: 'create', aspect: 'path', ours: '/api/v0/asks/:id', vendor: '/api/v0/asks/:id/' },
       { cloud: 'vastai', call: 'create', aspect: 'body.env', ours: 'string', vendor: 'object' },

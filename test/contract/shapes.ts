@@ -77,7 +77,9 @@ function queryType(v: string): string {
 export function authOf(headers: RecordedRequest['headers']): string {
   const a = headers.authorization;
   if (typeof a === 'string') return `authorization ${a.split(' ')[0] ?? ''}`.trim();
-  const named = Object.keys(headers).filter((k) => /api[-_]?key|token|auth/i.test(k)).sort();
+  const named = Object.keys(headers)
+    .filter((k) => /api[-_]?key|token|auth/i.test(k))
+    .sort();
   return named.length ? `header ${named.join(',')}` : 'none';
 }
 

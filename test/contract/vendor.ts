@@ -28,7 +28,9 @@ export function vendorsMissing(): boolean {
 
 /** The pinned version of `pkg` in requirements.txt (what the suite says it checked against). */
 export function pinned(pkg: string): string {
-  const line = readFileSync(join(CONTRACT_DIR, 'requirements.txt'), 'utf8').split('\n').find((l) => l.startsWith(`${pkg}==`));
+  const line = readFileSync(join(CONTRACT_DIR, 'requirements.txt'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${pkg}==`));
   return line ? line.slice(pkg.length + 2).trim() : 'unpinned';
 }
 

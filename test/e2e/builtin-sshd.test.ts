@@ -62,7 +62,11 @@ describe.skipIf(!ready)('a new user on a machine without sshd (built-in SSH serv
     const hide = existsSync(SSHD) ? `mount --bind "${empty}" ${SSHD} && ` : '';
     const script = `${hide}test ! -x ${SSHD} && ! command -v sshd >/dev/null && exec "$@"`;
     try {
-      const r = await run('unshare', ['-m', 'sh', '-c', script, 'sh', process.execPath, join(ROOT, 'bin', 'provision.js'), ...args], { env, cwd: ROOT, timeout: 240_000 });
+      const r = await run('unshare', ['-m', 'sh', '-c', script, 'sh', process.execPath, join(ROOT, 'bin', 'provision.js'), ...args], {
+        env,
+        cwd: ROOT,
+        timeout: 240_000,
+      });
       return { code: 0, out: r.stdout, err: r.stderr };
     } catch (e) {
       const x = e as { code?: number; stdout?: string; stderr?: string };
@@ -124,11 +128,30 @@ describe.skipIf(!ready)('a new user on a machine without sshd (built-in SSH serv
     expect(down.out).toContain('nothing is billed');
     expect(countLive(cloudRoot)).toBe(0);
     // The instance's server and the shell it started are gone; the user's ssh saw the connection end.
-    expect(await until(() => [serverPid, shellPid].filter((p) => existsSync(`/proc/${p}`)), (l) => l.length === 0)).toEqual([]);
-    expect(await until(() => run('tmux', [...tmux, 'has-session', '-t', 'e2e']).then(() => 'open', () => 'ended'), (s) => s === 'ended')).toBe('ended');
+    expect(
+      await until(
+        () => [serverPid, shellPid].filter((p) => existsSync(`/proc/${p}`)),
+        (l) => l.length === 0,
+      ),
+    ).toEqual([]);
+    expect(
+      await until(
+        () =>
+          run('tmux', [...tmux, 'has-session', '-t', 'e2e']).then(
+            () => 'open',
+            () => 'ended',
+          ),
+        (s) => s === 'ended',
+      ),
+    ).toBe('ended');
 
     const stop = await provision('server', 'stop');
     expect(stop.code, stop.err).toBe(0);
-    expect(await until(() => pidsWithEnv(`HOME=${home}`), (l) => l.length === 0)).toEqual([]);
+    expect(
+      await until(
+        () => pidsWithEnv(`HOME=${home}`),
+        (l) => l.length === 0,
+      ),
+    ).toEqual([]);
   });
 });

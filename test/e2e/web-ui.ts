@@ -11,25 +11,54 @@ export interface WebUiLook {
 export async function lookInWebUi(base: string, workflowId: string, screenshot: string): Promise<WebUiLook> {
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.goto(`${base}/namespaces/default/workflows`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
-    const listed = await page.getByText(workflowId).first().waitFor({ timeout: 30_000 }).then(() => true, () => false);
+    const listed = await page
+      .getByText(workflowId)
+      .first()
+      .waitFor({ timeout: 30_000 })
+      .then(
+        () => true,
+        () => false,
+      );
     await page.goto(`${base}/namespaces/default/workflows/${workflowId}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
     mkdirSync(dirname(screenshot), { recursive: true });
     await page.getByText(workflowId).first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: screenshot.replace(/\.png$/, '-timeline.png'), fullPage: true });
     // The summary lives under "User Metadata", the stage under "Search Attributes".
     const texts: string[] = [];
-    for (const [tab, marker] of [['User Metadata', 'Current Details'], ['Search Attributes', 'GpuprovStage']] as const) {
-      await page.getByRole('link', { name: tab }).or(page.getByRole('tab', { name: tab })).first().click();
+    for (const [tab, marker] of [
+      ['User Metadata', 'Current Details'],
+      ['Search Attributes', 'GpuprovStage'],
+    ] as const) {
+      await page
+        .getByRole('link', { name: tab })
+        .or(page.getByRole('tab', { name: tab }))
+        .first()
+        .click();
       await page.getByText(marker).first().waitFor({ timeout: 30_000 });
       await page.waitForTimeout(500);
       texts.push(await page.locator('body').innerText());
       // The UI renders markdown (summary, details) inside sandboxed iframes.
-      for (const f of page.frames()) if (f !== page.mainFrame()) texts.push(await f.locator('body').innerText().catch(() => ''));
+      for (const f of page.frames())
+        if (f !== page.mainFrame())
+          texts.push(
+            await f
+              .locator('body')
+              .innerText()
+              .catch(() => ''),
+          );
       await page.screenshot({ path: screenshot.replace(/\.png$/, `-${tab.toLowerCase().replace(/ /g, '-')}.png`), fullPage: true });
     }
     await page.screenshot({ path: screenshot, fullPage: true });

@@ -18,7 +18,18 @@ describe.skipIf(!requireServer() || !requireTool('sshd', existsSync('/usr/sbin/s
   const cli = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
     const out: string[] = [];
     const err: string[] = [];
-    const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), isTTY: false, env: { ...process.env, TEMPORAL_ADDRESS: testEnv().address, TEMPORAL_NAMESPACE: testEnv().namespace, GPUPROV_TASK_QUEUE: worker.taskQueue, GPUPROV_STATE_DIR: root } };
+    const io: Io = {
+      out: (s) => out.push(s),
+      err: (s) => err.push(s),
+      isTTY: false,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: testEnv().address,
+        TEMPORAL_NAMESPACE: testEnv().namespace,
+        GPUPROV_TASK_QUEUE: worker.taskQueue,
+        GPUPROV_STATE_DIR: root,
+      },
+    };
     const code = await fleetCommand.run(args, io);
     return { code, out: out.join(''), err: err.join('') };
   };

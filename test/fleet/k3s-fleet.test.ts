@@ -89,7 +89,11 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
           const left = failK3s.get(vm) ?? 0;
           if (left > 0) {
             failK3s.set(vm, left - 1);
-            throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message: 'cluster not valid: no nvidia.com/gpu allocatable', nonRetryable: true });
+            throw ApplicationFailure.create({
+              type: FAILURE_TYPES.K3sInvalid,
+              message: 'cluster not valid: no nvidia.com/gpu allocatable',
+              nonRetryable: true,
+            });
           }
           return { ok: true, apiPort: 6443, sans: { dns: [], ips: ['127.0.0.1'] } };
         },
@@ -107,7 +111,11 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
 
   const group = (id: string, count: number, extra: Partial<FleetGroup> = {}): FleetGroup => ({ id, role: id, count, vm: { clouds: [cloud.name] }, ...extra });
 
-  async function startFleet(name: string, groups: FleetGroup[], tuning: Partial<FleetTuning> = {}): Promise<WorkflowHandleWithFirstExecutionRunId<typeof fleetWorkflow>> {
+  async function startFleet(
+    name: string,
+    groups: FleetGroup[],
+    tuning: Partial<FleetTuning> = {},
+  ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof fleetWorkflow>> {
     const shape: FleetShape = { name, generation: 1, groups };
     const h = await client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
       taskQueue: worker.taskQueue,
@@ -133,7 +141,8 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
     const ids: string[] = [];
     for await (const run of client.workflow.list({ query: `WorkflowId = '${h.workflowId}'` })) {
       const events = (await client.workflow.getHandle(h.workflowId, run.runId).fetchHistory()).events ?? [];
-      for (const e of events) if (e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId) ids.push(e.startChildWorkflowExecutionInitiatedEventAttributes.workflowId);
+      for (const e of events)
+        if (e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId) ids.push(e.startChildWorkflowExecutionInitiatedEventAttributes.workflowId);
     }
     return ids.sort();
   }
@@ -152,12 +161,19 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
     const h = await startFleet(name, [group('web', 1), group('gpu', 1, { onK8sFailure: 'keep' })]);
 
     // web: k8s-failed on attempt 1, torn down, replaced, ready
-    const s = await until(h, (x) => x.slots.some((y) => y.slot === web && y.ready && y.attempt > 1) && x.slots.some((y) => y.slot === gpu && y.stage === 'k8s-failed'), 'replaced web and kept gpu');
+    const s = await until(
+      h,
+      (x) => x.slots.some((y) => y.slot === web && y.ready && y.attempt > 1) && x.slots.some((y) => y.slot === gpu && y.stage === 'k8s-failed'),
+      'replaced web and kept gpu',
+    );
     const w = s.slots.find((y) => y.slot === web)!;
     expect(w).toMatchObject({ failures: 0, ready: true, current: true });
     expect(s.log.some((l) => l.slot === web && l.what === 'beginDelete (k8s-failed)')).toBe(true);
     expect(cloud.liveCount(web)).toBe(1);
-    expect(cloud.besideAtCreate.filter((c) => c.vm === web)).toEqual([{ vm: web, live: 0 }, { vm: web, live: 0 }]);
+    expect(cloud.besideAtCreate.filter((c) => c.vm === web)).toEqual([
+      { vm: web, live: 0 },
+      { vm: web, live: 0 },
+    ]);
     const webChildren = (await childrenOf(h)).filter((id) => id.startsWith(`vm-${web}-`));
     expect(webChildren).toHaveLength(2);
     const [old, replacement] = await Promise.all(webChildren.map(stateOf));
@@ -166,7 +182,13 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
 
     // gpu (keep): the same attempt, up and billed, not ready; the fleet is not converged
     const g = s.slots.find((y) => y.slot === gpu)!;
-    expect(g).toMatchObject({ attempt: g.attempt, ready: false, stage: 'k8s-failed', intent: 'active', failedReason: expect.stringContaining('k3s failed') as string });
+    expect(g).toMatchObject({
+      attempt: g.attempt,
+      ready: false,
+      stage: 'k8s-failed',
+      intent: 'active',
+      failedReason: expect.stringContaining('k3s failed') as string,
+    });
     expect(s.converged).toBe(false);
     expect(cloud.liveCount(gpu)).toBe(1);
     expect((await stateOf(g.workflowId)).status).toBe('RUNNING');
@@ -185,7 +207,11 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
     const ok = slotName(name, 'web', 0);
     failK3s.set(kept, Infinity);
     const h = await startFleet(name, [group('gpu', 1, { onK8sFailure: 'keep' }), group('web', 1)]);
-    await until(h, (x) => x.slots.some((y) => y.slot === kept && y.stage === 'k8s-failed') && x.slots.some((y) => y.slot === ok && y.ready), 'kept gpu and readied web');
+    await until(
+      h,
+      (x) => x.slots.some((y) => y.slot === kept && y.stage === 'k8s-failed') && x.slots.some((y) => y.slot === ok && y.ready),
+      'kept gpu and readied web',
+    );
     expect(cloud.liveCount(kept) + cloud.liveCount(ok)).toBe(2);
     await h.cancel();
     await h.result().catch(() => undefined);
@@ -218,7 +244,10 @@ describe.skipIf(!requireServer())('fleets with k8s-failed VMs (FakeProvider as a
     const first = s.log.filter((l) => l.slot === web && l.attempt === s.slots[0]!.attempt - 1).map((l) => l.what);
     expect(first).toEqual(expect.arrayContaining(['beginDelete (k8s-failed)', 'vm terminated', 'vm gone (closed)', 'markDestroyed']));
     expect(first).not.toContain('vm terminated (closed)');
-    expect(cloud.besideAtCreate.filter((c) => c.vm === web)).toEqual([{ vm: web, live: 0 }, { vm: web, live: 0 }]);
+    expect(cloud.besideAtCreate.filter((c) => c.vm === web)).toEqual([
+      { vm: web, live: 0 },
+      { vm: web, live: 0 },
+    ]);
     const [old, replacement] = await Promise.all((await childrenOf(h)).map(stateOf));
     expect(old!.status).toBe('COMPLETED');
     expect(replacement!.start).toBeGreaterThanOrEqual(old!.close!);

@@ -95,7 +95,12 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
 
   it('provision logs shows the start command output with sequence numbers', async () => {
     const out: string[] = [];
-    const io = { out: (x: string) => out.push(x), err: () => undefined, isTTY: false, env: { ...process.env, TEMPORAL_ADDRESS: testEnv().address, TEMPORAL_NAMESPACE: testEnv().namespace, GPUPROV_STATE_DIR: root } };
+    const io = {
+      out: (x: string) => out.push(x),
+      err: () => undefined,
+      isTTY: false,
+      env: { ...process.env, TEMPORAL_ADDRESS: testEnv().address, TEMPORAL_NAMESPACE: testEnv().namespace, GPUPROV_STATE_DIR: root },
+    };
     const code = await logsCommand.run([`${name}-web-1`, '-n', '50'], io);
     const text = out.join('');
     expect(code, text).toBe(0);
@@ -107,7 +112,9 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
   });
 
   it('rejects regressions and silent shape changes', async () => {
-    await expect(h.executeUpdate(applyShapeUpdate, { args: [{ ...shape, groups: [group('web', 5, BASE)] }] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+    await expect(h.executeUpdate(applyShapeUpdate, { args: [{ ...shape, groups: [group('web', 5, BASE)] }] })).rejects.toBeInstanceOf(
+      WorkflowUpdateFailedError,
+    );
     await expect(h.executeUpdate(applyShapeUpdate, { args: [{ ...shape, generation: 0 }] })).rejects.toThrow();
     expect(await h.executeUpdate(applyShapeUpdate, { args: [shape] })).toEqual({ generation: 1, changed: false });
   });
@@ -128,10 +135,15 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     await h.executeUpdate(applyShapeUpdate, { args: [shape] });
     // sample while it rolls: never both db nodes down at once
     let worst = 0;
-    const s = await until(h, (x) => {
-      worst = Math.max(worst, x.slots.filter((n) => n.group === 'db' && !n.ready).length);
-      return x.converged && x.generation === 3;
-    }, 'converged gen 3', 120_000);
+    const s = await until(
+      h,
+      (x) => {
+        worst = Math.max(worst, x.slots.filter((n) => n.group === 'db' && !n.ready).length);
+        return x.converged && x.generation === 3;
+      },
+      'converged gen 3',
+      120_000,
+    );
     expect(worst).toBe(1);
     for (const n of s.slots) {
       const old = before.slots.find((x) => x.slot === n.slot)!;
@@ -141,7 +153,9 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     const drift = s.log.filter((e) => e.what === 'beginDelete (drift)').map((e) => e.slot);
     expect(drift).toEqual([`${name}-db-0`, `${name}-db-1`]);
     // db-1 began its replacement only after db-0's replacement was ready
-    const i0 = s.log.findIndex((e) => e.slot === `${name}-db-0` && e.what === 'bootstrap ready' && e.attempt === s.slots.find((x) => x.slot === `${name}-db-0`)!.attempt);
+    const i0 = s.log.findIndex(
+      (e) => e.slot === `${name}-db-0` && e.what === 'bootstrap ready' && e.attempt === s.slots.find((x) => x.slot === `${name}-db-0`)!.attempt,
+    );
     const i1 = s.log.findIndex((e) => e.slot === `${name}-db-1` && e.what === 'beginDelete (drift)');
     expect(i0).toBeGreaterThanOrEqual(0);
     expect(i1).toBeGreaterThan(i0);
@@ -160,7 +174,15 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     const node = s.slots.find((x) => x.group === 'flaky')!;
     const events = s.log.filter((e) => e.slot === node.slot).map((e) => `${e.attempt}:${e.what}`);
     const first = node.attempt - 1;
-    expect(events).toEqual(expect.arrayContaining([`${first}:bootstrap failed`, `${first}:beginDelete (failed)`, `${first}:markDestroyed`, `${node.attempt}:restart`, `${node.attempt}:bootstrap ready`]));
+    expect(events).toEqual(
+      expect.arrayContaining([
+        `${first}:bootstrap failed`,
+        `${first}:beginDelete (failed)`,
+        `${first}:markDestroyed`,
+        `${node.attempt}:restart`,
+        `${node.attempt}:bootstrap ready`,
+      ]),
+    );
     const failedAt = Date.parse(s.log.find((e) => e.slot === node.slot && e.what === 'markDestroyed')!.at);
     const restartedAt = Date.parse(s.log.find((e) => e.slot === node.slot && e.what === 'restart')!.at);
     expect(restartedAt - failedAt).toBeGreaterThanOrEqual(800); // ≥ base 1 s minus the jitter

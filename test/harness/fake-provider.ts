@@ -72,12 +72,30 @@ export class FakeProvider implements CloudProvider {
   readonly name: string;
   private readonly stateFile?: string;
   private mem: State;
-  caps: Capabilities = { bootScript: false, openPorts: false, k8s: false, sshUser: { kind: 'fixed', user: 'fake' }, bootTimeoutMs: 180_000, pollIntervalMs: 200, typicalBootMs: 300 };
+  caps: Capabilities = {
+    bootScript: false,
+    openPorts: false,
+    k8s: false,
+    sshUser: { kind: 'fixed', user: 'fake' },
+    bootTimeoutMs: 180_000,
+    pollIntervalMs: 200,
+    typicalBootMs: 300,
+  };
 
   constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number } = {}) {
     this.name = o.name ?? 'fake';
     if (o.stateFile !== undefined) this.stateFile = o.stateFile;
-    this.mem = { instances: [], deleted: [], rules: [], calls: [], nextId: 1, bootMs: o.bootMs ?? 0, offers: o.offers ?? defaultFakeOffers(this.name), sideResources: [], delays: {} };
+    this.mem = {
+      instances: [],
+      deleted: [],
+      rules: [],
+      calls: [],
+      nextId: 1,
+      bootMs: o.bootMs ?? 0,
+      offers: o.offers ?? defaultFakeOffers(this.name),
+      sideResources: [],
+      delays: {},
+    };
     if (this.stateFile) {
       try {
         this.mem = JSON.parse(readFileSync(this.stateFile, 'utf8')) as State;
@@ -141,7 +159,12 @@ export class FakeProvider implements CloudProvider {
   async plan(req: ResourceRequest): Promise<Offer[]> {
     await this.latency('plan');
     this.check('plan', {});
-    const offers = this.load().offers.filter((o) => (!req.regions?.length || req.regions.includes(o.region)) && (!req.instanceTypes?.length || req.instanceTypes.includes(o.instanceType)) && (req.maxPricePerHour === undefined || (o.pricePerHour ?? 0) <= req.maxPricePerHour));
+    const offers = this.load().offers.filter(
+      (o) =>
+        (!req.regions?.length || req.regions.includes(o.region)) &&
+        (!req.instanceTypes?.length || req.instanceTypes.includes(o.instanceType)) &&
+        (req.maxPricePerHour === undefined || (o.pricePerHour ?? 0) <= req.maxPricePerHour),
+    );
     if (offers.length === 0) throw new ProviderError('InvalidRequest', 'no fake offer matches the request');
     // The fake's types come with and without GPUs: a CPU ask gets them GPU-less (planOffers keeps CPU types only).
     return req.gpu ? offers : offers.map(({ gpu: _gpu, ...o }) => o);
@@ -164,7 +187,18 @@ export class FakeProvider implements CloudProvider {
     let id = '';
     this.mutate((s) => {
       id = `fake-${s.nextId++}`;
-      s.instances.push({ id, vmName: spec.vmName, region: offer.region, ...(offer.zone ? { zone: offer.zone } : {}), instanceType: offer.instanceType, idempotencyKey: spec.idempotencyKey, createdAt: Date.now(), bootMs: s.bootMs, status: 'Pending', port: 20000 + s.nextId });
+      s.instances.push({
+        id,
+        vmName: spec.vmName,
+        region: offer.region,
+        ...(offer.zone ? { zone: offer.zone } : {}),
+        instanceType: offer.instanceType,
+        idempotencyKey: spec.idempotencyKey,
+        createdAt: Date.now(),
+        bootMs: s.bootMs,
+        status: 'Pending',
+        port: 20000 + s.nextId,
+      });
       s.calls.push({ primitive: 'create', vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType, at: Date.now() });
     });
     if (hit) this.fail(hit, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName }, false);
@@ -177,7 +211,13 @@ export class FakeProvider implements CloudProvider {
       .instances.filter((i) => i.vmName === vmName && i.region === at.region)
       .map((i) => {
         const status = this.statusOf(i);
-        return { id: i.id, status, location: { cloud: this.name, region: i.region, ...(i.zone ? { zone: i.zone } : {}) }, instanceType: i.instanceType, ...(status === 'Running' ? { endpoint: { host: '127.0.0.1', port: i.port, user: 'fake' } } : {}) };
+        return {
+          id: i.id,
+          status,
+          location: { cloud: this.name, region: i.region, ...(i.zone ? { zone: i.zone } : {}) },
+          instanceType: i.instanceType,
+          ...(status === 'Running' ? { endpoint: { host: '127.0.0.1', port: i.port, user: 'fake' } } : {}),
+        };
       });
   }
 
@@ -225,7 +265,13 @@ export class FakeProvider implements CloudProvider {
 
   private match(p: FakePrimitive, where: { region?: string; instanceType?: string }): { rule: FakeRule; index: number } | undefined {
     const s = this.load();
-    const i = s.rules.findIndex((r) => r.primitive === p && (r.times === undefined || r.times !== 0) && (!r.region || r.region === where.region) && (!r.instanceType || r.instanceType === where.instanceType));
+    const i = s.rules.findIndex(
+      (r) =>
+        r.primitive === p &&
+        (r.times === undefined || r.times !== 0) &&
+        (!r.region || r.region === where.region) &&
+        (!r.instanceType || r.instanceType === where.instanceType),
+    );
     const rule = s.rules[i];
     if (rule?.skip) {
       this.mutate((st) => (st.rules[i]!.skip = rule.skip! - 1));
@@ -241,7 +287,12 @@ export class FakeProvider implements CloudProvider {
     this.mutate((s) => s.calls.push({ primitive: p, ...where, at: Date.now() }));
   }
 
-  private fail(hit: { rule: FakeRule; index: number }, p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }, record = true): never {
+  private fail(
+    hit: { rule: FakeRule; index: number },
+    p: FakePrimitive,
+    where: { region?: string; instanceType?: string; vmName?: string },
+    record = true,
+  ): never {
     const { rule } = hit;
     this.mutate((s) => {
       const r = s.rules[hit.index];

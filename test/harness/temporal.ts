@@ -70,7 +70,9 @@ export interface TestWorker {
  * `workflowsPath` is given), polling a fresh task queue (unless given), running in the
  * background until `stop()`.
  */
-export async function startTestWorker(o: ActivitySource & { taskQueue?: string; workflowsPath?: string; interceptors?: WorkerInterceptors }): Promise<TestWorker> {
+export async function startTestWorker(
+  o: ActivitySource & { taskQueue?: string; workflowsPath?: string; interceptors?: WorkerInterceptors },
+): Promise<TestWorker> {
   const env = testEnv();
   const taskQueue = o.taskQueue ?? `test-${randomUUID()}`;
   const worker = await buildWorker({

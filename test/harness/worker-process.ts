@@ -72,7 +72,10 @@ export async function spawnWorkerProcess(o: SpawnWorkerOptions): Promise<WorkerP
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     void exited.then(() => reject(new Error(`worker process exited before polling:\n${out.slice(-3_000)}`)));
-    setTimeout(() => reject(new Error(`worker process not polling after ${o.readyTimeoutMs ?? 90_000} ms:\n${out.slice(-3_000)}`)), o.readyTimeoutMs ?? 90_000).unref();
+    setTimeout(
+      () => reject(new Error(`worker process not polling after ${o.readyTimeoutMs ?? 90_000} ms:\n${out.slice(-3_000)}`)),
+      o.readyTimeoutMs ?? 90_000,
+    ).unref();
   });
   const pid = child.pid;
   try {

@@ -187,15 +187,24 @@ export function runConformance(target: ConformanceTarget): void {
         const at = locationOf(offer);
         const call = async (): Promise<unknown> => {
           switch (primitive) {
-            case 'plan': return env.provider.plan(env.request);
-            case 'prepare': return env.provider.prepare(offer, spec);
-            case 'create': return env.provider.create(offer, await env.provider.prepare(offer, spec), spec);
-            case 'observe': return env.provider.observe(at, spec.vmName);
-            case 'delete': return env.provider.delete(at, spec.vmName, []);
-            case 'cleanup': return env.provider.cleanup(at, spec.vmName);
+            case 'plan':
+              return env.provider.plan(env.request);
+            case 'prepare':
+              return env.provider.prepare(offer, spec);
+            case 'create':
+              return env.provider.create(offer, await env.provider.prepare(offer, spec), spec);
+            case 'observe':
+              return env.provider.observe(at, spec.vmName);
+            case 'delete':
+              return env.provider.delete(at, spec.vmName, []);
+            case 'cleanup':
+              return env.provider.cleanup(at, spec.vmName);
           }
         };
-        const err = await call().then(() => undefined, (e: unknown) => e);
+        const err = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(err, `${kind} at ${primitive}`).toBeInstanceOf(ProviderError);
         expect((err as ProviderError).kind, `${kind} at ${primitive}`).toBe(kind);
         await env.provider.delete(at, spec.vmName, []).catch(() => undefined);

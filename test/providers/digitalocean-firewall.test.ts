@@ -41,7 +41,7 @@ describe('digitalocean per-VM firewall', () => {
     await d.provider.cleanup(at, spec.vmName); // already gone: still fine
   });
 
-  it('without 6443 in openPorts only SSH is open; another VM\'s firewall is left alone by cleanup', async () => {
+  it("without 6443 in openPorts only SSH is open; another VM's firewall is left alone by cleanup", async () => {
     const [offer] = await planned(d.provider, { vmName: 'p', k8s: false });
     await d.provider.prepare(offer!, specFor('do-ssh-only', { openPorts: [22] }));
     await d.provider.prepare(offer!, specFor('do-other', { openPorts: [22, 6443] }));

@@ -29,7 +29,7 @@ runConformance({
   },
 });
 
-describe('docker: classification of the daemon\'s error bodies', () => {
+describe("docker: classification of the daemon's error bodies", () => {
   const table: [FaultName, string, string, string | undefined][] = [
     ['noImage', 'create', 'Unavailable', undefined],
     ['noImage', 'inspect', 'InvalidRequest', undefined],
@@ -67,7 +67,14 @@ describe('docker: classification of the daemon\'s error bodies', () => {
 describe('docker: mapping', () => {
   it('status table and the loopback endpoint', () => {
     expect(Object.keys(STATUS).sort()).toEqual(['created', 'dead', 'exited', 'paused', 'removing', 'restarting', 'running']);
-    const c = { Id: 'a', State: 'running', Ports: [{ IP: '0.0.0.0', PrivatePort: 22, PublicPort: 49153, Type: 'tcp' }, { IP: '127.0.0.1', PrivatePort: 6443, PublicPort: 49154, Type: 'tcp' }] };
+    const c = {
+      Id: 'a',
+      State: 'running',
+      Ports: [
+        { IP: '0.0.0.0', PrivatePort: 22, PublicPort: 49153, Type: 'tcp' },
+        { IP: '127.0.0.1', PrivatePort: 6443, PublicPort: 49154, Type: 'tcp' },
+      ],
+    };
     expect(toObserved(c).endpoint).toEqual({ host: '127.0.0.1', port: 49153, user: 'root' });
     expect(toObserved({ ...c, State: 'exited', Status: 'Exited (1) 2 seconds ago' })).toMatchObject({ status: 'Failed', reason: 'Exited (1) 2 seconds ago' });
   });
@@ -101,7 +108,11 @@ describe('docker: vendor specifics against the socket double', () => {
     expect(c.HostConfig.PortBindings).toEqual({ '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }], '6443/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] });
     expect(c.HostConfig.NanoCpus).toBe(2e9);
     const [o] = await d.provider.observe(at, spec.vmName);
-    expect(o).toMatchObject({ id, status: 'Running', endpoint: { host: '127.0.0.1', port: c.Ports.find((p) => p.PrivatePort === 22)!.PublicPort, user: 'root' } });
+    expect(o).toMatchObject({
+      id,
+      status: 'Running',
+      endpoint: { host: '127.0.0.1', port: c.Ports.find((p) => p.PrivatePort === 22)!.PublicPort, user: 'root' },
+    });
     await d.provider.delete(at, spec.vmName, [id]);
     expect(d.server.containers().find((x) => x.Id === id)).toBeUndefined();
   });

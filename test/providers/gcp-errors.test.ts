@@ -30,7 +30,12 @@ const httpCases: [string, Error, ErrorKind, BlockScope | undefined][] = [
   ['500 backendError', sdkError(500, HTTP_ERRORS.internalError()), 'Transient', undefined],
   ['500 SERVICE_UNAVAILABLE_FOR_LOCATION', sdkError(500, HTTP_ERRORS.serviceUnavailableForLocation()), 'Transient', undefined],
   ['503 insufficientCapacity (bulk)', sdkError(503, HTTP_ERRORS.insufficientCapacity()), 'Capacity', 'zone'],
-  ['503 ZONE_RESOURCE_POOL_EXHAUSTED (sync)', sdkError(503, httpError(503, 'ZONE_RESOURCE_POOL_EXHAUSTED', OPERATION_ERRORS.exhausted(P, Z).message)), 'Capacity', 'zone'],
+  [
+    '503 ZONE_RESOURCE_POOL_EXHAUSTED (sync)',
+    sdkError(503, httpError(503, 'ZONE_RESOURCE_POOL_EXHAUSTED', OPERATION_ERRORS.exhausted(P, Z).message)),
+    'Capacity',
+    'zone',
+  ],
   ['403 QUOTA_EXCEEDED (sync)', sdkError(403, httpError(403, 'QUOTA_EXCEEDED', OPERATION_ERRORS.quota(P, Z).message)), 'Quota', 'region'],
   ['404 machineTypes not found', sdkError(404, HTTP_ERRORS.notFound(`projects/${P}/zones/${Z}/machineTypes/a3-highgpu-8g`)), 'Unavailable', undefined],
   ['404 acceleratorTypes not found', sdkError(404, HTTP_ERRORS.notFound(`projects/${P}/zones/${Z}/acceleratorTypes/nvidia-l4`)), 'Unavailable', undefined],
@@ -80,7 +85,9 @@ describe('gcp classify: synchronous HTTP errors', () => {
 
   it('network failures are Transient, missing ADC is Credentials, anything else Failed', () => {
     expect(classify(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })).kind).toBe('Transient');
-    const adc = classify(new Error('Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.'));
+    const adc = classify(
+      new Error('Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.'),
+    );
     expect(adc.kind).toBe('Credentials');
     expect(adc.message).toMatch(/GOOGLE_APPLICATION_CREDENTIALS/);
     expect(classify(new Error('something odd')).kind).toBe('Failed');
@@ -97,9 +104,15 @@ describe('gcp classify: operation errors', () => {
   });
 
   it('falls back to the capacity messages only for unknown codes, else Failed', () => {
-    expect(classifyOperation([{ code: 'SOMETHING_NEW', message: `The zone 'projects/${P}/zones/${Z}' does not have enough resources available to fulfill the request.` }]))
-      .toMatchObject({ kind: 'Capacity', block: 'zone' });
-    expect(classifyOperation([{ code: 'SOMETHING_NEW', message: `A g2-standard-4 VM instance is currently unavailable in the ${Z} zone.` }])).toMatchObject({ kind: 'Capacity', block: 'zone' });
+    expect(
+      classifyOperation([
+        { code: 'SOMETHING_NEW', message: `The zone 'projects/${P}/zones/${Z}' does not have enough resources available to fulfill the request.` },
+      ]),
+    ).toMatchObject({ kind: 'Capacity', block: 'zone' });
+    expect(classifyOperation([{ code: 'SOMETHING_NEW', message: `A g2-standard-4 VM instance is currently unavailable in the ${Z} zone.` }])).toMatchObject({
+      kind: 'Capacity',
+      block: 'zone',
+    });
     expect(classifyOperation([{ code: 'SOMETHING_NEW', message: 'disk broke' }]).kind).toBe('Failed');
     expect(classifyOperation([]).kind).toBe('Failed');
   });

@@ -22,8 +22,17 @@ describe('gcp map', () => {
 
   it('has a literal status for every documented Compute status; TERMINATED is Stopped', () => {
     expect(STATUS).toEqual({
-      PROVISIONING: 'Pending', STAGING: 'Pending', PENDING: 'Pending', RUNNING: 'Running', STOPPING: 'Stopping', SUSPENDING: 'Stopping',
-      STOPPED: 'Stopped', SUSPENDED: 'Stopped', TERMINATED: 'Stopped', REPAIRING: 'Pending', DEPROVISIONING: 'Terminating',
+      PROVISIONING: 'Pending',
+      STAGING: 'Pending',
+      PENDING: 'Pending',
+      RUNNING: 'Running',
+      STOPPING: 'Stopping',
+      SUSPENDING: 'Stopping',
+      STOPPED: 'Stopped',
+      SUSPENDED: 'Stopped',
+      TERMINATED: 'Stopped',
+      REPAIRING: 'Pending',
+      DEPROVISIONING: 'Terminating',
     });
   });
 
@@ -31,7 +40,11 @@ describe('gcp map', () => {
     const at = { cloud: 'gcp', region: 'us-central1', zone: 'us-central1-a' };
     const nic = [{ accessConfigs: [{ natIP: '203.0.113.9' }] }];
     expect(toObserved({ id: '1', name: 'n', status: 'STAGING', networkInterfaces: nic }, at).endpoint).toBeUndefined();
-    expect(toObserved({ id: '1', name: 'n', status: 'RUNNING', networkInterfaces: nic }, at).endpoint).toEqual({ host: '203.0.113.9', port: 22, user: 'ubuntu' });
+    expect(toObserved({ id: '1', name: 'n', status: 'RUNNING', networkInterfaces: nic }, at).endpoint).toEqual({
+      host: '203.0.113.9',
+      port: 22,
+      user: 'ubuntu',
+    });
     expect(toObserved({ id: '1', name: 'n', status: 'RUNNING', networkInterfaces: [{ accessConfigs: [] }] }, at).endpoint).toBeUndefined();
   });
 

@@ -25,7 +25,11 @@ describe('gcp insert operation', () => {
     const spec = specFor('late-cap');
     d.armZone(a!.zone!, 'exhausted', 3);
     const before = waits();
-    await expect(d.provider.create(a!, await d.provider.prepare(a!, spec), spec)).rejects.toMatchObject({ kind: 'Capacity', block: 'zone', code: 'ZONE_RESOURCE_POOL_EXHAUSTED' });
+    await expect(d.provider.create(a!, await d.provider.prepare(a!, spec), spec)).rejects.toMatchObject({
+      kind: 'Capacity',
+      block: 'zone',
+      code: 'ZONE_RESOURCE_POOL_EXHAUSTED',
+    });
     expect(waits() - before).toBe(4); // three RUNNING answers, then DONE with the error
     expect(await d.provider.observe({ cloud: 'gcp', region: a!.region, zone: a!.zone! }, spec.vmName)).toEqual([]);
     d.server.disarmZone(a!.zone!);
@@ -39,9 +43,17 @@ describe('gcp insert operation', () => {
     const spec = specFor('late-quota');
     const prepared = await d.provider.prepare(a!, spec);
     d.armZone(a!.zone!, 'exhaustedWithDetails', 2);
-    await expect(d.provider.create(a!, prepared, spec)).rejects.toMatchObject({ kind: 'Capacity', block: 'zone', code: 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS' });
+    await expect(d.provider.create(a!, prepared, spec)).rejects.toMatchObject({
+      kind: 'Capacity',
+      block: 'zone',
+      code: 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS',
+    });
     d.armZone(a!.zone!, 'quota', 2);
-    await expect(d.provider.create(a!, prepared, { ...spec, idempotencyKey: 'lq2' })).rejects.toMatchObject({ kind: 'Quota', block: 'region', code: 'QUOTA_EXCEEDED' });
+    await expect(d.provider.create(a!, prepared, { ...spec, idempotencyKey: 'lq2' })).rejects.toMatchObject({
+      kind: 'Quota',
+      block: 'region',
+      code: 'QUOTA_EXCEEDED',
+    });
     d.armZone(a!.zone!, 'quotaGlobal', 2);
     await expect(d.provider.create(a!, prepared, { ...spec, idempotencyKey: 'lq3' })).rejects.toMatchObject({ kind: 'Quota', block: 'cloud' });
     d.server.disarmZone(a!.zone!);
@@ -67,7 +79,10 @@ describe('gcp insert operation', () => {
     const n = d.server.http.log.filter(family).length;
     const g = (await d.provider.prepare(gpu!, specFor('img-gpu'))) as { image: string };
     const c = (await d.provider.prepare(cpu!, specFor('img-cpu'))) as { image: string };
-    const asked = d.server.http.log.filter(family).slice(n).map((r) => r.path.replace(/^.*\/projects\//, ''));
+    const asked = d.server.http.log
+      .filter(family)
+      .slice(n)
+      .map((r) => r.path.replace(/^.*\/projects\//, ''));
     expect(asked).toEqual([`${GPU_IMAGE.project}/global/images/family/${GPU_IMAGE.family}`, `${CPU_IMAGE.project}/global/images/family/${CPU_IMAGE.family}`]);
     expect(GPU_IMAGE).toEqual({ project: 'deeplearning-platform-release', family: 'common-cu128-ubuntu-2204-nvidia-570' });
     expect(g.image).toContain('/projects/deeplearning-platform-release/global/images/common-cu128-ubuntu-2204-nvidia-570-');

@@ -41,8 +41,12 @@ describe('gcp adapter', () => {
     expect(d.server.replayedInserts()).toBe(1);
     expect(d.server.inserts).toHaveLength(1);
     const body = d.server.inserts[0] as {
-      name: string; labels: Record<string, string>; scheduling: { onHostMaintenance: string }; tags: { items: string[] };
-      guestAccelerators: { acceleratorType: string }[]; metadata: { items: { key: string; value: string }[] };
+      name: string;
+      labels: Record<string, string>;
+      scheduling: { onHostMaintenance: string };
+      tags: { items: string[] };
+      guestAccelerators: { acceleratorType: string }[];
+      metadata: { items: { key: string; value: string }[] };
     };
     expect(body.name).toBe('gpuprov-body-check');
     expect(body.labels).toEqual({ 'gpuprov-vm-name': 'body-check', 'gpuprov-owner': 'team-prod' });
@@ -94,7 +98,13 @@ describe('gcp adapter', () => {
     await expect(d.provider.create(a!, prepared, spec)).rejects.toMatchObject({ kind: 'Quota', block: 'region' });
     d.armZone(a!.zone!, 'quotaGlobal');
     await expect(d.provider.create(a!, prepared, { ...spec, idempotencyKey: 'q2' })).rejects.toMatchObject({ kind: 'Quota', block: 'cloud' });
-    d.armZone(a!.zone!, { status: 429, body: { error: { code: 429, message: 'Rate Limit Exceeded', errors: [{ message: 'Rate Limit Exceeded', domain: 'usageLimits', reason: 'rateLimitExceeded' }] } }, headers: { 'retry-after': '12' } });
+    d.armZone(a!.zone!, {
+      status: 429,
+      body: {
+        error: { code: 429, message: 'Rate Limit Exceeded', errors: [{ message: 'Rate Limit Exceeded', domain: 'usageLimits', reason: 'rateLimitExceeded' }] },
+      },
+      headers: { 'retry-after': '12' },
+    });
     await expect(d.provider.create(a!, prepared, { ...spec, idempotencyKey: 'q3' })).rejects.toMatchObject({ kind: 'Transient', retryAfterMs: 12_000 });
     d.server.disarmZone(a!.zone!);
     expect(await d.provider.observe({ cloud: 'gcp', region: a!.region, zone: a!.zone! }, spec.vmName)).toEqual([]);

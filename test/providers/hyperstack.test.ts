@@ -67,7 +67,9 @@ describe('hyperstack specifics', () => {
     const a100 = await planned(d.provider, { vmName: 'p', gpu: { model: 'A100-80GB', count: 1 }, k8s: false });
     expect(a100).toEqual([expect.objectContaining({ region: 'NORWAY-1', instanceType: 'n3-A100x1', pricePerHour: 1.35, currency: 'USD' })]);
     expect(await planned(d.provider, { vmName: 'p', gpu: { model: 'A100', count: 2 }, k8s: false })).toEqual([]);
-    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false })).toBe('no B200 here; GPUs here: A100-80G-PCIe, H100-80G-PCIe');
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false })).toBe(
+      'no B200 here; GPUs here: A100-80G-PCIe, H100-80G-PCIe',
+    );
   });
 
   it('prepare find-or-creates the region environment and the hashed key pair in it', async () => {

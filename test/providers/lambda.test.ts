@@ -100,7 +100,10 @@ describe('lambda: vendor specifics against the fixture', () => {
     expect(body.user_data.startsWith('#cloud-config\n')).toBe(true);
     expect(body.user_data).toContain('ssh-ed25519 AAAAuser u');
     expect(body.user_data).toContain('/var/lib/gpuprov/boot.sh');
-    expect(body.tags).toEqual([{ key: 'gpuprov-vm-name', value: 'lam-ci' }, { key: 'gpuprov-owner', value: 'conformance' }]);
+    expect(body.tags).toEqual([
+      { key: 'gpuprov-vm-name', value: 'lam-ci' },
+      { key: 'gpuprov-owner', value: 'conformance' },
+    ]);
     expect(body.ssh_key_names).toHaveLength(1);
     expect(body.name).toBe('gpuprov-lam-ci');
     await d.provider.delete({ cloud: 'lambda', region: offer!.region }, 'lam-ci', []);
@@ -116,8 +119,11 @@ describe('lambda: vendor specifics against the fixture', () => {
     expect(d.server.sshKeys.filter((k) => k.public_key.includes('AAAAIClash'))).toHaveLength(1);
     // Someone registered it between our list and our add: the POST clashes (global/duplicate).
     const racing = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIRace race@test';
-    const name = (await d.provider.prepare(offer!, specFor('lam-race', { publicKeys: [racing] })) as { sshKeyName: string }).sshKeyName;
-    d.server.sshKeys.splice(d.server.sshKeys.findIndex((k) => k.name === name), 1);
+    const name = ((await d.provider.prepare(offer!, specFor('lam-race', { publicKeys: [racing] }))) as { sshKeyName: string }).sshKeyName;
+    d.server.sshKeys.splice(
+      d.server.sshKeys.findIndex((k) => k.name === name),
+      1,
+    );
     d.server.http.arm({ method: 'POST', pattern: '/api/v1/ssh-keys', status: 400, body: BODIES.duplicate });
     expect(await d.provider.prepare(offer!, specFor('lam-race', { publicKeys: [racing] }))).toEqual({ sshKeyName: name });
   });

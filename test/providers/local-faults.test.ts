@@ -14,7 +14,10 @@ function spec(vmName: string): InstanceSpec {
 }
 
 async function errorOf(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ProviderError);
   return err as ProviderError;
 }
@@ -69,7 +72,12 @@ describeWithSshd('local cloud fault file', () => {
     await cloud.provider.prepare(offer('local-b'), s);
     for (const primitive of ['observe', 'delete', 'cleanup'] as const) {
       await cloud.setFaults([{ primitive }]);
-      const call = primitive === 'observe' ? cloud.provider.observe(A, s.vmName) : primitive === 'delete' ? cloud.provider.delete(A, s.vmName, []) : cloud.provider.cleanup(A, s.vmName);
+      const call =
+        primitive === 'observe'
+          ? cloud.provider.observe(A, s.vmName)
+          : primitive === 'delete'
+            ? cloud.provider.delete(A, s.vmName, [])
+            : cloud.provider.cleanup(A, s.vmName);
       expect((await errorOf(call)).kind, primitive).toBe('Transient');
     }
     await cloud.setFaults([]);
@@ -79,12 +87,17 @@ describeWithSshd('local cloud fault file', () => {
   it('ambiguous create: the instance exists (sshd running) yet create throws; observe finds it; delete by identity', async () => {
     const live0 = cloud.pids().length;
     for (const error of [undefined, 'Capacity'] as const) {
-      await cloud.setFaults([error === undefined ? { id: freshId(), ambiguousCreate: true, times: 1 } : { id: freshId(), ambiguousCreate: true, error, times: 1 }]);
+      await cloud.setFaults([
+        error === undefined ? { id: freshId(), ambiguousCreate: true, times: 1 } : { id: freshId(), ambiguousCreate: true, error, times: 1 },
+      ]);
       const s = spec(`ambiguous-${error ?? 'default'}`);
       const err = await errorOf(cloud.provider.create(offer('local-a'), {}, s));
       expect(err.kind).toBe(error ?? 'Transient');
       expect(cloud.pids().length).toBe(live0 + 1);
-      const obs = await waitFor(() => cloud.provider.observe(A, s.vmName), (o) => o[0]?.status === 'Running');
+      const obs = await waitFor(
+        () => cloud.provider.observe(A, s.vmName),
+        (o) => o[0]?.status === 'Running',
+      );
       expect(obs).toHaveLength(1);
       expect(obs[0]?.endpoint?.port).toBeGreaterThan(0);
       await cloud.provider.delete(A, s.vmName, []);
@@ -102,7 +115,10 @@ describeWithSshd('local cloud fault file', () => {
     const early = await cloud.provider.observe(A, s.vmName);
     expect(early).toEqual([expect.objectContaining({ id, status: 'Pending' })]);
     expect(early[0]?.endpoint).toBeUndefined();
-    const later = await waitFor(() => cloud.provider.observe(A, s.vmName), (o) => o[0]?.status === 'Running');
+    const later = await waitFor(
+      () => cloud.provider.observe(A, s.vmName),
+      (o) => o[0]?.status === 'Running',
+    );
     expect(later[0]?.status).toBe('Running');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
     await cloud.provider.delete(A, s.vmName, [id]);

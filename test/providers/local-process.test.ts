@@ -32,7 +32,10 @@ describeWithSshd('local cloud shared by two processes', () => {
   it('another process observes the instances this one created', async () => {
     const s = { vmName: 'shared', owner: 'process-test', publicKeys: [], idempotencyKey: 'shared-1', openPorts: [22] };
     const id = await cloud.provider.create(offer, {}, s);
-    const mine = await waitFor(() => cloud.provider.observe(A, 'shared'), (o) => o[0]?.status === 'Running');
+    const mine = await waitFor(
+      () => cloud.provider.observe(A, 'shared'),
+      (o) => o[0]?.status === 'Running',
+    );
     const theirs = await child<Observed[]>({ op: 'observe', at: A, vmName: 'shared' });
     expect(theirs.ok).toEqual(mine);
     expect(theirs.ok?.map((o) => o.id)).toEqual([id]);
@@ -45,7 +48,10 @@ describeWithSshd('local cloud shared by two processes', () => {
     const s = { vmName: 'orphan', owner: 'process-test', publicKeys: [], idempotencyKey: 'orphan-1', openPorts: [22] };
     const res = await child<string>({ op: 'create', offer, spec: s });
     expect(typeof res.ok).toBe('string');
-    const obs = await waitFor(() => cloud.provider.observe(A, 'orphan'), (o) => o[0]?.status === 'Running');
+    const obs = await waitFor(
+      () => cloud.provider.observe(A, 'orphan'),
+      (o) => o[0]?.status === 'Running',
+    );
     expect(obs.map((o) => [o.id, o.status])).toEqual([[res.ok, 'Running']]);
     expect(cloud.pids().length).toBe(live0 + 1);
     await cloud.provider.delete(A, 'orphan', [res.ok!]);

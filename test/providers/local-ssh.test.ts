@@ -47,10 +47,27 @@ describeEachSshd('a local instance over SSH', (mode) => {
     const offer = (await cloud.provider.plan({ vmName: 'v', k8s: false, regions: ['local-a'] }))[0]!;
     const spec = { vmName: 'sshy', owner: 'local-ssh-test', publicKeys: [identity.publicKey, client.pub], idempotencyKey: 'sshy-1', openPorts: [22] };
     id = await cloud.provider.create(offer, {}, spec);
-    const obs = await waitFor(() => cloud.provider.observe(A, 'sshy'), (o: Observed[]) => o[0]?.status === 'Running', 30_000);
+    const obs = await waitFor(
+      () => cloud.provider.observe(A, 'sshy'),
+      (o: Observed[]) => o[0]?.status === 'Running',
+      30_000,
+    );
     const ep = obs[0]!.endpoint!;
     target = { host: ep.host, port: ep.port, user: ep.user! };
-    const common = ['-i', key, '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR'];
+    const common = [
+      '-i',
+      key,
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'LogLevel=ERROR',
+    ];
     ssh = (...args) => ['-p', String(ep.port), ...common, ...args];
   });
   afterAll(async () => {
@@ -78,15 +95,28 @@ describeEachSshd('a local instance over SSH', (mode) => {
       expect(r.code).toBeNull();
     });
     // The built-in server honours the signal (OpenSSH's sshd as a non-daemon refuses it; delete ends that one below).
-    if (mode === 'builtin') expect((await waitFor(async () => pidsRunning(marker), (p) => p.length === 0)).length).toBe(0);
+    if (mode === 'builtin')
+      expect(
+        (
+          await waitFor(
+            async () => pidsRunning(marker),
+            (p) => p.length === 0,
+          )
+        ).length,
+      ).toBe(0);
   });
 
   it('ssh -tt: a real pseudo-terminal with the client TERM, and the exit code through it', async () => {
-    const r = await run('ssh', ssh('-tt', `${target.user}@${target.host}`, 'tty; test -t 0 && echo stdin-is-a-tty; echo term=$TERM'), { env: { ...process.env, TERM: 'xterm-256color' } });
+    const r = await run('ssh', ssh('-tt', `${target.user}@${target.host}`, 'tty; test -t 0 && echo stdin-is-a-tty; echo term=$TERM'), {
+      env: { ...process.env, TERM: 'xterm-256color' },
+    });
     expect(r.stdout).toMatch(/^\/dev\/pts\/\d+\r?$/m);
     expect(r.stdout).toContain('stdin-is-a-tty');
     expect(r.stdout).toContain('term=xterm-256color');
-    const code = await run('ssh', ssh('-tt', `${target.user}@${target.host}`, 'exit 5')).then(() => 0, (e: { code?: number }) => e.code);
+    const code = await run('ssh', ssh('-tt', `${target.user}@${target.host}`, 'exit 5')).then(
+      () => 0,
+      (e: { code?: number }) => e.code,
+    );
     expect(code).toBe(5);
   });
 
@@ -116,7 +146,11 @@ describeEachSshd('a local instance over SSH', (mode) => {
     const echo: Server = createServer((sock) => sock.pipe(sock));
     await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
     const lport = await freePort();
-    const fwd = spawn('ssh', ssh('-N', '-o', 'ExitOnForwardFailure=yes', '-L', `${lport}:127.0.0.1:${(echo.address() as AddressInfo).port}`, `${target.user}@${target.host}`), { stdio: 'ignore' });
+    const fwd = spawn(
+      'ssh',
+      ssh('-N', '-o', 'ExitOnForwardFailure=yes', '-L', `${lport}:127.0.0.1:${(echo.address() as AddressInfo).port}`, `${target.user}@${target.host}`),
+      { stdio: 'ignore' },
+    );
     try {
       let reply = '';
       for (let i = 0; i < 100 && reply === ''; i++) {
@@ -140,11 +174,22 @@ describeEachSshd('a local instance over SSH', (mode) => {
     const marker = `sleep 31${randomBytes(2).readUInt16BE(0)}`;
     const plain = spawn('ssh', ssh(`${target.user}@${target.host}`, marker), { stdio: 'ignore' });
     const tty = spawn('ssh', ssh('-tt', `${target.user}@${target.host}`, `${marker}; true`), { stdio: ['pipe', 'ignore', 'ignore'] });
-    const started = await waitFor(async () => pidsRunning(marker), (p) => p.length >= 2, 20_000);
+    const started = await waitFor(
+      async () => pidsRunning(marker),
+      (p) => p.length >= 2,
+      20_000,
+    );
     expect(started.length).toBeGreaterThanOrEqual(2);
     await cloud.provider.delete(A, 'sshy', [id]);
     expect(await cloud.provider.observe(A, 'sshy')).toEqual([]);
-    expect((await waitFor(async () => pidsRunning(marker), (p) => p.length === 0)).length).toBe(0);
+    expect(
+      (
+        await waitFor(
+          async () => pidsRunning(marker),
+          (p) => p.length === 0,
+        )
+      ).length,
+    ).toBe(0);
     plain.kill();
     tty.kill();
   });

@@ -15,7 +15,10 @@ function spec(vmName: string, publicKeys: string[] = [], key = `${vmName}-key`):
 }
 
 async function errorOf(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ProviderError);
   return err as ProviderError;
 }
@@ -110,7 +113,10 @@ describeEachSshd('local cloud with a real SSH server', (mode) => {
   });
 
   const running = (vm: string): Promise<Observed[]> =>
-    waitFor(() => cloud.provider.observe(A, vm), (o) => o.some((x) => x.status === 'Running'));
+    waitFor(
+      () => cloud.provider.observe(A, vm),
+      (o) => o.some((x) => x.status === 'Running'),
+    );
 
   it('create → Running → ssh true works → delete leaves no sshd', async () => {
     const { key, pub } = await makeClientKey(cloud.root);
@@ -130,9 +136,20 @@ describeEachSshd('local cloud with a real SSH server', (mode) => {
     expect(inst?.endpoint).toEqual({ host: '127.0.0.1', port: expect.any(Number), user: userInfo().username });
     const ep = inst!.endpoint!;
     const out = await run('ssh', [
-      '-p', String(ep.port), '-i', key,
-      '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10',
-      `${ep.user}@${ep.host}`, 'echo gpuprov-ok',
+      '-p',
+      String(ep.port),
+      '-i',
+      key,
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'ConnectTimeout=10',
+      `${ep.user}@${ep.host}`,
+      'echo gpuprov-ok',
     ]);
     expect(out.stdout.trim()).toBe('gpuprov-ok');
 
@@ -152,10 +169,24 @@ describeEachSshd('local cloud with a real SSH server', (mode) => {
     await cloud.provider.create(offer, {}, s);
     const ep = (await running('refuse'))[0]!.endpoint!;
     const res = await run('ssh', [
-      '-p', String(ep.port), '-i', other.key,
-      '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes',
-      `${ep.user}@${ep.host}`, 'true',
-    ]).then(() => 'accepted', () => 'refused');
+      '-p',
+      String(ep.port),
+      '-i',
+      other.key,
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'IdentitiesOnly=yes',
+      `${ep.user}@${ep.host}`,
+      'true',
+    ]).then(
+      () => 'accepted',
+      () => 'refused',
+    );
     expect(res).toBe('refused');
     await cloud.provider.delete(A, 'refuse', []);
   });
@@ -166,7 +197,10 @@ describeEachSshd('local cloud with a real SSH server', (mode) => {
     await running('dies');
     const pid = Number(await readFile(join(cloud.root, 'instances', id, 'pid'), 'utf8'));
     process.kill(pid, 'SIGKILL');
-    const obs = await waitFor(() => cloud.provider.observe(A, 'dies'), (o) => o[0]?.status === 'Failed');
+    const obs = await waitFor(
+      () => cloud.provider.observe(A, 'dies'),
+      (o) => o[0]?.status === 'Failed',
+    );
     expect(obs).toEqual([expect.objectContaining({ id, status: 'Failed', reason: expect.stringContaining('sshd exited') })]);
     await cloud.provider.delete(A, 'dies', [id]);
     expect(await cloud.provider.observe(A, 'dies')).toEqual([]);
@@ -219,8 +253,13 @@ describeEachSshd('local cloud with a real SSH server', (mode) => {
     const dir = join(cloud.root, 'instances', 'lc-00000000abcd');
     await mkdir(dir, { recursive: true });
     const createdAt = new Date(Date.now() - 120_000).toISOString();
-    await writeFile(join(dir, 'labels.json'), JSON.stringify({ vmName: 'crashed', owner: 'o', region: 'local-a', instanceType: 'cpu-small', idempotencyKey: 'k', createdAt }));
-    expect(await cloud.provider.observe(A, 'crashed')).toEqual([expect.objectContaining({ id: 'lc-00000000abcd', status: 'Failed', reason: expect.stringContaining('create did not finish') })]);
+    await writeFile(
+      join(dir, 'labels.json'),
+      JSON.stringify({ vmName: 'crashed', owner: 'o', region: 'local-a', instanceType: 'cpu-small', idempotencyKey: 'k', createdAt }),
+    );
+    expect(await cloud.provider.observe(A, 'crashed')).toEqual([
+      expect.objectContaining({ id: 'lc-00000000abcd', status: 'Failed', reason: expect.stringContaining('create did not finish') }),
+    ]);
     await cloud.provider.delete(A, 'crashed', []);
     expect(await cloud.provider.observe(A, 'crashed')).toEqual([]);
   });

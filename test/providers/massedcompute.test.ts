@@ -62,7 +62,9 @@ describe('massedcompute specifics', () => {
     expect(await planned(d.provider, { vmName: 'p', gpu: { model: 'A6000', count: 1 }, k8s: false })).toEqual([]);
     expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'B200', count: 1 }, k8s: false })).toMatch(/^no B200 here; GPUs here: /);
     // The cloud places the VM: its one region is "any", and a named region plans nothing.
-    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'L40', count: 1 }, k8s: false, regions: ['us-east'] })).toBe('nothing in us-east; regions here: any');
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'L40', count: 1 }, k8s: false, regions: ['us-east'] })).toBe(
+      'nothing in us-east; regions here: any',
+    );
   });
 
   it('launch: regionName any, the boot script as the startup command, punctuation-free hashed key names', async () => {

@@ -36,7 +36,16 @@ describe('nebius: operations, disks, prices', () => {
     const sleep = async (): Promise<void> => {
       sleeps += 1;
     };
-    provider = new NebiusProvider({ token: 'nb-test-token-0123456789', projects: { ...PROJECTS }, endpoint: server.endpoint, insecure: true, operationWaitMs: 3_000, operationPollMs: 1_000, sleep, warn: (m) => warnings.push(m) });
+    provider = new NebiusProvider({
+      token: 'nb-test-token-0123456789',
+      projects: { ...PROJECTS },
+      endpoint: server.endpoint,
+      insecure: true,
+      operationWaitMs: 3_000,
+      operationPollMs: 1_000,
+      sleep,
+      warn: (m) => warnings.push(m),
+    });
   });
   afterAll(async () => server.close());
 
@@ -94,7 +103,9 @@ describe('nebius: operations, disks, prices', () => {
     server.arm('CalculatorService.EstimateBatch', 'permissionDenied');
     const offers = await provider.plan(H100);
     expect(offers.every((o) => o.pricePerHour === undefined)).toBe(true);
-    expect(offers[0]?.extra).toMatchObject({ priceError: expect.stringMatching(/^Credentials: CalculatorService.EstimateBatch: PERMISSION_DENIED/) as unknown });
+    expect(offers[0]?.extra).toMatchObject({
+      priceError: expect.stringMatching(/^Credentials: CalculatorService.EstimateBatch: PERMISSION_DENIED/) as unknown,
+    });
     expect(warnings).toEqual([expect.stringMatching(/^nebius: eu-north1: offers unpriced: Credentials: /) as unknown]);
   });
 });
@@ -118,7 +129,15 @@ describe('nebius: service-account authentication', () => {
     let now = 1_700_000_000_000;
     server.iam.expiresIn = 3600;
     const logged: string[] = [];
-    const p = new NebiusProvider({ serviceAccount: readServiceAccountFile(file), projects: { ...PROJECTS }, endpoint: server.endpoint, insecure: true, now: () => now, sleep: async () => {}, warn: (m) => logged.push(m) });
+    const p = new NebiusProvider({
+      serviceAccount: readServiceAccountFile(file),
+      projects: { ...PROJECTS },
+      endpoint: server.endpoint,
+      insecure: true,
+      now: () => now,
+      sleep: async () => {},
+      warn: (m) => logged.push(m),
+    });
     await p.observe(AT, 'x');
     await p.observe(AT, 'x');
     expect(server.iam.issued).toHaveLength(1);
@@ -139,7 +158,13 @@ describe('nebius: service-account authentication', () => {
   });
 
   it('a refused exchange is Credentials, and neither the key nor a token appears in the error', async () => {
-    const p = new NebiusProvider({ serviceAccount: readServiceAccountFile(file), projects: { ...PROJECTS }, endpoint: server.endpoint, insecure: true, sleep: async () => {} });
+    const p = new NebiusProvider({
+      serviceAccount: readServiceAccountFile(file),
+      projects: { ...PROJECTS },
+      endpoint: server.endpoint,
+      insecure: true,
+      sleep: async () => {},
+    });
     server.arm('TokenExchangeService.Exchange', 'unauthenticated');
     const err = (await p.observe(AT, 'x').catch((e: unknown) => e)) as Error;
     expect(err).toMatchObject({ kind: 'Credentials' });

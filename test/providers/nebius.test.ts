@@ -34,7 +34,12 @@ runConformance({
 /** A gRPC error as @grpc/grpc-js raises it, with the fixture's real trailer bytes. */
 function grpcError(name: FaultName): unknown {
   const f = FAULTS[name];
-  return { code: f.code, details: f.message, message: `${f.code} X: ${f.message}`, metadata: { get: (k: string) => (k === 'grpc-status-details-bin' ? [encode(name)] : []) } };
+  return {
+    code: f.code,
+    details: f.message,
+    message: `${f.code} X: ${f.message}`,
+    metadata: { get: (k: string) => (k === 'grpc-status-details-bin' ? [encode(name)] : []) },
+  };
 }
 let encoded: Map<FaultName, Buffer>;
 const encode = (n: FaultName): Buffer => encoded.get(n)!;
@@ -51,7 +56,9 @@ describe('nebius: classification of documented gRPC failures', () => {
       server.arm('InstanceService.Get', name);
       const md = new grpc.Metadata();
       md.set('authorization', `Bearer ${TOKEN}`);
-      const err = await new Promise<grpc.ServiceError>((resolve) => (client as unknown as { Get: (r: object, m: grpc.Metadata, cb: (e: grpc.ServiceError) => void) => void }).Get({ id: 'x' }, md, resolve));
+      const err = await new Promise<grpc.ServiceError>((resolve) =>
+        (client as unknown as { Get: (r: object, m: grpc.Metadata, cb: (e: grpc.ServiceError) => void) => void }).Get({ id: 'x' }, md, resolve),
+      );
       encoded.set(name, (err.metadata.get('grpc-status-details-bin')[0] as Buffer | undefined) ?? Buffer.alloc(0));
     }
     client.close();
@@ -102,7 +109,15 @@ describe('nebius: mapping', () => {
   });
   it('strips the CIDR suffix of the public address', () => {
     const o = toObserved(
-      { metadata: { id: 'i1', parent_id: 'p', name: 'n', labels: {} }, spec: null, status: { state: 'RUNNING', reconciling: false, network_interfaces: [{ name: 'eth0', ip_address: { address: '10.0.0.2' }, public_ip_address: { address: '198.51.100.7/32' } }] } },
+      {
+        metadata: { id: 'i1', parent_id: 'p', name: 'n', labels: {} },
+        spec: null,
+        status: {
+          state: 'RUNNING',
+          reconciling: false,
+          network_interfaces: [{ name: 'eth0', ip_address: { address: '10.0.0.2' }, public_ip_address: { address: '198.51.100.7/32' } }],
+        },
+      },
       'eu-north1',
     );
     expect(o.endpoint).toEqual({ host: '198.51.100.7', port: 22, user: 'ubuntu' });
@@ -134,7 +149,9 @@ describe('nebius: vendor specifics against the fixture', () => {
     expect(offers[0]?.pricePerHour).toBeUndefined();
     // Unpriced offers are never planned under a price cap.
     d.server.arm('CalculatorService.EstimateBatch', 'unavailable');
-    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 8 }, k8s: false, regions: ['eu-north1'], maxPricePerHour: 100 })).toMatch(/no known price/);
+    expect(await whyNothing(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 8 }, k8s: false, regions: ['eu-north1'], maxPricePerHour: 100 })).toMatch(
+      /no known price/,
+    );
   });
 
   it('creates with labels, cloud-init keys, the prepared boot disk; a failed Operation is classified; cleanup deletes the disk', async () => {

@@ -50,7 +50,15 @@ describe('primeintellect: classify error bodies', () => {
 
 describe('primeintellect: mapping', () => {
   it('status table', () => {
-    expect(STATUS).toMatchObject({ PROVISIONING: 'Pending', PENDING: 'Pending', ACTIVE: 'Running', STOPPED: 'Stopped', ERROR: 'Failed', DELETING: 'Terminating', TERMINATED: null });
+    expect(STATUS).toMatchObject({
+      PROVISIONING: 'Pending',
+      PENDING: 'Pending',
+      ACTIVE: 'Running',
+      STOPPED: 'Stopped',
+      ERROR: 'Failed',
+      DELETING: 'Terminating',
+      TERMINATED: null,
+    });
   });
   it.each([
     ['root@1.2.3.4 -p 22', { host: '1.2.3.4', port: 22, user: 'root' }],
@@ -67,7 +75,10 @@ describe('primeintellect: mapping', () => {
     expect(parseSshConnection(input as string | null)).toBeUndefined();
   });
   it('a failed installation on an ACTIVE pod is Failed with the vendor reason', () => {
-    const o = toObserved({ id: 'p', status: 'ACTIVE', installationStatus: 'ERROR', installationFailure: 'image pull failed', sshConnection: 'root@1.1.1.1 -p 22' }, { cloud: 'primeintellect', region: 'X' });
+    const o = toObserved(
+      { id: 'p', status: 'ACTIVE', installationStatus: 'ERROR', installationFailure: 'image pull failed', sshConnection: 'root@1.1.1.1 -p 22' },
+      { cloud: 'primeintellect', region: 'X' },
+    );
     expect(o).toMatchObject({ status: 'Failed', reason: 'image pull failed' });
     expect(o?.endpoint).toBeUndefined();
   });
@@ -84,7 +95,10 @@ describe('primeintellect: vendor specifics against the fixture', () => {
 
   it('plans one offer per data centre (cheapest there), following availability pages, skipping unavailable stock', async () => {
     const offers = await planned(d.provider, request);
-    expect(offers.map((o) => [o.region, o.pricePerHour])).toEqual([['US-TX-1', 2.09], ['FIN-01', 2.19]]);
+    expect(offers.map((o) => [o.region, o.pricePerHour])).toEqual([
+      ['US-TX-1', 2.09],
+      ['FIN-01', 2.19],
+    ]);
     expect(offers[0]).toMatchObject({ instanceType: 'H100_80GB', currency: 'USD', extra: { cloudId: 'c3', provider: 'massedcompute', socket: 'PCIe' } });
     expect(d.server.http.log.filter((l) => l.path.endsWith('/availability/gpus')).length).toBeGreaterThan(1);
     expect(await whyNothing(d.provider, { ...request, gpu: { model: 'B200', count: 1 } })).toMatch(/^no B200 here; GPUs here: .*H100_80GB/);
@@ -118,7 +132,10 @@ describe('primeintellect: vendor specifics against the fixture', () => {
     const spec = specFor('pi-life');
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const body = d.server.pods.get(id)!.body as { pod: Record<string, unknown>; provider: unknown };
-    expect(body).toMatchObject({ pod: { name: 'gpuprov-pi-life', cloudId: 'c3', gpuType: 'H100_80GB', gpuCount: 1, socket: 'PCIe', dataCenterId: 'US-TX-1' }, provider: { type: 'massedcompute' } });
+    expect(body).toMatchObject({
+      pod: { name: 'gpuprov-pi-life', cloudId: 'c3', gpuType: 'H100_80GB', gpuCount: 1, socket: 'PCIe', dataCenterId: 'US-TX-1' },
+      provider: { type: 'massedcompute' },
+    });
     const at = { cloud: 'primeintellect', region: offer!.region };
     const seen: unknown[] = [];
     for (let i = 0; i < 4; i++) seen.push((await d.provider.observe(at, 'pi-life'))[0]);

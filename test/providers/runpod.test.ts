@@ -41,7 +41,13 @@ describe('runpod: classify documented error bodies', () => {
     { name: '429 with Retry-After', status: 429, body: BODIES.rate, op: 'list', retryAfter: '30', kind: 'Transient', retryAfterMs: 30_000 },
     { name: '429 without Retry-After', status: 429, body: BODIES.rate, op: 'list', kind: 'Transient' },
     { name: '502 upstream', status: 502, body: BODIES.upstream, op: 'create', kind: 'Transient' },
-    { name: '409 cluster pod', status: 409, body: { title: 'Conflict', status: 409, detail: 'pod belongs to a cluster' }, op: 'delete', kind: 'InvalidRequest' },
+    {
+      name: '409 cluster pod',
+      status: 409,
+      body: { title: 'Conflict', status: 409, detail: 'pod belongs to a cluster' },
+      op: 'delete',
+      kind: 'InvalidRequest',
+    },
   ];
   it.each(cases)('$name → $kind', (c) => {
     const e = classify(new RunPodHttpError(c.status, c.body, c.op, c.retryAfter));
@@ -64,9 +70,17 @@ describe('runpod: mapping', () => {
     expect(gpuModelMatches('A100', 'NVIDIA A100-SXM4-40GB')).toBe(true);
   });
   it('endpoint from ssh.direct, v1 publicIp + portMappings, or runtime ports; never the proxy', () => {
-    expect(sshEndpoint({ id: 'a', ssh: { direct: { host: '1.2.3.4', port: 41022, username: 'root' }, proxy: null } })).toEqual({ host: '1.2.3.4', port: 41022, user: 'root' });
+    expect(sshEndpoint({ id: 'a', ssh: { direct: { host: '1.2.3.4', port: 41022, username: 'root' }, proxy: null } })).toEqual({
+      host: '1.2.3.4',
+      port: 41022,
+      user: 'root',
+    });
     expect(sshEndpoint({ id: 'a', publicIp: '5.6.7.8', portMappings: { '22': 10341 } })).toEqual({ host: '5.6.7.8', port: 10341, user: 'root' });
-    expect(sshEndpoint({ id: 'a', runtime: { ports: [{ private: 22, public: 12000, type: 'tcp', ip: '9.9.9.9', isIpPublic: true }] } })).toEqual({ host: '9.9.9.9', port: 12000, user: 'root' });
+    expect(sshEndpoint({ id: 'a', runtime: { ports: [{ private: 22, public: 12000, type: 'tcp', ip: '9.9.9.9', isIpPublic: true }] } })).toEqual({
+      host: '9.9.9.9',
+      port: 12000,
+      user: 'root',
+    });
     expect(sshEndpoint({ id: 'a', ssh: { proxy: { host: 'ssh.runpod.io', port: 22, username: 'tok' }, direct: null } })).toBeUndefined();
   });
   it('merging keeps existing keys verbatim and does not duplicate ours', () => {
@@ -112,7 +126,13 @@ describe('runpod: vendor specifics against the fixture', () => {
     const [offer] = await planned(d.provider, request);
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const body = d.server.creates.at(-1) as Record<string, unknown>;
-    expect(body).toMatchObject({ name: 'gpuprov-rp-ssh', startSsh: true, ports: ['22/tcp', '8888/tcp'], dataCenterIds: [offer!.region], gpu: { id: offer!.instanceType, count: 1 } });
+    expect(body).toMatchObject({
+      name: 'gpuprov-rp-ssh',
+      startSsh: true,
+      ports: ['22/tcp', '8888/tcp'],
+      dataCenterIds: [offer!.region],
+      gpu: { id: offer!.instanceType, count: 1 },
+    });
     expect((body.env as Record<string, string>).PUBLIC_KEY).toBe('ssh-ed25519 AAAAworkerkey worker\nssh-ed25519 AAAAuserkey user');
     const at = { cloud: 'runpod', region: offer!.region };
     expect((await d.provider.observe(at, 'rp-ssh'))[0]).toMatchObject({ id, status: 'Pending' });

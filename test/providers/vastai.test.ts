@@ -29,7 +29,17 @@ runConformance({
 });
 
 describe('vastai: classify documented error bodies', () => {
-  const cases: { name: string; status: number; body: unknown; op?: string; retryAfter?: string; kind: ErrorKind; block?: string; retryAfterMs?: number; code?: string }[] = [
+  const cases: {
+    name: string;
+    status: number;
+    body: unknown;
+    op?: string;
+    retryAfter?: string;
+    kind: ErrorKind;
+    block?: string;
+    retryAfterMs?: number;
+    code?: string;
+  }[] = [
     { name: '404 no_such_ask on create', status: 404, body: BODIES.noSuchAsk404, op: 'create', kind: 'Capacity', code: 'no_such_ask' },
     { name: '404 with the code only inside msg', status: 404, body: BODIES.noSuchAskMsgOnly, op: 'create', kind: 'Capacity', code: 'no_such_ask' },
     { name: '410 no_such_ask (cancel_unavail)', status: 410, body: BODIES.noSuchAsk410, op: 'create', kind: 'Capacity' },
@@ -64,8 +74,20 @@ describe('vastai: mapping', () => {
     expect(toObserved({ id: 1, actual_status: null }, at)?.status).toBe('Pending');
   });
   it('endpoint: direct when 22/tcp is published, else the proxy', () => {
-    expect(sshEndpoint({ id: 1, public_ipaddr: '1.2.3.4\n', ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: 41234 }] }, ssh_host: 'ssh5.vast.ai', ssh_port: 12345 })).toEqual({ host: '1.2.3.4', port: 41234, user: 'root' });
-    expect(sshEndpoint({ id: 1, public_ipaddr: '1.2.3.4', ssh_host: 'ssh5.vast.ai', ssh_port: 12345 })).toEqual({ host: 'ssh5.vast.ai', port: 12345, user: 'root' });
+    expect(
+      sshEndpoint({
+        id: 1,
+        public_ipaddr: '1.2.3.4\n',
+        ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: 41234 }] },
+        ssh_host: 'ssh5.vast.ai',
+        ssh_port: 12345,
+      }),
+    ).toEqual({ host: '1.2.3.4', port: 41234, user: 'root' });
+    expect(sshEndpoint({ id: 1, public_ipaddr: '1.2.3.4', ssh_host: 'ssh5.vast.ai', ssh_port: 12345 })).toEqual({
+      host: 'ssh5.vast.ai',
+      port: 12345,
+      user: 'root',
+    });
     expect(regionOf('Texas, US')).toBe('US');
   });
 });
@@ -81,21 +103,43 @@ describe('vastai: vendor specifics against the fixture', () => {
 
   it('plans asks cheapest first, one zone per machine, country as region; prices include the 50 GB disk', async () => {
     const offers = await planned(d.provider, request);
-    const price = (id: number): number => priceOf(d.server.asks.find((a) => a.id === id)!, 50);
-    expect(offers.slice(0, 3).map((o) => [o.region, o.zone, o.pricePerHour])).toEqual([['CA', 'm802', price(4202)], ['PL', 'm803', price(4203)], ['US', 'm801', price(4201)]]);
+    const price = (id: number): number =>
+      priceOf(
+        d.server.asks.find((a) => a.id === id)!,
+        50,
+      );
+    expect(offers.slice(0, 3).map((o) => [o.region, o.zone, o.pricePerHour])).toEqual([
+      ['CA', 'm802', price(4202)],
+      ['PL', 'm803', price(4203)],
+      ['US', 'm801', price(4201)],
+    ]);
     expect(price(4202)).toBeGreaterThan(0.355);
     expect(offers[0]).toMatchObject({ instanceType: '1x RTX 4090', currency: 'USD', extra: { askId: 4202, direct: false } });
     expect(offers.every((o) => o.instanceType === '1x RTX 4090')).toBe(true);
-    expect(await planned(d.provider, { ...request, gpu: { model: 'A100-40GB', count: 1 }, regions: ['SE'] })).toMatchObject([{ instanceType: '1x A100 PCIE', zone: 'm805' }]);
+    expect(await planned(d.provider, { ...request, gpu: { model: 'A100-40GB', count: 1 }, regions: ['SE'] })).toMatchObject([
+      { instanceType: '1x A100 PCIE', zone: 'm805' },
+    ]);
   });
 
   it('the search filters server-side: model, count (exact or N+), price cap, reliability, disk, countries', () => {
     const q = searchQuery({ vmName: 'x', gpu: { model: 'A100', count: 2, atLeast: true }, maxPricePerHour: 3, regions: ['US', 'CA'], k8s: false }, 50);
     expect(q).toMatchObject({
-      gpu_name: { in: ['A100 PCIE', 'A100 SXM4'] }, num_gpus: { gte: 2 }, dph_total: { lte: 3 }, reliability: { gte: 0.95 },
-      disk_space: { gte: 50 }, geolocation: { in: ['US', 'CA'] }, type: 'on-demand', allocated_storage: 50, verified: { eq: true }, rentable: { eq: true }, rented: { eq: false },
+      gpu_name: { in: ['A100 PCIE', 'A100 SXM4'] },
+      num_gpus: { gte: 2 },
+      dph_total: { lte: 3 },
+      reliability: { gte: 0.95 },
+      disk_space: { gte: 50 },
+      geolocation: { in: ['US', 'CA'] },
+      type: 'on-demand',
+      allocated_storage: 50,
+      verified: { eq: true },
+      rentable: { eq: true },
+      rented: { eq: false },
     });
-    expect(searchQuery({ vmName: 'x', gpu: { model: 'H100-SXM', count: 1 }, k8s: false }, 50)).toMatchObject({ gpu_name: { in: ['H100 SXM'] }, num_gpus: { eq: 1 } });
+    expect(searchQuery({ vmName: 'x', gpu: { model: 'H100-SXM', count: 1 }, k8s: false }, 50)).toMatchObject({
+      gpu_name: { in: ['H100 SXM'] },
+      num_gpus: { eq: 1 },
+    });
     expect(vastGpuNames('RTX4090')).toEqual(['RTX 4090']);
     expect(vastGpuNames('A6000')).toEqual(['RTX A6000']);
     expect(vastGpuNames('H100')).toEqual(['H100 NVL', 'H100 PCIE', 'H100 SXM']);
@@ -118,10 +162,13 @@ describe('vastai: vendor specifics against the fixture', () => {
     expect(eight.every((o) => o.gpu?.model.startsWith('H100') && o.gpu.count >= 2 && o.pricePerHour! <= 30)).toBe(true);
   });
 
-  it('create labels the identity, sends the users\' keys and the boot script via onstart; direct ssh when the ask has ports', async () => {
+  it("create labels the identity, sends the users' keys and the boot script via onstart; direct ssh when the ask has ports", async () => {
     const offers = await planned(d.provider, request);
     const direct = offers.find((o) => o.region === 'US')!;
-    const spec = specFor('va-direct', { publicKeys: ['ssh-ed25519 AAAAworkerVast w', 'ssh-ed25519 AAAAuserVast u'], bootScript: { script: '#!/bin/sh\necho booted', env: { X: 'y' } } });
+    const spec = specFor('va-direct', {
+      publicKeys: ['ssh-ed25519 AAAAworkerVast w', 'ssh-ed25519 AAAAuserVast u'],
+      bootScript: { script: '#!/bin/sh\necho booted', env: { X: 'y' } },
+    });
     const id = await d.provider.create(direct, await d.provider.prepare(direct, spec), spec);
     const body = d.server.instances.get(Number(id))!.body;
     expect(body).toMatchObject({ label: 'gpuprov-va-direct', runtype: 'ssh_direc ssh_proxy', cancel_unavail: true, client_id: 'me', disk: 50 });
@@ -159,7 +206,10 @@ describe('vastai: vendor specifics against the fixture', () => {
     const at = locationOf(offer);
     const live0 = await d.countLive();
     d.server.armCreateErrorYetCreates();
-    const err = await d.provider.create(offer, await d.provider.prepare(offer, spec), spec).then(() => undefined, (e: unknown) => e);
+    const err = await d.provider.create(offer, await d.provider.prepare(offer, spec), spec).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ProviderError);
     expect((err as ProviderError).kind).toBe('Transient');
     expect(await d.countLive()).toBe(live0 + 1);

@@ -91,7 +91,7 @@ describe('verda specifics', () => {
     expect(`${e2.message} ${JSON.stringify(e2)} ${String(e2.stack)}`).not.toContain('very-sekret-456');
   });
 
-  it('prepare makes the startup script (renderShellScript) and registers keys idempotently; cleanup deletes only this VM\'s scripts', async () => {
+  it("prepare makes the startup script (renderShellScript) and registers keys idempotently; cleanup deletes only this VM's scripts", async () => {
     const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
     const at = { cloud: 'verda', region: offer!.region };
     const boot = { script: 'echo hello', env: { K: 'v' } };
@@ -101,11 +101,19 @@ describe('verda specifics', () => {
     expect(await d.provider.prepare(offer!, spec)).toEqual(a);
     await d.provider.prepare(offer!, other);
     expect(d.server.sshKeys).toHaveLength(2);
-    expect(d.server.scripts.map((s) => s.name)).toEqual([expect.stringMatching(/^gpuprov-vd-a\.[0-9a-f]{8}$/), expect.stringMatching(/^gpuprov-vd-a-b\.[0-9a-f]{8}$/)]);
+    expect(d.server.scripts.map((s) => s.name)).toEqual([
+      expect.stringMatching(/^gpuprov-vd-a\.[0-9a-f]{8}$/),
+      expect.stringMatching(/^gpuprov-vd-a-b\.[0-9a-f]{8}$/),
+    ]);
     expect(d.server.scripts[0]!.script).toContain("export K='v'");
     const id = await d.provider.create(offer!, a, spec);
     const vm = d.server.instances.get(id)!;
-    expect(vm).toMatchObject({ hostname: 'gpuprov-vd-a', description: 'gpuprov-vm-name=vd-a gpuprov-owner=conformance', startup_script_id: d.server.scripts[0]!.id, location: offer!.region });
+    expect(vm).toMatchObject({
+      hostname: 'gpuprov-vd-a',
+      description: 'gpuprov-vm-name=vd-a gpuprov-owner=conformance',
+      startup_script_id: d.server.scripts[0]!.id,
+      location: offer!.region,
+    });
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     const volumes0 = d.server.volumes.size;
     expect([...d.server.volumes.values()].filter((v) => v.instance_id === id)).toMatchObject([{ id: vm.os_volume_id, is_os_volume: true, status: 'attached' }]);

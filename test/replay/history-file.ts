@@ -21,7 +21,10 @@ export interface HistoryJson {
   events: HistoryEvent[];
 }
 
-export const historyFiles = (): string[] => readdirSync(HISTORY_DIR).filter((f) => f.endsWith('.json')).sort();
+export const historyFiles = (): string[] =>
+  readdirSync(HISTORY_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 
 export const readHistory = (file: string): HistoryJson => JSON.parse(readFileSync(join(HISTORY_DIR, file), 'utf8')) as HistoryJson;
 

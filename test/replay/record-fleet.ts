@@ -41,7 +41,14 @@ export async function recordFleet(root: string, ssh: SshIdentity): Promise<{ fle
         role: 'web',
         count,
         vm: { clouds: ['local'], k8s: 'off' },
-        bootstrap: { verify: ['true'], start: 'exec python3 -m http.server "$PORT" --bind 127.0.0.1', ready: { tcp: {} }, timeout: 30, portBase, dir: join(root, 'boot') },
+        bootstrap: {
+          verify: ['true'],
+          start: 'exec python3 -m http.server "$PORT" --bind 127.0.0.1',
+          ready: { tcp: {} },
+          timeout: 30,
+          portBase,
+          dir: join(root, 'boot'),
+        },
       },
     ],
   });

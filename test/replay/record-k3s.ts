@@ -16,7 +16,13 @@ import { SimulatedK3sCloud, type SimHost } from '../k3s/sim/simulated-cloud';
 import { FAST, waitFor } from '../workflows/helpers';
 
 /** Probes once a second: fewer boot-probe timers in the boot-route history than the k3s tests' 300 ms. */
-const K3S_RECORD: K3sTuning = { k3sBootMaxWaitMs: 60_000, k3sProbeIntervalMs: 1_000, k3sInstallTimeoutMs: 60_000, k3sApiDeadlineMs: 20_000, k3sValidateDeadlineMs: 20_000 };
+const K3S_RECORD: K3sTuning = {
+  k3sBootMaxWaitMs: 60_000,
+  k3sProbeIntervalMs: 1_000,
+  k3sInstallTimeoutMs: 60_000,
+  k3sApiDeadlineMs: 20_000,
+  k3sValidateDeadlineMs: 20_000,
+};
 
 /** Runs both VMs to their end; returns their workflow IDs. */
 export async function recordK3s(root: string, ssh: SshIdentity): Promise<{ boot: string; push: string }> {
@@ -35,7 +41,8 @@ export async function recordK3s(root: string, ssh: SshIdentity): Promise<{ boot:
     try {
       const s: VmStatus = await waitFor(h, (x) => x.stage === 'ready' || x.stage === 'k8s-failed' || x.stage === 'failed', 'k3s to settle', 120_000);
       const k8s = s.k8s as K3sStatus;
-      if (s.stage !== 'ready' || k8s.route !== route) throw new Error(`${name}: expected ready by route ${route}, got ${s.stage} (${k8s.route ?? '-'}): ${k8s.note}`);
+      if (s.stage !== 'ready' || k8s.route !== route)
+        throw new Error(`${name}: expected ready by route ${route}, got ${s.stage} (${k8s.route ?? '-'}): ${k8s.note}`);
     } finally {
       await h.signal(teardownSignal).catch(() => undefined);
     }

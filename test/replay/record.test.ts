@@ -63,7 +63,12 @@ describe.skipIf(!record || !requireServer())('record histories (FakeProvider)', 
       const td = await client.workflow.start<typeof teardownWorkflow>('teardownWorkflow', {
         taskQueue: lab.worker.taskQueue,
         workflowId: `teardown-hist-${Date.now()}`,
-        args: [{ target: { at: { cloud: 'fake', region: 'fake-a' }, vmName: 'hist-two', instanceIds: [], mode: 'full', pollIntervalMs: 200 }, tuning: { mutateInitialIntervalMs: 100 } }],
+        args: [
+          {
+            target: { at: { cloud: 'fake', region: 'fake-a' }, vmName: 'hist-two', instanceIds: [], mode: 'full', pollIntervalMs: 200 },
+            tuning: { mutateInitialIntervalMs: 100 },
+          },
+        ],
       });
       await td.result();
       saveHandle(td, 'teardown.json');
@@ -97,28 +102,31 @@ describe.skipIf(!record || !requireServer())('record histories (FakeProvider)', 
   });
 });
 
-describe.skipIf(!record || !requireServer() || !requireTool('sshd, openssl, flock', haveSshTools, 'apt-get install -y openssh-server openssl util-linux'))('record histories (real sshd)', () => {
-  it('records a fleet applied with 1 node, scaled to 2, back to 1, then down, and one of its slots (local cloud)', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'gpuprov-record-fleet-'));
-    try {
-      const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
-      const { fleetId, slotId } = await recordFleet(root, ssh);
-      save('fleet-scale.json', fleetId, { privateKey: ssh.privateKey });
-      save('fleet-slot.json', slotId, { privateKey: ssh.privateKey });
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
-  }, 300_000);
+describe.skipIf(!record || !requireServer() || !requireTool('sshd, openssl, flock', haveSshTools, 'apt-get install -y openssh-server openssl util-linux'))(
+  'record histories (real sshd)',
+  () => {
+    it('records a fleet applied with 1 node, scaled to 2, back to 1, then down, and one of its slots (local cloud)', async () => {
+      const root = mkdtempSync(join(tmpdir(), 'gpuprov-record-fleet-'));
+      try {
+        const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
+        const { fleetId, slotId } = await recordFleet(root, ssh);
+        save('fleet-scale.json', fleetId, { privateKey: ssh.privateKey });
+        save('fleet-slot.json', slotId, { privateKey: ssh.privateKey });
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    }, 300_000);
 
-  it('records k3s VMs on simulated k3s hosts: installed at boot, and pushed over SSH', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'gpuprov-record-k3s-'));
-    try {
-      const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
-      const ids = await recordK3s(root, ssh);
-      save('k3s-boot.json', ids.boot, { privateKey: ssh.privateKey });
-      save('k3s-push.json', ids.push, { privateKey: ssh.privateKey });
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
-  }, 300_000);
-});
+    it('records k3s VMs on simulated k3s hosts: installed at boot, and pushed over SSH', async () => {
+      const root = mkdtempSync(join(tmpdir(), 'gpuprov-record-k3s-'));
+      try {
+        const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
+        const ids = await recordK3s(root, ssh);
+        save('k3s-boot.json', ids.boot, { privateKey: ssh.privateKey });
+        save('k3s-push.json', ids.push, { privateKey: ssh.privateKey });
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    }, 300_000);
+  },
+);

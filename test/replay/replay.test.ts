@@ -79,7 +79,9 @@ describe('scenario histories exercise what they claim', () => {
 describe('a changed command sequence does not replay', () => {
   // Every history that starts with a launch (vm) or a fleet's first reconcile: a run continued as
   // new may open with a timer itself, which the extra timer would match.
-  const fresh = files.filter((f) => attributesOf(readHistory(f).events[0]!).continuedExecutionRunId === undefined && workflowTypeOf(readHistory(f)) !== 'teardownWorkflow');
+  const fresh = files.filter(
+    (f) => attributesOf(readHistory(f).events[0]!).continuedExecutionRunId === undefined && workflowTypeOf(readHistory(f)) !== 'teardownWorkflow',
+  );
 
   it('vmWorkflow and fleetWorkflow with a timer before their first command fail every fresh history with a DeterminismViolationError', async () => {
     expect(fresh).toEqual(expect.arrayContaining(['single-attempt.json', 'k3s-push.json', 'fleet-scale.json', 'continue-as-new.run1.json']));
@@ -96,7 +98,9 @@ describe('a changed command sequence does not replay', () => {
 
 describe('the secret scanner can fail', () => {
   it('finds key material in a history-shaped payload', () => {
-    const leaked = JSON.stringify({ events: [{ payload: { data: Buffer.from('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA').toString('base64') } }] });
+    const leaked = JSON.stringify({
+      events: [{ payload: { data: Buffer.from('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA').toString('base64') } }],
+    });
     expect(findSecrets(decodedHistoryText(leaked))).toEqual(expect.arrayContaining(['PEM private key', 'OpenSSH private key body']));
   });
 });

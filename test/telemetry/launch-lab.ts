@@ -62,7 +62,10 @@ export async function startWorkerUnderTest(o: WorkerOptions): Promise<WorkerUnde
     FORCE_COLOR: '3',
   };
   const fd = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', pathToFileURL(require.resolve('tsx')).href, WORKER_ENTRY], { env, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', pathToFileURL(require.resolve('tsx')).href, WORKER_ENTRY], {
+    env,
+    stdio: ['ignore', fd, fd],
+  });
   fs.closeSync(fd);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {

@@ -32,7 +32,10 @@ export interface ReceivedSpan {
 }
 
 interface Decoded {
-  resource_spans?: { resource?: { attributes?: { key: string; value?: { string_value?: string } }[] }; scope_spans?: { spans?: { trace_id: Uint8Array; span_id: Uint8Array; parent_span_id?: Uint8Array; name: string }[] }[] }[];
+  resource_spans?: {
+    resource?: { attributes?: { key: string; value?: { string_value?: string } }[] };
+    scope_spans?: { spans?: { trace_id: Uint8Array; span_id: Uint8Array; parent_span_id?: Uint8Array; name: string }[] }[];
+  }[];
 }
 
 const hex = (b: Uint8Array | undefined): string => Buffer.from(b ?? []).toString('hex');
@@ -61,7 +64,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         for (const rs of msg.resource_spans ?? []) {
           const service = rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value?.string_value ?? '';
           for (const ss of rs.scope_spans ?? []) {
-            for (const s of ss.spans ?? []) spans.push({ traceId: hex(s.trace_id), spanId: hex(s.span_id), parentSpanId: hex(s.parent_span_id), name: s.name, service });
+            for (const s of ss.spans ?? [])
+              spans.push({ traceId: hex(s.trace_id), spanId: hex(s.span_id), parentSpanId: hex(s.parent_span_id), name: s.name, service });
           }
         }
         res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();

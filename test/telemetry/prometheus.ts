@@ -28,9 +28,7 @@ export async function scrape(address: string): Promise<Sample[]> {
 
 /** Sum of the samples named `name` whose labels include `labels` (0 when none). */
 export function value(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  return samples
-    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((a, s) => a + s.value, 0);
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
 }
 
 export const has = (samples: Sample[], name: string): boolean => samples.some((s) => s.name === name);

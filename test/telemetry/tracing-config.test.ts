@@ -12,6 +12,8 @@ describe('where traces go', () => {
 
   it('another protocol is bad input naming the variable', () => {
     expect(() => tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(InputError);
-    expect(() => tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL|http\/protobuf only/);
+    expect(() => tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })).toThrow(
+      /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL|http\/protobuf only/,
+    );
   });
 });

@@ -46,14 +46,31 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
       ],
     });
     const w = worker;
-    scrapes.before = await pollUntil(() => scrape(w.metricsAddress), (s) => has(s, METRICS.orphansSwept), 'the metrics endpoint');
+    scrapes.before = await pollUntil(
+      () => scrape(w.metricsAddress),
+      (s) => has(s, METRICS.orphansSwept),
+      'the metrics endpoint',
+    );
 
     // Through the CLI's client: its StartWorkflow span is the root of the launch's trace.
-    conn = await connectClient({ out: () => undefined, err: () => undefined, isTTY: false, env: { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint } }, { autoStart: false });
+    conn = await connectClient(
+      {
+        out: () => undefined,
+        err: () => undefined,
+        isTTY: false,
+        env: { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+      },
+      { autoStart: false },
+    );
     const { handle } = await new GpuprovClient(conn.client, w.taskQueue).start({ name, clouds: ['local'], k8s: 'off' }, FAST);
 
     await waitStage(handle, 'booting', 60_000);
-    scrapes.launching = await pollUntil(() => scrape(w.metricsAddress), (s) => value(s, METRICS.vms, { stage: 'booting' }) >= 1, 'gpuprov_vms{stage="booting"} while booting', BOOT_DELAY_MS * 3);
+    scrapes.launching = await pollUntil(
+      () => scrape(w.metricsAddress),
+      (s) => value(s, METRICS.vms, { stage: 'booting' }) >= 1,
+      'gpuprov_vms{stage="booting"} while booting',
+      BOOT_DELAY_MS * 3,
+    );
     const ready = await waitStage(handle, 'ready', 90_000);
     cloudStage = ready.offer?.cloud ?? '';
     const price = ready.offer?.pricePerHour ?? 0;
@@ -65,17 +82,35 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     await handle.signal(teardownSignal);
     await waitFor(handle, (s) => s.stage === 'terminated', 'terminated', 60_000).catch(() => undefined);
     await handle.result();
-    scrapes.after = await pollUntil(() => scrape(w.metricsAddress), (s) => value(s, `${METRICS.timeToGone}_count`) >= 1, 'time to gone recorded');
+    scrapes.after = await pollUntil(
+      () => scrape(w.metricsAddress),
+      (s) => value(s, `${METRICS.timeToGone}_count`) >= 1,
+      'time to gone recorded',
+    );
     const metricsText = await (await fetch(`http://${w.metricsAddress}/metrics`)).text();
     // Lets the workflow's last spans reach the exporter before the worker flushes on SIGTERM.
-    await pollUntil(async () => receiver.spans, (spans) => spans.some((s) => s.name === 'RunWorkflow:vmWorkflow'), 'the workflow span', 20_000).catch(() => undefined);
+    await pollUntil(
+      async () => receiver.spans,
+      (spans) => spans.some((s) => s.name === 'RunWorkflow:vmWorkflow'),
+      'the workflow span',
+      20_000,
+    ).catch(() => undefined);
     await worker.stop();
     rawLog = fs.readFileSync(worker.logFile, 'utf8');
     // For people: what an operator sees of one launch.
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     fs.writeFileSync(path.join(ARTIFACTS, 'telemetry-worker.log'), rawLog);
-    fs.writeFileSync(path.join(ARTIFACTS, 'telemetry-metrics.txt'), metricsText.split('\n').filter((l) => l.includes('gpuprov_')).join('\n'));
-    log = rawLog.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+    fs.writeFileSync(
+      path.join(ARTIFACTS, 'telemetry-metrics.txt'),
+      metricsText
+        .split('\n')
+        .filter((l) => l.includes('gpuprov_'))
+        .join('\n'),
+    );
+    log = rawLog
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   }, 300_000);
 
   afterAll(async () => {
@@ -93,13 +128,20 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     for (const l of mine) expect(l.vmName).toBe(name);
     // Workflow lines carry the cloud and attempt; activity lines the cloud from their input.
     expect(mine.find((l) => l.component === 'workflow' && l.msg === 'stage booting')).toMatchObject({ cloud: 'local', attempt: 2 });
-    expect(mine.find((l) => l.component === 'workflow' && String(l.msg).startsWith('attempt failed'))).toMatchObject({ kind: 'Capacity', attempt: 1, cloud: 'local' });
+    expect(mine.find((l) => l.component === 'workflow' && String(l.msg).startsWith('attempt failed'))).toMatchObject({
+      kind: 'Capacity',
+      attempt: 1,
+      cloud: 'local',
+    });
     expect(mine.find((l) => l.component === 'activity' && l.msg === 'instance created')).toMatchObject({ cloud: 'local', activityType: 'prepareAndCreate' });
     // The boot wait polled: at debug, as one compact line, never a WARN "Activity failed".
     const polls = mine.filter((l) => l.msg === 'not ready yet');
     expect(polls.length).toBeGreaterThan(0);
-    for (const p of polls) expect(p).toMatchObject({ level: 'debug', failure: 'NotReady', cloud: 'local', activityType: 'awaitRunning', activityAttempt: expect.any(Number) });
-    const noisy = log.filter((l) => l.msg === 'Activity failed' && ['NotReady', 'SshNotReady', 'SshAuthFailed'].includes(String((l.error as { type?: string } | undefined)?.type)));
+    for (const p of polls)
+      expect(p).toMatchObject({ level: 'debug', failure: 'NotReady', cloud: 'local', activityType: 'awaitRunning', activityAttempt: expect.any(Number) });
+    const noisy = log.filter(
+      (l) => l.msg === 'Activity failed' && ['NotReady', 'SshNotReady', 'SshAuthFailed'].includes(String((l.error as { type?: string } | undefined)?.type)),
+    );
     expect(noisy).toEqual([]);
     expect(log.some((l) => l.level === 'info' && String(l.msg).includes('polling task queue'))).toBe(true);
   });
@@ -126,7 +168,14 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     expect(start, JSON.stringify(receiver.spans.map((s) => s.name))).toBeDefined();
     const trace = receiver.spans.filter((s) => s.traceId === start!.traceId);
     const names = new Set(trace.map((s) => s.name));
-    for (const n of ['RunWorkflow:vmWorkflow', 'StartActivity:planOffers', 'RunActivity:planOffers', 'RunActivity:prepareAndCreate', 'RunActivity:awaitRunning', 'RunActivity:probeSsh']) {
+    for (const n of [
+      'RunWorkflow:vmWorkflow',
+      'StartActivity:planOffers',
+      'RunActivity:planOffers',
+      'RunActivity:prepareAndCreate',
+      'RunActivity:awaitRunning',
+      'RunActivity:probeSsh',
+    ]) {
       expect(names, n).toContain(n);
     }
     expect(trace.find((s) => s.name === 'RunWorkflow:vmWorkflow')?.parentSpanId).toBe(start!.spanId);

@@ -48,7 +48,8 @@ function checker(): string {
   return execFileSync('bash', [path.join(ROOT, 'scripts', 'compose-check.sh')], { encoding: 'utf8', timeout: 170_000 }).trim();
 }
 
-const available = Boolean(process.env.GPUPROV_COMPOSE_CHECK) || requireTool('go (to build test/compose-check)', haveGo, 'https://go.dev/dl or apt-get install golang-go');
+const available =
+  Boolean(process.env.GPUPROV_COMPOSE_CHECK) || requireTool('go (to build test/compose-check)', haveGo, 'https://go.dev/dl or apt-get install golang-go');
 
 describe.skipIf(!available)('docker-compose.temporal.yml (compose-go loader)', () => {
   let bin: string;

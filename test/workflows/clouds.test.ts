@@ -24,7 +24,10 @@ import { startGcpDouble } from '../providers/gcp/double';
 import { startAwsDouble } from '../providers/aws/double';
 import { motoMissing } from '../harness/moto';
 
-const stubProbe: SshProber = async (t) => ({ fingerprint: `SHA256:stand-in-${t.host}-${t.port}`, hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStandInHostKeyForFixtures' });
+const stubProbe: SshProber = async (t) => ({
+  fingerprint: `SHA256:stand-in-${t.host}-${t.port}`,
+  hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStandInHostKeyForFixtures',
+});
 
 async function workerFor(providers: CloudProvider[]): Promise<TestWorker> {
   const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-clouds-keys-')));
@@ -33,7 +36,11 @@ async function workerFor(providers: CloudProvider[]): Promise<TestWorker> {
 
 async function launchThenTeardown(w: TestWorker, spec: VmSpec): Promise<LaunchResult> {
   const client = await testEnv().client();
-  const result = await client.workflow.execute<typeof launchWorkflow>('launchWorkflow', { taskQueue: w.taskQueue, workflowId: `launch-${spec.name}-${randomUUID().slice(0, 6)}`, args: [{ spec, tuning: FAST }] });
+  const result = await client.workflow.execute<typeof launchWorkflow>('launchWorkflow', {
+    taskQueue: w.taskQueue,
+    workflowId: `launch-${spec.name}-${randomUUID().slice(0, 6)}`,
+    args: [{ spec, tuning: FAST }],
+  });
   await client.workflow.execute<typeof teardownWorkflow>('teardownWorkflow', {
     taskQueue: w.taskQueue,
     workflowId: `teardown-${spec.name}-${randomUUID().slice(0, 6)}`,
@@ -50,7 +57,11 @@ describe.skipIf(!requireServer())('launch across real adapters on the dev server
 
   it('fails over across clouds: Lambda out of capacity → RunPod quota → Prime Intellect ready; teardown leaves zero everywhere', async () => {
     const [lambda, runpod, pi] = await Promise.all([startLambdaDouble(), startRunPodDouble(), startPrimeIntellectDouble()]);
-    closers.push(() => lambda.close(), () => runpod.close(), () => pi.close());
+    closers.push(
+      () => lambda.close(),
+      () => runpod.close(),
+      () => pi.close(),
+    );
     const w = await workerFor([lambda.provider, runpod.provider, pi.provider]);
     closers.push(() => w.stop());
     await lambda.arm('Capacity', 'create');

@@ -32,7 +32,13 @@ describe.skipIf(!requireTool('temporal CLI', cliPath !== '', 'pip install tempor
 
   async function withWorker<T>(address: string, taskQueue: string, fn: () => Promise<T>): Promise<T> {
     const connection = await NativeConnection.connect({ address });
-    const worker = await buildWorker({ connection, namespace: 'default', taskQueue, activities: {}, workflows: { workflowsPath: path.join(__dirname, '../harness/test-workflows.ts') } });
+    const worker = await buildWorker({
+      connection,
+      namespace: 'default',
+      taskQueue,
+      activities: {},
+      workflows: { workflowsPath: path.join(__dirname, '../harness/test-workflows.ts') },
+    });
     try {
       return await worker.runUntil(fn);
     } finally {

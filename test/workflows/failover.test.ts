@@ -69,7 +69,10 @@ describe.skipIf(!requireServer())('launch failover on the dev server (FakeProvid
     lab.fake.setBootMs(400);
     lab.fake.script({ primitive: 'observe', region: 'fake-a', error: 'Credentials', times: 1, skip: 1 });
     const h = await lab.start({ name: 'cred1', k8s: 'off' });
-    const err = await h.result().then(() => undefined, (e: unknown) => e);
+    const err = await h.result().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     lab.fake.setBootMs(0);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const cause = (err as WorkflowFailedError).cause as { type?: string; details?: unknown[] };
@@ -84,7 +87,10 @@ describe.skipIf(!requireServer())('launch failover on the dev server (FakeProvid
   it('every offer exhausted without retryUntilUp fails with the attempts table', async () => {
     lab.fake.script({ primitive: 'create', error: 'Capacity', times: 4 });
     const h = await lab.start({ name: 'exh1', k8s: 'off' });
-    const err = (await h.result().then(() => undefined, (e: unknown) => e)) as WorkflowFailedError;
+    const err = (await h.result().then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as WorkflowFailedError;
     const cause = err.cause as { type?: string; message: string; details?: unknown[] };
     expect(cause.type).toBe('LaunchFailed');
     expect(cause.message).toContain('#4 fake/fake-b/-/gpu-2: failed (Capacity at create)');

@@ -17,7 +17,10 @@ import { requireServer, startTestWorker, testEnv } from '../harness/temporal';
 import { startGcpDouble } from '../providers/gcp/double';
 import { FAST } from './helpers';
 
-const stubProbe: SshProber = async (t) => ({ fingerprint: `SHA256:stand-in-${t.host}-${t.port}`, hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStandInHostKeyForFixtures' });
+const stubProbe: SshProber = async (t) => ({
+  fingerprint: `SHA256:stand-in-${t.host}-${t.port}`,
+  hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStandInHostKeyForFixtures',
+});
 
 describe.skipIf(!requireServer())('GCP late stockout through the workflow', () => {
   const closers: (() => Promise<void>)[] = [];
@@ -29,13 +32,19 @@ describe.skipIf(!requireServer())('GCP late stockout through the workflow', () =
     const gcp = await startGcpDouble();
     closers.push(() => gcp.close());
     const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-gcp-late-keys-')));
-    const w = await startTestWorker({ activities: createActivities({ registry: new ProviderRegistry([gcp.provider]), ssh, owner: 'default', prober: stubProbe }) });
+    const w = await startTestWorker({
+      activities: createActivities({ registry: new ProviderRegistry([gcp.provider]), ssh, owner: 'default', prober: stubProbe }),
+    });
     closers.push(() => w.stop());
     gcp.armZone('us-central1-a', 'exhausted', 3);
 
     const client = await testEnv().client();
     const spec = { name: 'gcplate1', gpu: { model: 'T4', count: 1 }, clouds: ['gcp'], k8s: 'off' as const };
-    const r: LaunchResult = await client.workflow.execute<typeof launchWorkflow>('launchWorkflow', { taskQueue: w.taskQueue, workflowId: `launch-gcplate1-${randomUUID().slice(0, 6)}`, args: [{ spec, tuning: FAST }] });
+    const r: LaunchResult = await client.workflow.execute<typeof launchWorkflow>('launchWorkflow', {
+      taskQueue: w.taskQueue,
+      workflowId: `launch-gcplate1-${randomUUID().slice(0, 6)}`,
+      args: [{ spec, tuning: FAST }],
+    });
     expect(r.attempts.map((a) => [a.offer.zone, a.outcome, a.kind ?? null])).toEqual([
       ['us-central1-a', 'failed', 'Capacity'],
       ['us-central1-b', 'ready', null],

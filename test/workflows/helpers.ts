@@ -73,4 +73,5 @@ export async function waitFor(h: WorkflowHandle, pred: (s: VmStatus) => boolean,
   throw new Error(`timed out waiting for ${what}; last stage ${last?.stage ?? 'none'}`);
 }
 
-export const waitStage = (h: WorkflowHandle, stage: Stage, timeoutMs?: number): Promise<VmStatus> => waitFor(h, (s) => s.stage === stage, `stage ${stage}`, timeoutMs);
+export const waitStage = (h: WorkflowHandle, stage: Stage, timeoutMs?: number): Promise<VmStatus> =>
+  waitFor(h, (s) => s.stage === stage, `stage ${stage}`, timeoutMs);

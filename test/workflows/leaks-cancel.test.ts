@@ -35,7 +35,10 @@ describe.skipIf(!requireServer())('leaks and cancellation on the dev server (Fak
     await h.signal(teardownSignal);
     const s = await waitStage(h, 'ready');
     expect(s.leak).toBeUndefined();
-    expect(s.attempts.map((a) => [a.outcome, a.compensated])).toEqual([['failed', true], ['ready', false]]);
+    expect(s.attempts.map((a) => [a.outcome, a.compensated])).toEqual([
+      ['failed', true],
+      ['ready', false],
+    ]);
     expect(lab.fake.live('leak1').map((i) => i.instanceType)).toEqual(['gpu-2']);
     await h.signal(teardownSignal);
     await h.result();

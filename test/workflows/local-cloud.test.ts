@@ -42,10 +42,30 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     expect(s.k8s?.note).toContain('k3s skipped');
     expect(countLive(root)).toBe(1);
     const ep = s.endpoint!;
-    const out = execFileSync('ssh', ['-p', String(ep.port), '-i', ssh.privateKeyPath, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', `${ep.user}@${ep.host}`, 'echo hello-from-$((6*7))'], { encoding: 'utf8' });
+    const out = execFileSync(
+      'ssh',
+      [
+        '-p',
+        String(ep.port),
+        '-i',
+        ssh.privateKeyPath,
+        '-o',
+        'StrictHostKeyChecking=no',
+        '-o',
+        'UserKnownHostsFile=/dev/null',
+        '-o',
+        'BatchMode=yes',
+        `${ep.user}@${ep.host}`,
+        'echo hello-from-$((6*7))',
+      ],
+      { encoding: 'utf8' },
+    );
     expect(out.trim()).toBe('hello-from-42');
     // The fingerprint the worker pinned is the one the instance's sshd presents.
-    const scanned = execFileSync('ssh-keyscan', ['-p', String(ep.port), '-t', 'ed25519', '127.0.0.1'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const scanned = execFileSync('ssh-keyscan', ['-p', String(ep.port), '-t', 'ed25519', '127.0.0.1'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     expect(scanned).toContain(s.hostKey!.split(' ')[1]);
 
     await h.signal(teardownSignal);

@@ -29,7 +29,14 @@ class GatedBoot extends FakeProvider {
   }
   override async observe(at: Location, vmName: string): Promise<Observed[]> {
     const seen = await super.observe(at, vmName);
-    return this.booted ? seen : seen.map((o): Observed => ({ id: o.id, status: o.status === 'Running' ? 'Pending' : o.status, location: o.location, ...(o.instanceType ? { instanceType: o.instanceType } : {}) }));
+    return this.booted
+      ? seen
+      : seen.map((o): Observed => ({
+          id: o.id,
+          status: o.status === 'Running' ? 'Pending' : o.status,
+          location: o.location,
+          ...(o.instanceType ? { instanceType: o.instanceType } : {}),
+        }));
   }
 }
 

@@ -8,9 +8,11 @@ import { vmNameArg } from '../args';
 import { removeSshEntry } from '../user-files';
 
 const DETACH = {
-  name: 'detach', type: 'boolean',
+  name: 'detach',
+  type: 'boolean',
   meaning: 'return once the request is sent instead of waiting until nothing is billed',
-  default: 'off: wait until every instance is gone', example: '--detach',
+  default: 'off: wait until every instance is gone',
+  example: '--detach',
 } as const satisfies FlagSpec;
 
 /** Signal teardown or cancel, then wait until nothing is billed and remove the ssh entry. */
@@ -34,7 +36,10 @@ async function stop(kind: 'down' | 'cancel', name: string, detach: boolean, json
   const s = await follow(client, io, name, json, ['terminated', 'cancelled', 'lost', 'failed', 'leaked']);
   if (s?.stage === 'leaked') {
     if (json) io.out(JSON.stringify({ ok: false, status: s }) + '\n');
-    else io.err(`${name} could not be torn down yet and is LEAKED (still retrying): ${s.leak?.lastError ?? ''}\nnext: fix the cloud's problem, then run: npx provision down ${name}\n`);
+    else
+      io.err(
+        `${name} could not be torn down yet and is LEAKED (still retrying): ${s.leak?.lastError ?? ''}\nnext: fix the cloud's problem, then run: npx provision down ${name}\n`,
+      );
     return EXIT_FAILED;
   }
   await handle.result().catch(() => undefined);

@@ -28,12 +28,17 @@ async function loadShape(file: string): Promise<FleetShape> {
     throw new InputError('-f', `cannot read ${file}: ${(err as Error).message}`, 'give the path of a shape file, e.g. -f fleet.yaml');
   }
   const text = bytes.toString('utf8');
-  if (bytes.includes(0) || text.includes('\uFFFD')) throw new InputError('-f', `${file} is not a text file (YAML or JSON)`, 'give the path of a shape file, e.g. -f fleet.yaml');
+  if (bytes.includes(0) || text.includes('\uFFFD'))
+    throw new InputError('-f', `${file} is not a text file (YAML or JSON)`, 'give the path of a shape file, e.g. -f fleet.yaml');
   let raw: unknown;
   try {
     raw = parseYaml(text);
   } catch (err) {
-    throw new InputError('-f', `${file} is not valid YAML: ${((err as Error).message.split('\n')[0] ?? '').slice(0, 300)}`, 'check the indentation and quoting');
+    throw new InputError(
+      '-f',
+      `${file} is not valid YAML: ${((err as Error).message.split('\n')[0] ?? '').slice(0, 300)}`,
+      'check the indentation and quoting',
+    );
   }
   try {
     return parseShape(raw);
@@ -45,7 +50,9 @@ async function loadShape(file: string): Promise<FleetShape> {
 function printStatus(io: Io, s: FleetStatus): void {
   io.out(`fleet ${s.name}: generation ${s.generation} — ${s.converged ? 'converged' : s.down ? 'tearing down' : 'converging'}\n`);
   for (const n of s.slots) {
-    const boot = n.bootstrap ? ` bootstrap=${n.bootstrap.stage ?? n.bootstrap.state} out#${n.bootstrap.lastStdoutSeq ?? 0} err#${n.bootstrap.lastStderrSeq ?? 0}` : '';
+    const boot = n.bootstrap
+      ? ` bootstrap=${n.bootstrap.stage ?? n.bootstrap.state} out#${n.bootstrap.lastStdoutSeq ?? 0} err#${n.bootstrap.lastStderrSeq ?? 0}`
+      : '';
     const ep = n.endpoint ? ` ${n.endpoint.user ? `${n.endpoint.user}@` : ''}${n.endpoint.host}:${n.endpoint.port}` : '';
     const extra = `${n.pending ? ` pending=${n.pending}` : ''}${n.current ? '' : ' (outdated)'}${n.failures ? ` failures=${n.failures}` : ''}${n.restartAt ? ` restart=${n.restartAt}` : ''}`;
     io.out(`  ${n.slot.padEnd(24)} a${String(n.attempt).padEnd(4)} ${n.stage.padEnd(13)} ${n.ready ? 'ready' : '-    '}${ep}${boot}${extra}\n`);
@@ -60,7 +67,8 @@ async function connect(io: Io): Promise<GpuprovClient> {
 /** A fleet that was never applied is "no such fleet", not the VM wording of the error printer. */
 function noSuchFleet(name: string): (err: unknown) => never {
   return (err) => {
-    if (err instanceof WorkflowNotFoundError) throw new CommandFailure(`no such fleet: nothing named ${name} was applied on this deployment`, 'npx provision fleet apply -f fleet.yaml');
+    if (err instanceof WorkflowNotFoundError)
+      throw new CommandFailure(`no such fleet: nothing named ${name} was applied on this deployment`, 'npx provision fleet apply -f fleet.yaml');
     throw err;
   };
 }
@@ -71,9 +79,14 @@ const applyCommand = leaf({
   summary: 'start the fleet, or apply a new generation of its shape',
   flags: [
     {
-      name: 'file', short: 'f', type: 'string', value: 'SHAPE',
+      name: 'file',
+      short: 'f',
+      type: 'string',
+      value: 'SHAPE',
       meaning: 'the shape file (read and fully checked before anything is contacted)',
-      format: 'a YAML or JSON file (see below)', default: 'none: required', example: '-f fleet.yaml',
+      format: 'a YAML or JSON file (see below)',
+      default: 'none: required',
+      example: '-f fleet.yaml',
     },
   ],
   notes: SHAPE_NOTES,
@@ -86,12 +99,24 @@ const applyCommand = leaf({
       // An Update on a fleet that failed at once (its shape refused by the workflow) fails with no
       // reason of its own: the fleet's failure is the reason.
       const h = fleet.handle(shape.name);
-      const running = await h.describe().then((d) => d.status.name === 'RUNNING', () => true);
-      throw (running ? undefined : await h.result().then(() => undefined, (e: unknown) => e)) ?? err;
+      const running = await h.describe().then(
+        (d) => d.status.name === 'RUNNING',
+        () => true,
+      );
+      throw (
+        (running
+          ? undefined
+          : await h.result().then(
+              () => undefined,
+              (e: unknown) => e,
+            )) ?? err
+      );
     });
     if (json) io.out(JSON.stringify({ ok: true, name: shape.name, ...r }) + '\n');
     else {
-      const what = r.started ? `started with generation ${r.generation}` : `generation ${r.generation} ${r.changed ? 'applied' : 'already applied (no change)'}`;
+      const what = r.started
+        ? `started with generation ${r.generation}`
+        : `generation ${r.generation} ${r.changed ? 'applied' : 'already applied (no change)'}`;
       io.out(`fleet ${shape.name}: ${what}. next: npx provision fleet status ${shape.name}\n`);
     }
     return EXIT_OK;
@@ -120,9 +145,11 @@ const downCommand = leaf({
   args: [fleetArg('fleet down')],
   flags: [
     {
-      name: 'detach', type: 'boolean',
+      name: 'detach',
+      type: 'boolean',
       meaning: 'return once the teardown is requested instead of waiting until every node is deleted',
-      default: 'off: wait until the fleet is gone', example: '--detach',
+      default: 'off: wait until the fleet is gone',
+      example: '--detach',
     },
   ],
   temporal: true,

@@ -19,7 +19,13 @@ ports), names its context NAME, writes it with mode 0600 and prints the KUBECONF
 function fetchOverSsh(args: string[], name: string): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile('ssh', [...args, CAT_KUBECONFIG_SCRIPT], { maxBuffer: 4 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) reject(new CommandFailure(`could not read the kubeconfig over SSH: ${stderr.trim() || err.message}`, `check that \`ssh ${name}\` works, or pass your key with --identity`));
+      if (err)
+        reject(
+          new CommandFailure(
+            `could not read the kubeconfig over SSH: ${stderr.trim() || err.message}`,
+            `check that \`ssh ${name}\` works, or pass your key with --identity`,
+          ),
+        );
       else resolve(stdout);
     });
   });
@@ -54,7 +60,11 @@ async function fetchKubeconfig(name: string, values: { port?: string; identity?:
     return EXIT_OK;
   }
   outLine(io, `export KUBECONFIG=${out}`);
-  if (mode === 'SshTunnel') errLine(io, `${name}'s cloud opens no API port: run \`provision tunnel ${name}${localPort === K3S_API_PORT ? '' : ` --port ${localPort}`}\` in another terminal first.`);
+  if (mode === 'SshTunnel')
+    errLine(
+      io,
+      `${name}'s cloud opens no API port: run \`provision tunnel ${name}${localPort === K3S_API_PORT ? '' : ` --port ${localPort}`}\` in another terminal first.`,
+    );
   return EXIT_OK;
 }
 
@@ -65,9 +75,13 @@ export const kubeconfigCommand: Command = leaf({
   flags: [
     ...K3S_ACCESS_FLAGS,
     {
-      name: 'out', type: 'string', value: 'FILE',
+      name: 'out',
+      type: 'string',
+      value: 'FILE',
       meaning: 'where to write the kubeconfig (mode 0600)',
-      format: 'a file path', default: '<config dir>/kube/NAME.yaml (~/.config/gpuprov/kube/NAME.yaml)', example: '--out ./kubeconfig.yaml',
+      format: 'a file path',
+      default: '<config dir>/kube/NAME.yaml (~/.config/gpuprov/kube/NAME.yaml)',
+      example: '--out ./kubeconfig.yaml',
     },
   ],
   notes: NOTES,

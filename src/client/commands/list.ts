@@ -9,9 +9,11 @@ export const listCommand: Command = leaf({
   summary: 'every VM of this deployment (incl. leaked and lost); --all adds finished ones',
   flags: [
     {
-      name: 'all', type: 'boolean',
+      name: 'all',
+      type: 'boolean',
       meaning: 'also list VMs whose workflow has ended (terminated, cancelled, failed)',
-      default: 'off: only VMs whose workflow is running', example: '--all',
+      default: 'off: only VMs whose workflow is running',
+      example: '--all',
     },
   ],
   temporal: true,
@@ -26,7 +28,20 @@ export const listCommand: Command = leaf({
       io.out(`no VMs${values.all ? '' : ' running'}. next: npx provision start --name gpu1\n`);
       return EXIT_OK;
     }
-    io.out(table([['NAME', 'STAGE', 'CLOUD', 'REGION', 'TYPE', 'WORKFLOW', 'STARTED'], ...rows.map((r) => [r.name, r.stage, r.cloud ?? '-', r.region ?? '-', r.instanceType ?? '-', `${r.workflowId} (${r.execution.toLowerCase()})`, r.startedAt])]));
+    io.out(
+      table([
+        ['NAME', 'STAGE', 'CLOUD', 'REGION', 'TYPE', 'WORKFLOW', 'STARTED'],
+        ...rows.map((r) => [
+          r.name,
+          r.stage,
+          r.cloud ?? '-',
+          r.region ?? '-',
+          r.instanceType ?? '-',
+          `${r.workflowId} (${r.execution.toLowerCase()})`,
+          r.startedAt,
+        ]),
+      ]),
+    );
     const leaked = rows.filter((r) => r.stage === 'leaked');
     if (leaked.length) io.out(`\n${leaked.length} VM(s) LEAKED (still billed, retrying): fix the cause, then npx provision down ${leaked[0]!.name}\n`);
     return EXIT_OK;

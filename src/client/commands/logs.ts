@@ -47,21 +47,41 @@ export const logsCommand: Command = leaf({
   args: [nodeArg],
   flags: [
     {
-      name: 'lines', short: 'n', type: 'string', value: 'N',
-      meaning: 'how many of the last lines to show first', format: 'a whole number, 0 or more', default: '100', example: '-n 200',
+      name: 'lines',
+      short: 'n',
+      type: 'string',
+      value: 'N',
+      meaning: 'how many of the last lines to show first',
+      format: 'a whole number, 0 or more',
+      default: '100',
+      example: '-n 200',
     },
     {
-      name: 'follow', short: 'f', type: 'boolean',
-      meaning: 'keep printing new lines until Ctrl-C', default: 'off: print and exit', example: '--follow',
+      name: 'follow',
+      short: 'f',
+      type: 'boolean',
+      meaning: 'keep printing new lines until Ctrl-C',
+      default: 'off: print and exit',
+      example: '--follow',
     },
     {
-      name: 'fleet', type: 'string', value: 'FLEET',
-      meaning: "the node's fleet, when its name does not start with it", format: 'a fleet name', default: 'the part of NODE before -<group>-<index>', example: '--fleet train',
+      name: 'fleet',
+      type: 'string',
+      value: 'FLEET',
+      meaning: "the node's fleet, when its name does not start with it",
+      format: 'a fleet name',
+      default: 'the part of NODE before -<group>-<index>',
+      example: '--fleet train',
     },
     {
-      name: 'identity', short: 'i', type: 'string', value: 'FILE',
+      name: 'identity',
+      short: 'i',
+      type: 'string',
+      value: 'FILE',
       meaning: "the worker's SSH private key (the log is read as the worker, which owns the node)",
-      format: 'a private key file', default: 'GPUPROV_SSH_KEY_FILE, else the key of this host\'s worker (<state dir>/keys/id_ed25519)', example: '-i ~/.config/gpuprov/worker-key',
+      format: 'a private key file',
+      default: "GPUPROV_SSH_KEY_FILE, else the key of this host's worker (<state dir>/keys/id_ed25519)",
+      example: '-i ~/.config/gpuprov/worker-key',
     },
   ],
   notes: 'Lines are "<stream> <seq> <time> <text>". Run it where the worker runs, or pass the worker\'s key with -i.',
@@ -69,12 +89,17 @@ export const logsCommand: Command = leaf({
   async run({ args, values, json }, io) {
     const node = args[0]!;
     const lines = values.lines === undefined ? 100 : Number(values.lines);
-    if (!/^\d+$/.test(values.lines ?? '0') || !Number.isSafeInteger(lines)) throw new InputError('--lines', `${show(values.lines ?? '')} is not a line count`, 'e.g. -n 200');
+    if (!/^\d+$/.test(values.lines ?? '0') || !Number.isSafeInteger(lines))
+      throw new InputError('--lines', `${show(values.lines ?? '')} is not a line count`, 'e.g. -n 200');
     const fleet = values.fleet === undefined ? NODE_RE.exec(node)![1]! : checkFleetName('--fleet', values.fleet, 'logs train-work-0 --fleet');
     // The worker's key: the deployment key when one is set, else the one this host's worker made.
     const keyPath = values.identity ?? (io.env.GPUPROV_SSH_KEY_FILE || join(stateDir(io.env), 'keys', 'id_ed25519'));
     const privateKey = await readFile(keyPath, 'utf8').catch(() => {
-      throw new InputError(values.identity ? '--identity' : 'GPUPROV_SSH_KEY_FILE', `cannot read the SSH key ${keyPath}`, "run this where the worker runs, or pass the worker's key with -i");
+      throw new InputError(
+        values.identity ? '--identity' : 'GPUPROV_SSH_KEY_FILE',
+        `cannot read the SSH key ${keyPath}`,
+        "run this where the worker runs, or pass the worker's key with -i",
+      );
     });
     const { client } = await connectClient(io, { autoStart: true });
     const slot = await new GpuprovClient(client).fleet.node(fleet, node);

@@ -34,8 +34,12 @@ export const offersCommand: Command = leaf({
     const conn = await connectClient(io, { autoStart: true });
     const plan = await new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined).offers({
       request: {
-        vmName: 'offers', k8s: false, ...(spec.gpu ? { gpu: spec.gpu } : {}), ...(spec.regions ? { regions: spec.regions } : {}),
-        ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}), ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}),
+        vmName: 'offers',
+        k8s: false,
+        ...(spec.gpu ? { gpu: spec.gpu } : {}),
+        ...(spec.regions ? { regions: spec.regions } : {}),
+        ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}),
+        ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}),
       },
       ...(spec.clouds ? { clouds: spec.clouds } : {}),
       listOnly: true,
@@ -43,16 +47,30 @@ export const offersCommand: Command = leaf({
     // Nothing listed because every cloud failed: that is a failure, with each cloud's reason.
     const failed = plan.offers.length === 0 && plan.skipped.length > 0;
     if (json) {
-      io.out(JSON.stringify(failed ? { ok: false, ...plan, error: { message: 'no cloud could list offers', next: plan.skipped.map((s) => `${s.cloud}: ${fixFor(s)}`).join('; ') } } : plan) + '\n');
+      io.out(
+        JSON.stringify(
+          failed
+            ? { ok: false, ...plan, error: { message: 'no cloud could list offers', next: plan.skipped.map((s) => `${s.cloud}: ${fixFor(s)}`).join('; ') } }
+            : plan,
+        ) + '\n',
+      );
       return failed ? EXIT_FAILED : EXIT_OK;
     }
-    if (plan.offers.length) io.out(table([['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'PRICE'], ...plan.offers.map((o) => [o.cloud, o.region, o.zone ?? '-', o.instanceType, o.gpu ? `${o.gpu.model}:${o.gpu.count}` : '-', price(o.pricePerHour)])]));
+    if (plan.offers.length)
+      io.out(
+        table([
+          ['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'PRICE'],
+          ...plan.offers.map((o) => [o.cloud, o.region, o.zone ?? '-', o.instanceType, o.gpu ? `${o.gpu.model}:${o.gpu.count}` : '-', price(o.pricePerHour)]),
+        ]),
+      );
     printSkipped(io, plan.skipped);
     if (failed) {
       io.err('error: no cloud could list offers (see each reason above)\n');
       return EXIT_FAILED;
     }
-    io.out(`\n${plan.offers.length} offers. next: ${plan.offers.length ? `npx provision start --name gpu1${spec.gpu ? ` --gpu ${formatGpuRequest(spec.gpu)}` : ''}` : 'widen the search (--gpu, --region, --cloud, --max-price)'}\n`);
+    io.out(
+      `\n${plan.offers.length} offers. next: ${plan.offers.length ? `npx provision start --name gpu1${spec.gpu ? ` --gpu ${formatGpuRequest(spec.gpu)}` : ''}` : 'widen the search (--gpu, --region, --cloud, --max-price)'}\n`,
+    );
     return EXIT_OK;
   },
 });

@@ -65,7 +65,10 @@ async function explained(io: Io, what: () => Promise<number>): Promise<number> {
     return await what();
   } catch (err) {
     if (err instanceof InputError || err instanceof CommandFailure) throw err;
-    throw new CommandFailure(err instanceof Error ? err.message : String(err), `see the logs under ${embeddedConfig(io.env).logDir}, then: npx provision server status`);
+    throw new CommandFailure(
+      err instanceof Error ? err.message : String(err),
+      `see the logs under ${embeddedConfig(io.env).logDir}, then: npx provision server status`,
+    );
   }
 }
 
@@ -80,9 +83,12 @@ export const serverCommand: Command = group({
       summary: 'start the embedded dev server and a gpuprov worker in the background; idempotent',
       flags: [
         {
-          name: 'worker', type: 'boolean', negatable: true,
+          name: 'worker',
+          type: 'boolean',
+          negatable: true,
           meaning: 'also start the gpuprov worker (--no-worker: only the Temporal server)',
-          default: 'on', example: '--no-worker',
+          default: 'on',
+          example: '--no-worker',
         },
       ],
       notes: NOTES,

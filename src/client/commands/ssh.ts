@@ -15,7 +15,8 @@ export const sshCommand: Command = leaf({
   async run({ args, rest }, io) {
     const name = args[0]!;
     const entry = sshPaths(io.env).entry(name);
-    if (!existsSync(entry)) throw new CommandFailure(`no ssh entry for ${name}`, `npx provision start --name ${name} (re-running start attaches and writes it)`);
+    if (!existsSync(entry))
+      throw new CommandFailure(`no ssh entry for ${name}`, `npx provision start --name ${name} (re-running start attaches and writes it)`);
     const child = spawn('ssh', ['-F', entry, name, ...rest], { stdio: 'inherit', env: io.env });
     return await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? EXIT_FAILED)));
   },

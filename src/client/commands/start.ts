@@ -27,7 +27,12 @@ export const startCommand: Command = leaf({
     const opts = startOptions(values);
     const key = await userKey(io.env, opts.sshKeyPath);
     const bad = publicKeyProblem(key.publicKey);
-    if (bad) throw new InputError('--ssh-key', `${key.privateKeyPath}.pub ${bad}`, 'rewrite it with: ssh-keygen -y -f KEY > KEY.pub, or pass another key with --ssh-key PATH');
+    if (bad)
+      throw new InputError(
+        '--ssh-key',
+        `${key.privateKeyPath}.pub ${bad}`,
+        'rewrite it with: ssh-keygen -y -f KEY > KEY.pub, or pass another key with --ssh-key PATH',
+      );
     const spec = checkSpecFromFlags({ ...opts.spec, publicKeys: [key.publicKey] });
     const conn = await connectClient(io, { autoStart: true });
     const client = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
@@ -37,7 +42,10 @@ export const startCommand: Command = leaf({
       for (let i = 0; i < 50 && (await client.status(spec.name)).stage === 'k8s-failed'; i++) await new Promise((r) => setTimeout(r, 200));
     }
     const ui = conn.uiUrl ? `${conn.uiUrl}/namespaces/${conn.namespace}/workflows/${handle.workflowId}` : undefined;
-    if (!json) io.err(`${started ? 'Launching' : retriedK8s ? 'Re-running the k3s step of' : 'Already launching or up; attaching to'} ${spec.name} (workflow ${handle.workflowId})${ui ? ` — Web UI: ${ui}` : ''}\n`);
+    if (!json)
+      io.err(
+        `${started ? 'Launching' : retriedK8s ? 'Re-running the k3s step of' : 'Already launching or up; attaching to'} ${spec.name} (workflow ${handle.workflowId})${ui ? ` — Web UI: ${ui}` : ''}\n`,
+      );
     if (opts.detach) {
       if (json) io.out(JSON.stringify({ ok: true, name: spec.name, workflowId: handle.workflowId, started, ui }) + '\n');
       else io.err(`next: npx provision status ${spec.name}   (or: npx provision start --name ${spec.name} to follow)\n`);
@@ -50,12 +58,17 @@ export const startCommand: Command = leaf({
       if (json) {
         io.out(JSON.stringify({ ok: s.stage === 'ready', status: s, sshConfig: entry, ui }) + '\n');
       } else {
-        if (s.offer?.cloud === 'local' && !spec.clouds) io.err('note: no cloud credentials are configured on the worker, so gpuprov used the local test cloud (sshd processes on this machine).\n');
+        if (s.offer?.cloud === 'local' && !spec.clouds)
+          io.err('note: no cloud credentials are configured on the worker, so gpuprov used the local test cloud (sshd processes on this machine).\n');
         io.out(
           table([
-            ['cloud', `${s.offer?.cloud ?? ''}`], ['where', where(s)], ['price', price(s.offer?.pricePerHour)],
-            ['ssh', `${user}@${s.endpoint?.host}:${s.endpoint?.port}`], ['host key', s.hostKeyFingerprint ?? ''],
-            ['k3s', s.k8s?.note ?? (s.k8s?.enabled ? 'ready' : 'off')], ['attempts', String(s.attempts.length)],
+            ['cloud', `${s.offer?.cloud ?? ''}`],
+            ['where', where(s)],
+            ['price', price(s.offer?.pricePerHour)],
+            ['ssh', `${user}@${s.endpoint?.host}:${s.endpoint?.port}`],
+            ['host key', s.hostKeyFingerprint ?? ''],
+            ['k3s', s.k8s?.note ?? (s.k8s?.enabled ? 'ready' : 'off')],
+            ['attempts', String(s.attempts.length)],
             ...(s.ttlExpiresAt ? [['auto-down', s.ttlExpiresAt]] : []),
           ]),
         );
@@ -67,16 +80,28 @@ export const startCommand: Command = leaf({
   },
 });
 
-async function reportEnd(io: Parameters<Command['run']>[1], handle: { result(): Promise<unknown> }, stage: string | undefined, json: boolean, name: string): Promise<number> {
-  const err = await handle.result().then(() => undefined, (e: unknown) => e);
-  const details = err instanceof WorkflowFailedError ? ((err.cause as { details?: unknown[] } | undefined)?.details?.[0] as LaunchFailureDetails | undefined) : undefined;
+async function reportEnd(
+  io: Parameters<Command['run']>[1],
+  handle: { result(): Promise<unknown> },
+  stage: string | undefined,
+  json: boolean,
+  name: string,
+): Promise<number> {
+  const err = await handle.result().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  const details =
+    err instanceof WorkflowFailedError ? ((err.cause as { details?: unknown[] } | undefined)?.details?.[0] as LaunchFailureDetails | undefined) : undefined;
   const message = err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : `ended in stage ${stage ?? 'unknown'}`;
   if (json) {
     io.out(JSON.stringify({ ok: false, stage, error: { message, reason: details?.reason }, attempts: details?.attempts ?? [] }) + '\n');
   } else {
     io.err(`\n${name} did not come up (${stage ?? 'unknown'}): ${message.split('\n')[0]}\n`);
     if (details?.attempts.length) io.err(table(attemptsRows(details.attempts)));
-    io.err(`Nothing is left running from these attempts. Next: widen the search (--gpu, --region, --cloud, --max-price) or add --retry-until-up; details: npx provision status ${name}\n`);
+    io.err(
+      `Nothing is left running from these attempts. Next: widen the search (--gpu, --region, --cloud, --max-price) or add --retry-until-up; details: npx provision status ${name}\n`,
+    );
   }
   return EXIT_FAILED;
 }

@@ -22,18 +22,31 @@ export const statusCommand: Command = leaf({
     const now = Date.now();
     io.out(
       table([
-        ['name', s.name], ['stage', s.stage], ['where', where(s) || '-'], ['price', price(s.offer?.pricePerHour)],
+        ['name', s.name],
+        ['stage', s.stage],
+        ['where', where(s) || '-'],
+        ['price', price(s.offer?.pricePerHour)],
         ['ssh', s.endpoint ? `${s.endpoint.user ?? 'root'}@${s.endpoint.host}:${s.endpoint.port}` : '-'],
-        ['host key', s.hostKeyFingerprint ?? '-'], ['instances', s.instanceIds.join(', ') || '-'],
+        ['host key', s.hostKeyFingerprint ?? '-'],
+        ['instances', s.instanceIds.join(', ') || '-'],
         ['uptime', s.readyAt ? duration((s.endedAt ? Date.parse(s.endedAt) : now) - Date.parse(s.readyAt)) : '-'],
         ['ttl', s.ttlExpiresAt ? `auto-down in ${duration(Date.parse(s.ttlExpiresAt) - now)}` : '-'],
         ['k3s', s.k8s?.note ?? '-'],
-        ...(s.leak ? [['LEAKED', `${s.leak.location.cloud}/${s.leak.location.region} ${s.leak.instanceIds.join(',')}: ${s.leak.lastError}; retry ${s.leak.tries} (next ${s.leak.nextRetryAt ?? 'soon'})`]] : []),
+        ...(s.leak
+          ? [
+              [
+                'LEAKED',
+                `${s.leak.location.cloud}/${s.leak.location.region} ${s.leak.instanceIds.join(',')}: ${s.leak.lastError}; retry ${s.leak.tries} (next ${s.leak.nextRetryAt ?? 'soon'})`,
+              ],
+            ]
+          : []),
         ...(s.error ? [['error', `${s.error.kind}: ${s.error.message.split('\n')[0]}`]] : []),
       ]),
     );
     if (s.attempts.length) io.out(`\n${table(attemptsRows(s.attempts))}`);
-    io.out(`\nnext: ${s.stage === 'ready' ? `ssh ${name}  |  npx provision down ${name}` : s.stage === 'leaked' ? `fix the cloud's problem, then: npx provision down ${name} (retries at once)` : `npx provision list`}\n`);
+    io.out(
+      `\nnext: ${s.stage === 'ready' ? `ssh ${name}  |  npx provision down ${name}` : s.stage === 'leaked' ? `fix the cloud's problem, then: npx provision down ${name} (retries at once)` : `npx provision list`}\n`,
+    );
     return EXIT_OK;
   },
 });

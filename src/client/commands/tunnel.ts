@@ -14,9 +14,13 @@ async function tunnel(name: string, values: { port?: string; identity?: string }
   const access = k3sAccessOf(await vmStatus(io, name));
   const remotePort = access.k8s.apiPort ?? K3S_API_PORT;
   const ssh = sshArgs(access, identity);
-  const child = spawn('ssh', ['-N', '-o', 'ExitOnForwardFailure=yes', '-o', 'ServerAliveInterval=30', '-L', `127.0.0.1:${localPort}:127.0.0.1:${remotePort}`, ...ssh.args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    'ssh',
+    ['-N', '-o', 'ExitOnForwardFailure=yes', '-o', 'ServerAliveInterval=30', '-L', `127.0.0.1:${localPort}:127.0.0.1:${remotePort}`, ...ssh.args],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
   let stopped = false;
@@ -33,7 +37,10 @@ async function tunnel(name: string, values: { port?: string; identity?: string }
   process.removeListener('SIGTERM', stop);
   ssh.cleanup();
   if (stopped) return EXIT_OK;
-  throw new CommandFailure(`the SSH tunnel ended (exit ${code ?? 'signal'}): ${stderr.trim()}`, `check that \`ssh ${name}\` works and that 127.0.0.1:${localPort} is free (or pick another --port)`);
+  throw new CommandFailure(
+    `the SSH tunnel ended (exit ${code ?? 'signal'}): ${stderr.trim()}`,
+    `check that \`ssh ${name}\` works and that 127.0.0.1:${localPort} is free (or pick another --port)`,
+  );
 }
 
 export const tunnelCommand: Command = leaf({

@@ -20,7 +20,11 @@ export function parseAttemptId(id: string): { slot: string; attempt: number } | 
 export function eventOfChild(e: SlotEvent, current: () => boolean): FleetEvent | undefined {
   const id = parseAttemptId(e.workflowId);
   if (!id) return undefined;
-  const vmFacts = { ...(e.endpoint ? { endpoint: e.endpoint } : {}), ...(e.hostKey ? { hostKey: e.hostKey } : {}), ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}) };
+  const vmFacts = {
+    ...(e.endpoint ? { endpoint: e.endpoint } : {}),
+    ...(e.hostKey ? { hostKey: e.hostKey } : {}),
+    ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}),
+  };
   if (e.stage === 'ready' && e.endpoint) return { type: 'vmReady', ...id, ...vmFacts, endpoint: e.endpoint };
   if (e.stage === 'failed' || e.stage === 'lost' || e.stage === 'terminated' || e.stage === 'cancelled') {
     return { type: 'vmEnded', ...id, outcome: e.stage, ...(e.error ? { reason: `${e.error.kind}: ${e.error.message}` } : {}), closed: !current() };

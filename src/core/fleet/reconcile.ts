@@ -68,7 +68,8 @@ export function decideSlot(rec: SlotRecord | undefined, want: DesiredSlot | unde
   const a = rec.attempt;
   if (rec.intent === 'deleting') {
     if (rec.boot.started && rec.vm === 'up') return { slot, row: 7, action: { kind: 'stopBootstrap', slot, attempt: a } };
-    if (rec.vm === 'launching' || rec.vm === 'up' || (rec.vm === 'ended' && !rec.resultAwaited)) return { slot, row: 8, action: { kind: 'teardownVm', slot, attempt: a } };
+    if (rec.vm === 'launching' || rec.vm === 'up' || (rec.vm === 'ended' && !rec.resultAwaited))
+      return { slot, row: 8, action: { kind: 'teardownVm', slot, attempt: a } };
     if (rec.vm === 'ended') return { slot, row: 9 };
     return { slot, row: 10, action: { kind: 'markDestroyed', slot } };
   }

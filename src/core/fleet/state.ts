@@ -129,9 +129,19 @@ export const childOpen = (r: Pick<SlotRecord, 'vm'>): boolean => r.vm === 'launc
 
 function fresh(d: DesiredSlot, attempt: number, failures: number): SlotRecord {
   return {
-    slot: d.slot, group: d.group, index: d.index, attempt, template: d.template, key: d.key,
-    intent: 'active', stage: 'new', vm: 'none', boot: { state: 'none', started: false },
-    failures, cleanupTries: 0, ready: false,
+    slot: d.slot,
+    group: d.group,
+    index: d.index,
+    attempt,
+    template: d.template,
+    key: d.key,
+    intent: 'active',
+    stage: 'new',
+    vm: 'none',
+    boot: { state: 'none', started: false },
+    failures,
+    cleanupTries: 0,
+    ready: false,
   };
 }
 
@@ -177,7 +187,8 @@ export function applyAction(s: FleetState, a: Action, desired: ReadonlyMap<strin
       const { retryAt: _r, ...base } = rec;
       let next: SlotRecord = { ...base, pending };
       if (a.kind === 'startVm') next = { ...next, vm: 'launching', stage: 'launching' };
-      if (a.kind === 'startBootstrap') next = { ...next, stage: 'bootstrapping', boot: { ...rec.boot, state: 'running', started: true, stage: 'verifying', startedAt: now } };
+      if (a.kind === 'startBootstrap')
+        next = { ...next, stage: 'bootstrapping', boot: { ...rec.boot, state: 'running', started: true, stage: 'verifying', startedAt: now } };
       return withSlot(s, next, a.slot, { nextOpSeq: s.nextOpSeq + 1 });
     }
   }
@@ -206,15 +217,27 @@ export function fold(s: FleetState, e: FleetEvent, now: number, t: FleetTuning):
       break;
     case 'vmReady': {
       if (r.vm !== 'launching') return s;
-      r = { ...clearPending(r, ['startVm']), vm: 'up', endpoint: e.endpoint, ...(e.hostKey ? { hostKey: e.hostKey } : {}), ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}) };
+      r = {
+        ...clearPending(r, ['startVm']),
+        vm: 'up',
+        endpoint: e.endpoint,
+        ...(e.hostKey ? { hostKey: e.hostKey } : {}),
+        ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}),
+      };
       if (r.intent === 'active' && !r.template.bootstrap) r = { ...r, ready: true, stage: 'ready', failures: 0, cleanupTries: 0 };
       break;
     }
     case 'vmK8sFailed':
       if (r.vm !== 'launching' && r.vm !== 'up') return s;
       r = {
-        ...clearPending(r, ['startVm']), vm: 'up', ready: false, k8sFailed: e.reason, failedReason: e.reason,
-        ...(e.endpoint ? { endpoint: e.endpoint } : {}), ...(e.hostKey ? { hostKey: e.hostKey } : {}), ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}),
+        ...clearPending(r, ['startVm']),
+        vm: 'up',
+        ready: false,
+        k8sFailed: e.reason,
+        failedReason: e.reason,
+        ...(e.endpoint ? { endpoint: e.endpoint } : {}),
+        ...(e.hostKey ? { hostKey: e.hostKey } : {}),
+        ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}),
       };
       if (r.intent === 'active' && r.stage !== 'failed') r = { ...r, stage: 'k8s-failed' };
       break;
@@ -239,7 +262,14 @@ export function fold(s: FleetState, e: FleetEvent, now: number, t: FleetTuning):
       if (r.pending?.op !== 'startBootstrap') return s;
       r = clearPending(r, ['startBootstrap']);
       if (e.ok && r.intent === 'active') {
-        r = { ...r, ready: true, stage: 'ready', failures: 0, cleanupTries: 0, boot: { ...r.boot, state: 'ready', stage: e.stage, readyAt: now, observedAt: now, ...seqs(e) } };
+        r = {
+          ...r,
+          ready: true,
+          stage: 'ready',
+          failures: 0,
+          cleanupTries: 0,
+          boot: { ...r.boot, state: 'ready', stage: e.stage, readyAt: now, observedAt: now, ...seqs(e) },
+        };
       } else {
         r = { ...r, boot: { ...r.boot, state: e.ok ? 'ready' : 'failed', stage: e.stage, observedAt: now, ...seqs(e) } };
         if (!e.ok) r = failed(r, `bootstrap ${e.stage}${e.reason ? `: ${e.reason}` : ''}`);

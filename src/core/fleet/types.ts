@@ -8,10 +8,7 @@ import type { VmSpec } from '../api';
 export type VmOptions = Omit<VmSpec, 'name'>;
 
 /** When a node counts as ready: a command exits 0, an HTTP GET answers 2xx/3xx, or a TCP port accepts. Checked on the node. */
-export type ReadyCheck =
-  | { command: string }
-  | { http: { port?: number; path?: string } }
-  | { tcp: { port?: number } };
+export type ReadyCheck = { command: string } | { http: { port?: number; path?: string } } | { tcp: { port?: number } };
 
 /** Per-node bootstrap, run over SSH once the VM is ready (see `node-bootstrap-spec.md`). */
 export interface BootstrapSpec {
@@ -84,7 +81,9 @@ export const slotName = (fleet: string, group: string, index: number): string =>
 export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v !== null && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
@@ -109,13 +108,15 @@ const finiteNonNeg = (n: unknown): boolean => typeof n === 'number' && Number.is
 /** Invariants beyond types (also checked by the workflow, which cannot use zod). Empty = valid. */
 export function shapeProblems(shape: FleetShape): string[] {
   const p: string[] = [];
-  if (typeof shape.name !== 'string' || !NAME_RE.test(shape.name)) p.push(`name "${String(shape.name)}" must start with a letter, use a-z, 0-9 and inner "-", at most 19 characters`);
+  if (typeof shape.name !== 'string' || !NAME_RE.test(shape.name))
+    p.push(`name "${String(shape.name)}" must start with a letter, use a-z, 0-9 and inner "-", at most 19 characters`);
   if (!Number.isSafeInteger(shape.generation) || shape.generation < 0) p.push('generation must be a non-negative integer');
   if (!Array.isArray(shape.groups)) return [...p, 'groups must be a list'];
   const seen = new Set<string>();
   for (const g of shape.groups) {
     const at = `group "${String(g.id)}"`;
-    if (typeof g.id !== 'string' || !GROUP_RE.test(g.id)) p.push(`${at}: id must start with a letter, use a-z and 0-9 (no "-": it separates slot names), at most 8 characters`);
+    if (typeof g.id !== 'string' || !GROUP_RE.test(g.id))
+      p.push(`${at}: id must start with a letter, use a-z and 0-9 (no "-": it separates slot names), at most 8 characters`);
     if (seen.has(g.id)) p.push(`${at}: duplicate group id`);
     seen.add(g.id);
     if (!Number.isSafeInteger(g.count) || g.count < 0 || g.count > MAX_COUNT) p.push(`${at}: count must be an integer 0-${MAX_COUNT}`);
@@ -130,11 +131,13 @@ export function shapeProblems(shape: FleetShape): string[] {
     const b = g.bootstrap;
     if (b) {
       if (!(typeof b.timeout === 'number' && Number.isFinite(b.timeout) && b.timeout > 0)) p.push(`${at}: bootstrap.timeout must be finite seconds > 0`);
-      if (b.portBase !== undefined && !(Number.isSafeInteger(b.portBase) && b.portBase > 0 && b.portBase + g.count <= 65_536)) p.push(`${at}: bootstrap.portBase + count must stay within 1-65535`);
+      if (b.portBase !== undefined && !(Number.isSafeInteger(b.portBase) && b.portBase > 0 && b.portBase + g.count <= 65_536))
+        p.push(`${at}: bootstrap.portBase + count must stay within 1-65535`);
       if (typeof b.start !== 'string' || b.start.trim() === '') p.push(`${at}: bootstrap.start must be a command`);
       const port = 'http' in b.ready ? b.ready.http.port : 'tcp' in b.ready ? b.ready.tcp.port : undefined;
       if (port !== undefined && !(Number.isSafeInteger(port) && port > 0 && port < 65_536)) p.push(`${at}: ready port must be 1-65535`);
-      if (('http' in b.ready || 'tcp' in b.ready) && port === undefined && b.portBase === undefined) p.push(`${at}: ready http/tcp needs a port or bootstrap.portBase`);
+      if (('http' in b.ready || 'tcp' in b.ready) && port === undefined && b.portBase === undefined)
+        p.push(`${at}: ready http/tcp needs a port or bootstrap.portBase`);
       if (b.env) for (const k of Object.keys(b.env)) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) p.push(`${at}: env name "${k}" is not a shell variable name`);
     }
   }
@@ -156,7 +159,6 @@ export function checkRevision(current: FleetShape, next: FleetShape): RevisionVe
   }
   return { ok: true, changed: true };
 }
-
 
 /** Default directory of a node's bootstrap files, relative to the login home. */
 export const DEFAULT_REMOTE_DIR = '.gpuprov/bootstrap';

@@ -119,9 +119,16 @@ export class Ec2Api {
     const found: { instanceType: string; location: string }[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.call(region, 'DescribeInstanceTypeOfferings', Offerings, (c, { DescribeInstanceTypeOfferingsCommand }) => c.send(new DescribeInstanceTypeOfferingsCommand({
-        LocationType: locationType, Filters: [{ Name: 'instance-type', Values: types }], MaxResults: Math.max(5, this.pageSize), NextToken,
-      })));
+      const page = await this.call(region, 'DescribeInstanceTypeOfferings', Offerings, (c, { DescribeInstanceTypeOfferingsCommand }) =>
+        c.send(
+          new DescribeInstanceTypeOfferingsCommand({
+            LocationType: locationType,
+            Filters: [{ Name: 'instance-type', Values: types }],
+            MaxResults: Math.max(5, this.pageSize),
+            NextToken,
+          }),
+        ),
+      );
       for (const o of page.InstanceTypeOfferings) found.push({ instanceType: o.InstanceType, location: o.Location });
       NextToken = page.NextToken;
     } while (NextToken);
@@ -129,7 +136,9 @@ export class Ec2Api {
   }
 
   async defaultVpcId(region: string): Promise<string | undefined> {
-    const out = await this.call(region, 'DescribeVpcs', Vpcs, (c, { DescribeVpcsCommand }) => c.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] })));
+    const out = await this.call(region, 'DescribeVpcs', Vpcs, (c, { DescribeVpcsCommand }) =>
+      c.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] })),
+    );
     return out.Vpcs[0]?.VpcId;
   }
 
@@ -138,9 +147,18 @@ export class Ec2Api {
     const found: { subnetId: string; zone: string }[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.call(region, 'DescribeSubnets', Subnets, (c, { DescribeSubnetsCommand }) => c.send(new DescribeSubnetsCommand({
-        Filters: [{ Name: 'vpc-id', Values: [vpcId] }, { Name: 'default-for-az', Values: ['true'] }], MaxResults: Math.max(5, this.pageSize), NextToken,
-      })));
+      const page = await this.call(region, 'DescribeSubnets', Subnets, (c, { DescribeSubnetsCommand }) =>
+        c.send(
+          new DescribeSubnetsCommand({
+            Filters: [
+              { Name: 'vpc-id', Values: [vpcId] },
+              { Name: 'default-for-az', Values: ['true'] },
+            ],
+            MaxResults: Math.max(5, this.pageSize),
+            NextToken,
+          }),
+        ),
+      );
       for (const s of page.Subnets) found.push({ subnetId: s.SubnetId, zone: s.AvailabilityZone });
       NextToken = page.NextToken;
     } while (NextToken);
@@ -149,9 +167,16 @@ export class Ec2Api {
 
   /** The security group named `name` in the VPC, with the single TCP ports it already allows. */
   async findSecurityGroup(region: string, vpcId: string, name: string): Promise<{ groupId: string; tcpPorts: number[] } | undefined> {
-    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) => c.send(new DescribeSecurityGroupsCommand({
-      Filters: [{ Name: 'vpc-id', Values: [vpcId] }, { Name: 'group-name', Values: [name] }],
-    })));
+    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) =>
+      c.send(
+        new DescribeSecurityGroupsCommand({
+          Filters: [
+            { Name: 'vpc-id', Values: [vpcId] },
+            { Name: 'group-name', Values: [name] },
+          ],
+        }),
+      ),
+    );
     const g = out.SecurityGroups[0];
     if (!g) return undefined;
     const tcpPorts = g.IpPermissions.filter((p) => p.IpProtocol === 'tcp' && p.FromPort !== undefined && p.FromPort === p.ToPort).map((p) => p.FromPort!);
@@ -160,16 +185,30 @@ export class Ec2Api {
 
   /** Security groups named `name` and tagged with the VM's identity, in any VPC of the region. */
   async securityGroupIdsByName(region: string, name: string, vmName: string): Promise<string[]> {
-    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) => c.send(new DescribeSecurityGroupsCommand({
-      Filters: [{ Name: 'group-name', Values: [name] }, { Name: `tag:${IDENTITY_TAG}`, Values: [vmName] }],
-    })));
+    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) =>
+      c.send(
+        new DescribeSecurityGroupsCommand({
+          Filters: [
+            { Name: 'group-name', Values: [name] },
+            { Name: `tag:${IDENTITY_TAG}`, Values: [vmName] },
+          ],
+        }),
+      ),
+    );
     return out.SecurityGroups.map((g) => g.GroupId);
   }
 
   async createSecurityGroup(region: string, vpcId: string, name: string, description: string, tags: Tag[]): Promise<string> {
-    const out = await this.call(region, 'CreateSecurityGroup', CreatedGroup, (c, { CreateSecurityGroupCommand }) => c.send(new CreateSecurityGroupCommand({
-      GroupName: name, Description: description, VpcId: vpcId, TagSpecifications: [{ ResourceType: 'security-group', Tags: tags }],
-    })));
+    const out = await this.call(region, 'CreateSecurityGroup', CreatedGroup, (c, { CreateSecurityGroupCommand }) =>
+      c.send(
+        new CreateSecurityGroupCommand({
+          GroupName: name,
+          Description: description,
+          VpcId: vpcId,
+          TagSpecifications: [{ ResourceType: 'security-group', Tags: tags }],
+        }),
+      ),
+    );
     return out.GroupId;
   }
 
@@ -177,10 +216,20 @@ export class Ec2Api {
   async allowTcp(region: string, groupId: string, ports: number[]): Promise<void> {
     if (ports.length === 0) return;
     try {
-      await this.call(region, 'AuthorizeSecurityGroupIngress', z.unknown(), (c, { AuthorizeSecurityGroupIngressCommand }) => c.send(new AuthorizeSecurityGroupIngressCommand({
-        GroupId: groupId,
-        IpPermissions: ports.map((p) => ({ IpProtocol: 'tcp', FromPort: p, ToPort: p, IpRanges: [{ CidrIp: '0.0.0.0/0' }], Ipv6Ranges: [{ CidrIpv6: '::/0' }] })),
-      })));
+      await this.call(region, 'AuthorizeSecurityGroupIngress', z.unknown(), (c, { AuthorizeSecurityGroupIngressCommand }) =>
+        c.send(
+          new AuthorizeSecurityGroupIngressCommand({
+            GroupId: groupId,
+            IpPermissions: ports.map((p) => ({
+              IpProtocol: 'tcp',
+              FromPort: p,
+              ToPort: p,
+              IpRanges: [{ CidrIp: '0.0.0.0/0' }],
+              Ipv6Ranges: [{ CidrIpv6: '::/0' }],
+            })),
+          }),
+        ),
+      );
     } catch (err) {
       if (err instanceof ProviderError && err.code === 'InvalidPermission.Duplicate') return;
       throw err;
@@ -191,12 +240,16 @@ export class Ec2Api {
   async newestImage(region: string, family: ImageFamily): Promise<{ imageId: string; name?: string } | undefined> {
     const f = IMAGE_FAMILIES[family];
     const filters: Filter[] = [
-      { Name: 'name', Values: [f.name] }, { Name: 'state', Values: ['available'] }, { Name: 'architecture', Values: ['x86_64'] },
+      { Name: 'name', Values: [f.name] },
+      { Name: 'state', Values: ['available'] },
+      { Name: 'architecture', Values: ['x86_64'] },
     ];
     let best: { ImageId: string; Name?: string | undefined; CreationDate?: string | undefined } | undefined;
     let NextToken: string | undefined;
     do {
-      const page = await this.call(region, 'DescribeImages', Images, (c, { DescribeImagesCommand }) => c.send(new DescribeImagesCommand({ Owners: f.owners, Filters: filters, NextToken })));
+      const page = await this.call(region, 'DescribeImages', Images, (c, { DescribeImagesCommand }) =>
+        c.send(new DescribeImagesCommand({ Owners: f.owners, Filters: filters, NextToken })),
+      );
       for (const img of page.Images) if (!best || (img.CreationDate ?? '') > (best.CreationDate ?? '')) best = img;
       NextToken = page.NextToken;
     } while (NextToken);
@@ -213,7 +266,9 @@ export class Ec2Api {
     const found: Ec2Instance[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await this.call(region, 'DescribeInstances', Reservations, (c, { DescribeInstancesCommand }) => c.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: Math.max(5, this.pageSize), NextToken })));
+      const page = await this.call(region, 'DescribeInstances', Reservations, (c, { DescribeInstancesCommand }) =>
+        c.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: Math.max(5, this.pageSize), NextToken })),
+      );
       for (const r of page.Reservations) found.push(...r.Instances);
       NextToken = page.NextToken;
     } while (NextToken);
@@ -223,10 +278,14 @@ export class Ec2Api {
   /** TerminateInstances; EC2 already treats terminating a terminated instance as success. */
   async terminate(region: string, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.call(region, 'TerminateInstances', z.unknown(), (c, { TerminateInstancesCommand }) => c.send(new TerminateInstancesCommand({ InstanceIds: ids })));
+    await this.call(region, 'TerminateInstances', z.unknown(), (c, { TerminateInstancesCommand }) =>
+      c.send(new TerminateInstancesCommand({ InstanceIds: ids })),
+    );
   }
 
   async deleteSecurityGroup(region: string, groupId: string): Promise<void> {
-    await this.call(region, 'DeleteSecurityGroup', z.unknown(), (c, { DeleteSecurityGroupCommand }) => c.send(new DeleteSecurityGroupCommand({ GroupId: groupId })));
+    await this.call(region, 'DeleteSecurityGroup', z.unknown(), (c, { DeleteSecurityGroupCommand }) =>
+      c.send(new DeleteSecurityGroupCommand({ GroupId: groupId })),
+    );
   }
 }

@@ -66,14 +66,23 @@ export class AwsProvider implements CloudProvider {
   constructor(opts: AwsProviderOptions = {}) {
     const env = opts.env ?? process.env;
     if (!opts.credentials && !hasCredentials(env)) {
-      throw new ProviderError('Credentials', 'AWS credentials not found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or write ~/.aws/credentials');
+      throw new ProviderError(
+        'Credentials',
+        'AWS credentials not found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or write ~/.aws/credentials',
+      );
     }
     if (!opts.credentials && env.AWS_ACCESS_KEY_ID && !env.AWS_SECRET_ACCESS_KEY) {
       throw new ProviderError('Credentials', 'AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not: set AWS_SECRET_ACCESS_KEY');
     }
-    const credentials = opts.credentials ?? (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
-      ? { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) }
-      : undefined);
+    const credentials =
+      opts.credentials ??
+      (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+        ? {
+            accessKeyId: env.AWS_ACCESS_KEY_ID,
+            secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+            ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+          }
+        : undefined);
     const endpoint = opts.endpoint ?? env.AWS_ENDPOINT_URL_EC2 ?? env.AWS_ENDPOINT_URL;
     this.api = new Ec2Api({
       ...(endpoint ? { endpoint } : {}),
@@ -82,7 +91,10 @@ export class AwsProvider implements CloudProvider {
       ...(opts.configureClient ? { configureClient: opts.configureClient } : {}),
       ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
     });
-    const listed = (env.AWS_REGIONS ?? '').split(',').map((r) => r.trim()).filter(Boolean);
+    const listed = (env.AWS_REGIONS ?? '')
+      .split(',')
+      .map((r) => r.trim())
+      .filter(Boolean);
     this.regions = opts.regions ?? (listed.length > 0 ? listed : [env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1']);
     this.amiId = opts.amiId ?? (env.AWS_AMI_ID || undefined);
     this.usePrivateIp = opts.usePrivateIp ?? env.AWS_USE_PRIVATE_IP === '1';
@@ -133,32 +145,44 @@ export class AwsProvider implements CloudProvider {
     const region = offer.region;
     const vpcId = await this.api.defaultVpcId(region);
     if (!vpcId) {
-      throw new ProviderError('InvalidRequest', `AWS region ${region} has no default VPC; create one (aws ec2 create-default-vpc --region ${region}) or drop the region`);
+      throw new ProviderError(
+        'InvalidRequest',
+        `AWS region ${region} has no default VPC; create one (aws ec2 create-default-vpc --region ${region}) or drop the region`,
+      );
     }
     const [subnets, inZones] = await Promise.all([
       this.api.defaultSubnets(region, vpcId),
       this.api.typeOfferings(region, [offer.instanceType], 'availability-zone'),
     ]);
     const zones = new Set(inZones.map((o) => o.location));
-    const usable = subnets
-      .filter((s) => zones.has(s.zone) && (offer.zone === undefined || s.zone === offer.zone))
-      .sort((a, b) => a.zone.localeCompare(b.zone));
+    const usable = subnets.filter((s) => zones.has(s.zone) && (offer.zone === undefined || s.zone === offer.zone)).sort((a, b) => a.zone.localeCompare(b.zone));
     if (usable.length === 0) {
-      throw new ProviderError('Unavailable', `AWS ${region}: no default subnet in an availability zone that offers ${offer.instanceType}`, { block: 'type-in-region' });
+      throw new ProviderError('Unavailable', `AWS ${region}: no default subnet in an availability zone that offers ${offer.instanceType}`, {
+        block: 'type-in-region',
+      });
     }
 
     const groupName = identityName(spec.vmName);
     const ports = [...new Set([22, ...spec.openPorts])].sort((a, b) => a - b);
     const found = await this.api.findSecurityGroup(region, vpcId, groupName);
-    const groupId = found?.groupId
-      ?? await this.api.createSecurityGroup(region, vpcId, groupName, `gpuprov VM ${spec.vmName}: inbound TCP ${ports.join(',')}`, this.tags(spec));
-    await this.api.allowTcp(region, groupId, ports.filter((p) => !found?.tcpPorts.includes(p)));
+    const groupId =
+      found?.groupId ??
+      (await this.api.createSecurityGroup(region, vpcId, groupName, `gpuprov VM ${spec.vmName}: inbound TCP ${ports.join(',')}`, this.tags(spec)));
+    await this.api.allowTcp(
+      region,
+      groupId,
+      ports.filter((p) => !found?.tcpPorts.includes(p)),
+    );
 
     let imageId = this.amiId;
     if (!imageId) {
       const family = imageFamilyOf(offer);
       const image = await this.api.newestImage(region, family);
-      if (!image) throw new ProviderError('Unavailable', `AWS ${region}: no ${family === 'gpu' ? 'Deep Learning (Ubuntu 22.04)' : 'Ubuntu 22.04'} image found; set AWS_AMI_ID`);
+      if (!image)
+        throw new ProviderError(
+          'Unavailable',
+          `AWS ${region}: no ${family === 'gpu' ? 'Deep Learning (Ubuntu 22.04)' : 'Ubuntu 22.04'} image found; set AWS_AMI_ID`,
+        );
       imageId = image.imageId;
     }
     return { securityGroupId: groupId, subnetIds: usable.map((s) => s.subnetId), imageId };
@@ -173,7 +197,8 @@ export class AwsProvider implements CloudProvider {
     // ignores ClientToken, and EC2 matches tokens per subnet attempt only, so the attempt's
     // idempotency tag is checked first as well (one DescribeInstances).
     const earlier = await this.api.describeInstances(region, [
-      { Name: `tag:${IDEM_TAG}`, Values: [idem] }, { Name: 'instance-state-name', Values: LIVE_STATES },
+      { Name: `tag:${IDEM_TAG}`, Values: [idem] },
+      { Name: 'instance-state-name', Values: LIVE_STATES },
     ]);
     if (earlier[0]) return earlier[0].InstanceId;
 
@@ -194,7 +219,10 @@ export class AwsProvider implements CloudProvider {
           SecurityGroupIds: [p.data.securityGroupId],
           UserData: userData,
           MetadataOptions: { HttpTokens: 'required' },
-          TagSpecifications: [{ ResourceType: 'instance', Tags: tags }, { ResourceType: 'volume', Tags: tags }],
+          TagSpecifications: [
+            { ResourceType: 'instance', Tags: tags },
+            { ResourceType: 'volume', Tags: tags },
+          ],
         });
       } catch (err) {
         if (!(err instanceof ProviderError) || (err.kind !== 'Capacity' && err.kind !== 'Unavailable')) throw err;
@@ -206,7 +234,10 @@ export class AwsProvider implements CloudProvider {
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    const filters: Filter[] = [{ Name: `tag:${IDENTITY_TAG}`, Values: [vmName] }, { Name: 'instance-state-name', Values: LIVE_STATES }];
+    const filters: Filter[] = [
+      { Name: `tag:${IDENTITY_TAG}`, Values: [vmName] },
+      { Name: 'instance-state-name', Values: LIVE_STATES },
+    ];
     if (at.zone) filters.push({ Name: 'availability-zone', Values: [at.zone] });
     const found = await this.api.describeInstances(at.region, filters);
     return found.flatMap((i) => observedOf(this.name, at.region, i, this.usePrivateIp) ?? []);

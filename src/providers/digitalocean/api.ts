@@ -5,7 +5,10 @@ import { classify } from './errors';
 
 export const DEFAULT_BASE_URL = 'https://api.digitalocean.com';
 
-const Links = z.object({ pages: z.object({ next: z.string().optional() }).loose().optional() }).loose().optional();
+const Links = z
+  .object({ pages: z.object({ next: z.string().optional() }).loose().optional() })
+  .loose()
+  .optional();
 
 const Size = z
   .object({
@@ -15,7 +18,14 @@ const Size = z
     price_hourly: z.number(),
     regions: z.array(z.string()),
     available: z.boolean(),
-    gpu_info: z.object({ count: z.number().optional(), model: z.string().optional(), vram: z.object({ amount: z.number().optional(), unit: z.string().optional() }).loose().optional() }).loose().nullish(),
+    gpu_info: z
+      .object({
+        count: z.number().optional(),
+        model: z.string().optional(),
+        vram: z.object({ amount: z.number().optional(), unit: z.string().optional() }).loose().optional(),
+      })
+      .loose()
+      .nullish(),
   })
   .loose();
 export type DoSize = z.infer<typeof Size>;
@@ -31,7 +41,10 @@ const Droplet = z
     tags: z.array(z.string()).default([]),
     size_slug: z.string().optional(),
     region: z.object({ slug: z.string() }).loose(),
-    networks: z.object({ v4: z.array(z.object({ ip_address: z.string(), type: z.string() }).loose()).default([]) }).loose().optional(),
+    networks: z
+      .object({ v4: z.array(z.object({ ip_address: z.string(), type: z.string() }).loose()).default([]) })
+      .loose()
+      .optional(),
   })
   .loose();
 export type DoDroplet = z.infer<typeof Droplet>;
@@ -107,11 +120,23 @@ export class DoApi {
   }
 
   async addKey(name: string, publicKey: string): Promise<DoKey> {
-    return this.#guard(async () => z.object({ ssh_key: Key }).loose().parse(await this.#http.call('add ssh key', 'POST', '/v2/account/keys', { name, public_key: publicKey })).ssh_key);
+    return this.#guard(
+      async () =>
+        z
+          .object({ ssh_key: Key })
+          .loose()
+          .parse(await this.#http.call('add ssh key', 'POST', '/v2/account/keys', { name, public_key: publicKey })).ssh_key,
+    );
   }
 
   async createDroplet(body: CreateDropletBody): Promise<number> {
-    return this.#guardCreate(async () => z.object({ droplet: z.object({ id: z.number() }).loose() }).loose().parse(await this.#http.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id);
+    return this.#guardCreate(
+      async () =>
+        z
+          .object({ droplet: z.object({ id: z.number() }).loose() })
+          .loose()
+          .parse(await this.#http.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id,
+    );
   }
 
   /** Every cloud firewall of the account (paginated). */
@@ -132,7 +157,13 @@ export class DoApi {
   }
 
   async createFirewall(body: CreateFirewallBody): Promise<DoFirewall> {
-    return this.#guard(async () => z.object({ firewall: Firewall }).loose().parse(await this.#http.call('create firewall', 'POST', '/v2/firewalls', body)).firewall);
+    return this.#guard(
+      async () =>
+        z
+          .object({ firewall: Firewall })
+          .loose()
+          .parse(await this.#http.call('create firewall', 'POST', '/v2/firewalls', body)).firewall,
+    );
   }
 
   /** False when the firewall is already gone (404). */

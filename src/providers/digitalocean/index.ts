@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  identityName,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { DEFAULT_BASE_URL, DoApi } from './api';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
@@ -110,10 +120,14 @@ export class DigitalOceanProvider implements CloudProvider {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = await this.observe(at, vmName);
     // "a destroy is already in progress" is success for an idempotent delete.
-    await deleteEach([...ids, ...found.map((o) => o.id)], (id) => this.api.deleteDroplet(id), (e) => {
-      const http = httpErrorOf(e);
-      return http?.status === 422 && /destroy is already in progress/i.test(JSON.stringify(http.body));
-    });
+    await deleteEach(
+      [...ids, ...found.map((o) => o.id)],
+      (id) => this.api.deleteDroplet(id),
+      (e) => {
+        const http = httpErrorOf(e);
+        return http?.status === 422 && /destroy is already in progress/i.test(JSON.stringify(http.body));
+      },
+    );
   }
 
   /**

@@ -64,7 +64,13 @@ export class DockerApi {
     }
   }
 
-  private async call<T>(op: string, method: Dispatcher.HttpMethod, path: string, schema: z.ZodType<T> | undefined, body?: unknown): Promise<{ status: number; data: T | undefined }> {
+  private async call<T>(
+    op: string,
+    method: Dispatcher.HttpMethod,
+    path: string,
+    schema: z.ZodType<T> | undefined,
+    body?: unknown,
+  ): Promise<{ status: number; data: T | undefined }> {
     const url = `${this.origin}/${API_VERSION}${path}`;
     let res: Dispatcher.ResponseData;
     try {
@@ -83,7 +89,10 @@ export class DockerApi {
     if (res.statusCode >= 400) {
       const msg = z.object({ message: z.string() }).safeParse(safeJson(text));
       const retry = res.headers['retry-after'];
-      throw classify(new DockerApiError(op, res.statusCode, msg.success ? msg.data.message : text.slice(0, 200), typeof retry === 'string' ? retry : undefined), op);
+      throw classify(
+        new DockerApiError(op, res.statusCode, msg.success ? msg.data.message : text.slice(0, 200), typeof retry === 'string' ? retry : undefined),
+        op,
+      );
     }
     if (!schema || res.statusCode === 204 || res.statusCode === 304) return { status: res.statusCode, data: undefined };
     const parsed = schema.safeParse(safeJson(text));
@@ -153,7 +162,7 @@ export class DockerApi {
 }
 
 function isStatus(e: unknown, status: number): boolean {
-  return (e as { cause?: unknown }).cause instanceof DockerApiError && ((e as { cause: DockerApiError }).cause.status === status);
+  return (e as { cause?: unknown }).cause instanceof DockerApiError && (e as { cause: DockerApiError }).cause.status === status;
 }
 
 function safeJson(text: string): unknown {

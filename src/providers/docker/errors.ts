@@ -41,13 +41,19 @@ export function classify(err: unknown, op = 'docker'): ProviderError {
     if (s >= 500) return new ProviderError('Transient', msg, { code, cause: err });
     // Authorization plugins answer 401/403 ("authorization denied by plugin …").
     if (s === 401 || s === 403) return new ProviderError('Credentials', msg, { code, cause: err });
-    if (s === 404 && err.op === 'create') return new ProviderError('Unavailable', `${msg} (build it: docker build -t gpuprov/sshd:1 docker/sshd)`, { code, cause: err });
+    if (s === 404 && err.op === 'create')
+      return new ProviderError('Unavailable', `${msg} (build it: docker build -t gpuprov/sshd:1 docker/sshd)`, { code, cause: err });
     if (s === 409) return new ProviderError('Transient', msg, { code, cause: err });
     return new ProviderError('InvalidRequest', msg, { code, cause: err });
   }
   const code = socketCode(err);
-  if (code === 'EACCES') return new ProviderError('Credentials', `docker ${op}: permission denied on the daemon socket (join the docker group or set DOCKER_HOST)`, { code, cause: err });
-  if (code && SOCKET_UNAVAILABLE.has(code)) return new ProviderError('Unavailable', `docker ${op}: the daemon is not reachable (${code}); is Docker running?`, { code, block: 'cloud', cause: err });
+  if (code === 'EACCES')
+    return new ProviderError('Credentials', `docker ${op}: permission denied on the daemon socket (join the docker group or set DOCKER_HOST)`, {
+      code,
+      cause: err,
+    });
+  if (code && SOCKET_UNAVAILABLE.has(code))
+    return new ProviderError('Unavailable', `docker ${op}: the daemon is not reachable (${code}); is Docker running?`, { code, block: 'cloud', cause: err });
   return new ProviderError('Transient', `docker ${op}: ${err instanceof Error ? err.message : String(err)}`, { ...(code ? { code } : {}), cause: err });
 }
 

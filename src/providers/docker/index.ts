@@ -2,7 +2,18 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import { IDENTITY_TAG, OWNER_TAG, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  IDENTITY_TAG,
+  OWNER_TAG,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { DockerApi, type CreateBody } from './api';
 import { CLOUD, DEFAULT_IMAGE, REGION, SSH_USER, containerName, hasIdentity, offersFor, sizeOf, toObserved } from './map';
 
@@ -57,7 +68,10 @@ class DockerProvider implements CloudProvider {
 
   async prepare(_offer: Offer, _spec: InstanceSpec): Promise<Json> {
     const id = await this.api.imageId(this.image);
-    if (!id) throw new ProviderError('InvalidRequest', `docker: image ${this.image} is missing; build it: docker build -t ${this.image} docker/sshd`, { code: 'ImageMissing' });
+    if (!id)
+      throw new ProviderError('InvalidRequest', `docker: image ${this.image} is missing; build it: docker build -t ${this.image} docker/sshd`, {
+        code: 'ImageMissing',
+      });
     // Pin the exact image for this VM so a rebuilt tag does not change a retried create.
     return { image: id };
   }

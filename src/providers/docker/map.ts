@@ -30,8 +30,15 @@ export const SIZES = [
 /** The sizes that fit the daemon's host; `planOffers` keeps the ones that match the request (CPU only). */
 export function offersFor(info: Info): Offer[] {
   const hostGiB = info.MemTotal / 2 ** 30;
-  return SIZES.filter((s) => s.vcpus <= info.NCPU && s.memoryGiB <= hostGiB)
-    .map((s) => ({ cloud: CLOUD, region: REGION, instanceType: s.instanceType, vcpus: s.vcpus, memoryGiB: s.memoryGiB, pricePerHour: 0, currency: 'USD' }));
+  return SIZES.filter((s) => s.vcpus <= info.NCPU && s.memoryGiB <= hostGiB).map((s) => ({
+    cloud: CLOUD,
+    region: REGION,
+    instanceType: s.instanceType,
+    vcpus: s.vcpus,
+    memoryGiB: s.memoryGiB,
+    pricePerHour: 0,
+    currency: 'USD',
+  }));
 }
 
 export function sizeOf(instanceType: string): (typeof SIZES)[number] | undefined {

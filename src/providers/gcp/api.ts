@@ -242,7 +242,8 @@ export class ComputeApi {
   async listInstances(zone: string, filter: string): Promise<GcpInstance[]> {
     return call(async () => {
       const out: GcpInstance[] = [];
-      for await (const inst of this.instances.listAsync({ project: this.project, zone, filter, maxResults: this.pageSize }, NO_RETRY)) out.push(Instance.parse(inst));
+      for await (const inst of this.instances.listAsync({ project: this.project, zone, filter, maxResults: this.pageSize }, NO_RETRY))
+        out.push(Instance.parse(inst));
       return out;
     });
   }

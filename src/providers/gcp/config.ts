@@ -31,6 +31,9 @@ export function findProject(env: NodeJS.ProcessEnv, adcFile: string | undefined)
 
 /** `GCP_REGIONS=us-central1,europe-west4` → list; default us-central1. */
 export function parseRegions(raw: string | undefined): string[] {
-  const list = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return list.length ? list : ['us-central1'];
 }

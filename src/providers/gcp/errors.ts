@@ -70,8 +70,16 @@ const HTTP_REASONS: Record<string, Rule> = {
 
 /** gRPC status codes, for errors google-gax decodes itself (GoogleError). */
 const GRPC_CODES: Record<number, Rule> = {
-  3: ['InvalidRequest'], 4: ['Transient'], 5: ['Unavailable'], 6: ['InvalidRequest'], 7: ['Credentials'],
-  8: ['Transient'], 9: ['InvalidRequest'], 13: ['Transient'], 14: ['Transient'], 16: ['Credentials'],
+  3: ['InvalidRequest'],
+  4: ['Transient'],
+  5: ['Unavailable'],
+  6: ['InvalidRequest'],
+  7: ['Credentials'],
+  8: ['Transient'],
+  9: ['InvalidRequest'],
+  13: ['Transient'],
+  14: ['Transient'],
+  16: ['Credentials'],
 };
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EPIPE', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE']);
@@ -172,7 +180,10 @@ export function classify(err: unknown): ProviderError {
   if (typeof e.code === 'number' && GRPC_CODES[e.code] !== undefined) return make(GRPC_CODES[e.code]!, `grpc ${e.code}`, message);
   // google-auth-library gives no code when Application Default Credentials are missing.
   if (/Could not load the default credentials|Unable to detect a Project Id/.test(message)) {
-    return new ProviderError('Credentials', 'gcp: no Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`');
+    return new ProviderError(
+      'Credentials',
+      'gcp: no Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`',
+    );
   }
   if (e.name === 'ZodError') return new ProviderError('Failed', `gcp: unexpected response shape: ${message}`);
   return new ProviderError('Failed', `gcp: ${message}`);

@@ -9,7 +9,19 @@ import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observe
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
 import { findAdcFile, findProject, parseRegions } from './config';
-import { CLOUD, SSH_USER, identityFilter, instanceBody, labelValue, regionOfZone, requestIdFor, resourceName, toObserved, toOffers, type Prepared } from './map';
+import {
+  CLOUD,
+  SSH_USER,
+  identityFilter,
+  instanceBody,
+  labelValue,
+  regionOfZone,
+  requestIdFor,
+  resourceName,
+  toObserved,
+  toOffers,
+  type Prepared,
+} from './map';
 
 /** Settings of {@link GcpProvider}; `fromEnv` fills them from the environment. */
 export interface GcpOptions {
@@ -61,7 +73,10 @@ export class GcpProvider implements CloudProvider {
   constructor(opts: GcpOptions) {
     if (!opts.project) throw new ProviderError('Credentials', 'gcp: no project: set GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT)');
     if (!opts.keyFilename && !opts.endpoint) {
-      throw new ProviderError('Credentials', 'gcp: no Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`');
+      throw new ProviderError(
+        'Credentials',
+        'gcp: no Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`',
+      );
     }
     this.api = new ComputeApi({
       project: opts.project,
@@ -99,7 +114,9 @@ export class GcpProvider implements CloudProvider {
     const rungs = [...CATALOG].filter((e) => (req.gpu ? e.gpuCount > 0 : e.gpuCount === 0)).sort((a, b) => a.pricePerHour - b.pricePerHour);
     if (req.gpu) {
       const byZone = await this.api.acceleratorsByZone();
-      return toOffers(rungs, (e) => [...byZone].filter(([zone, types]) => inRegions(zone) && e.acceleratorType !== undefined && types.has(e.acceleratorType)).map(([zone]) => zone));
+      return toOffers(rungs, (e) =>
+        [...byZone].filter(([zone, types]) => inRegions(zone) && e.acceleratorType !== undefined && types.has(e.acceleratorType)).map(([zone]) => zone),
+      );
     }
     const zones = (await this.api.listZones()).filter((z) => (z.status ?? 'UP') === 'UP' && inRegions(z.name)).map((z) => z.name);
     return toOffers(rungs, () => zones);
@@ -172,7 +189,10 @@ export class GcpProvider implements CloudProvider {
     const inst = await this.api.getInstance(zone, name);
     if (!inst) throw new ProviderError('Transient', `gcp: ${name} exists in ${zone} but could not be read yet`);
     if (inst.labels?.[OWNER_TAG] !== labelValue(spec.owner)) {
-      throw new ProviderError('InvalidRequest', `gcp: instance ${name} in ${zone} belongs to another deployment (${OWNER_TAG}=${inst.labels?.[OWNER_TAG] ?? 'none'})`);
+      throw new ProviderError(
+        'InvalidRequest',
+        `gcp: instance ${name} in ${zone} belongs to another deployment (${OWNER_TAG}=${inst.labels?.[OWNER_TAG] ?? 'none'})`,
+      );
     }
     return inst.id;
   }

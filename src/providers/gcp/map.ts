@@ -41,7 +41,10 @@ export function resourceName(vmName: string): string {
 
 /** A label value: lowercase, `[a-z0-9_-]`, at most 63 characters. */
 export function labelValue(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 63);
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '-')
+    .slice(0, 63);
 }
 
 /** The Compute list filter that selects this VM's instances. */
@@ -81,7 +84,9 @@ export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) =>
         region: regionOfZone(zone),
         zone,
         instanceType: e.machineType,
-        ...(e.gpuModel === undefined ? {} : { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB === undefined ? {} : { memoryGiB: e.gpuMemoryGiB }) } }),
+        ...(e.gpuModel === undefined
+          ? {}
+          : { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB === undefined ? {} : { memoryGiB: e.gpuMemoryGiB }) } }),
         vcpus: e.vcpus,
         memoryGiB: e.memoryGiB,
         pricePerHour: e.pricePerHour,

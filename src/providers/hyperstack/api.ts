@@ -22,7 +22,9 @@ const Flavor = z
   })
   .loose();
 export type HsFlavor = z.infer<typeof Flavor>;
-const FlavorsResp = z.object({ data: z.array(z.object({ gpu: z.string().nullish(), region_name: z.string().optional(), flavors: z.array(Flavor) }).loose()) }).loose();
+const FlavorsResp = z
+  .object({ data: z.array(z.object({ gpu: z.string().nullish(), region_name: z.string().optional(), flavors: z.array(Flavor) }).loose()) })
+  .loose();
 
 const PriceEntry = z.object({ name: z.string(), value: num }).loose();
 export type HsPrice = z.infer<typeof PriceEntry>;

@@ -6,7 +6,10 @@ function vendorFields(body: unknown): { code?: string; text?: string } {
   if (typeof body === 'string') return body ? { text: body } : {};
   if (typeof body !== 'object' || body === null) return {};
   const b = body as Record<string, unknown>;
-  return { ...(typeof b.error_reason === 'string' ? { code: b.error_reason } : {}), ...(typeof b.message === 'string' && b.message ? { text: b.message } : {}) };
+  return {
+    ...(typeof b.error_reason === 'string' ? { code: b.error_reason } : {}),
+    ...(typeof b.message === 'string' && b.message ? { text: b.message } : {}),
+  };
 }
 
 // Hyperstack has no capacity or funds code: these message fragments are all the API gives.

@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  identityName,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_BASE_URL, HyperstackApi } from './api';
 import { httpErrorOf } from '../http';
@@ -100,7 +110,14 @@ export class HyperstackProvider implements CloudProvider {
       assign_floating_ip: true,
       // Port randomization would remap 22 to a random port.
       enable_port_randomization: false,
-      security_rules: ports.map((port) => ({ direction: 'ingress', protocol: 'tcp', ethertype: 'IPv4', remote_ip_prefix: '0.0.0.0/0', port_range_min: port, port_range_max: port })),
+      security_rules: ports.map((port) => ({
+        direction: 'ingress',
+        protocol: 'tcp',
+        ethertype: 'IPv4',
+        remote_ip_prefix: '0.0.0.0/0',
+        port_range_min: port,
+        port_range_max: port,
+      })),
     });
     return String(id);
   }

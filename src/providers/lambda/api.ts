@@ -80,7 +80,11 @@ export class LambdaApi {
   }
 
   async launch(body: LaunchBody): Promise<string[]> {
-    return this.#guard(async () => data(z.object({ instance_ids: z.array(z.string()) })).parse(await this.#http.call('launch', 'POST', '/instance-operations/launch', body)).data.instance_ids);
+    return this.#guard(
+      async () =>
+        data(z.object({ instance_ids: z.array(z.string()) })).parse(await this.#http.call('launch', 'POST', '/instance-operations/launch', body)).data
+          .instance_ids,
+    );
   }
 
   /** Every instance of the account: the API has no name/tag filter and no pagination. */
@@ -90,7 +94,9 @@ export class LambdaApi {
 
   async terminate(ids: string[]): Promise<void> {
     return this.#guard(async () => {
-      data(z.object({ terminated_instances: z.array(Instance) })).parse(await this.#http.call('terminate', 'POST', '/instance-operations/terminate', { instance_ids: ids }));
+      data(z.object({ terminated_instances: z.array(Instance) })).parse(
+        await this.#http.call('terminate', 'POST', '/instance-operations/terminate', { instance_ids: ids }),
+      );
     });
   }
 }

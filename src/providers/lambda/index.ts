@@ -6,7 +6,19 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { keyMaterial, keyName } from '../ssh-keys';
-import { IDENTITY_TAG, OWNER_TAG, identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  IDENTITY_TAG,
+  OWNER_TAG,
+  identityName,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { DEFAULT_LAMBDA_URL, LambdaApi } from './api';
 import { isDuplicate, isNotFound } from './errors';
 import { CLOUD, SSH_USER, hasIdentity, toObserved, toOffers } from './map';

@@ -6,7 +6,8 @@ const TRANSIENT_CODES = new Set(['EAGAIN', 'EMFILE', 'ENFILE', 'EBUSY', 'EINTR',
 const SETUP_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR']);
 
 /** The hint every "binary missing" error carries. */
-export const INSTALL_HINT = 'install OpenSSH: `apt-get install -y openssh-server` (Debian/Ubuntu), `dnf install -y openssh-server` (Fedora/RHEL) or `apk add openssh-server` (Alpine)';
+export const INSTALL_HINT =
+  'install OpenSSH: `apt-get install -y openssh-server` (Debian/Ubuntu), `dnf install -y openssh-server` (Fedora/RHEL) or `apk add openssh-server` (Alpine)';
 
 /** sshd or ssh-keygen is not where we expect it. */
 export function missingBinary(path: string): ProviderError {

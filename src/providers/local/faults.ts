@@ -96,7 +96,10 @@ export class Faults {
    */
   private take(rule: FaultRule, index: number): boolean {
     if (rule.times === undefined) return true;
-    const key = createHash('sha256').update(`${index}\n${JSON.stringify(rule)}`).digest('hex').slice(0, 24);
+    const key = createHash('sha256')
+      .update(`${index}\n${JSON.stringify(rule)}`)
+      .digest('hex')
+      .slice(0, 24);
     mkdirSync(this.stateDir, { recursive: true });
     for (let n = 0; n < rule.times; n++) {
       try {

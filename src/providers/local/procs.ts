@@ -134,7 +134,7 @@ function descendants(pid: number): Set<number> {
     if (st) parent.set(p, st.ppid);
   }
   const out = new Set([pid]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [p, pp] of parent) {
       if (!out.has(p) && out.has(pp)) {

@@ -64,22 +64,48 @@ export class MassedApi {
     return this.#guard(async () => Inventory.parse(await this.#http.call('get gpu inventory', 'GET', '/gpu-inventory')).gpu_inventory);
   }
   async images(): Promise<{ vm_image_id: number; vm_image_name: string }[]> {
-    return this.#guard(async () => z.object({ images: z.array(Image) }).loose().parse(await this.#http.call('list images', 'GET', '/images')).images);
+    return this.#guard(
+      async () =>
+        z
+          .object({ images: z.array(Image) })
+          .loose()
+          .parse(await this.#http.call('list images', 'GET', '/images')).images,
+    );
   }
   async sshKeys(): Promise<z.infer<typeof Key>[]> {
-    return this.#guard(async () => z.object({ sshKeys: z.array(Key) }).loose().parse(await this.#http.call('list ssh keys', 'GET', '/ssh-keys')).sshKeys);
+    return this.#guard(
+      async () =>
+        z
+          .object({ sshKeys: z.array(Key) })
+          .loose()
+          .parse(await this.#http.call('list ssh keys', 'GET', '/ssh-keys')).sshKeys,
+    );
   }
   async addSshKey(name: string, publicKey: string): Promise<void> {
     return this.#guard(async () => {
-      z.object({ sshKey: z.object({ name: z.string() }).loose() }).loose().parse(await this.#http.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
+      z.object({ sshKey: z.object({ name: z.string() }).loose() })
+        .loose()
+        .parse(await this.#http.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
     });
   }
   /** 202 `{response: "<uuid>"}`. */
   async launch(body: LaunchBody): Promise<string> {
-    return this.#guard(async () => z.object({ response: z.string().min(1) }).loose().parse(await this.#http.call('launch instance', 'POST', '/instance/launch', body)).response);
+    return this.#guard(
+      async () =>
+        z
+          .object({ response: z.string().min(1) })
+          .loose()
+          .parse(await this.#http.call('launch instance', 'POST', '/instance/launch', body)).response,
+    );
   }
   async instances(): Promise<MassedInstance[]> {
-    return this.#guard(async () => z.object({ runningInstances: z.array(Instance).default([]) }).loose().parse(await this.#http.call('list instances', 'GET', '/instance')).runningInstances);
+    return this.#guard(
+      async () =>
+        z
+          .object({ runningInstances: z.array(Instance).default([]) })
+          .loose()
+          .parse(await this.#http.call('list instances', 'GET', '/instance')).runningInstances,
+    );
   }
   /** False when the instance is already gone (404). */
   async terminate(uuid: string): Promise<boolean> {

@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  identityName,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';
 import { ANY_REGION, CLOUD, hasIdentity, keyName, toObserved, toOffers } from './map';

@@ -13,8 +13,20 @@ import { ProviderError } from '../../core/errors';
 import { ServiceAccountTokens, staticToken, type ExchangeTokenRequest, type ServiceAccountKey, type TokenSource } from './auth';
 import { serviceAddress } from './endpoints';
 import { GrpcCode, classify, fromGrpcError, serviceError, type NebiusFailure } from './errors';
-import type { Platform} from './schemas';
-import { Disk, Estimate, ExchangedToken, Instance, InstancePage, Operation, PlatformPage, SubnetPage, type CreateDiskRequest, type CreateInstanceRequest, type PriceRequest } from './schemas';
+import type { Platform } from './schemas';
+import {
+  Disk,
+  Estimate,
+  ExchangedToken,
+  Instance,
+  InstancePage,
+  Operation,
+  PlatformPage,
+  SubnetPage,
+  type CreateDiskRequest,
+  type CreateInstanceRequest,
+  type PriceRequest,
+} from './schemas';
 
 export type { CreateDiskRequest, CreateInstanceRequest, Disk, Instance, Operation, Platform, PriceRequest } from './schemas';
 
@@ -68,7 +80,8 @@ export class NebiusApi {
   private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly opts: NebiusApiOptions) {
-    this.tokens = 'token' in opts.auth ? staticToken(opts.auth.token) : new ServiceAccountTokens(opts.auth.serviceAccount, (r) => this.exchangeToken(r), opts.now);
+    this.tokens =
+      'token' in opts.auth ? staticToken(opts.auth.token) : new ServiceAccountTokens(opts.auth.serviceAccount, (r) => this.exchangeToken(r), opts.now);
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
   }
 
@@ -93,7 +106,9 @@ export class NebiusApi {
     if (extra.idempotencyKey) md.set('x-idempotency-key', extra.idempotencyKey);
     const what = `${ctorPath.split('.').pop() ?? ctorPath}.${method}`;
     const raw = await new Promise<unknown>((resolve, reject) => {
-      const fn = (client as unknown as Record<string, (r: object, m: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void>)[method]!;
+      const fn = (
+        client as unknown as Record<string, (r: object, m: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void>
+      )[method]!;
       fn.call(client, req, md, { deadline: Date.now() + (this.opts.timeoutMs ?? 30_000) }, (e, v) => (e ? reject(e) : resolve(v)));
     }).catch((e: unknown) => {
       const f = fromGrpcError(e);

@@ -127,7 +127,8 @@ export class ServiceAccountTokens implements TokenSource {
       subject_token: signJwt(this.key, issuedAt),
       subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
     });
-    if (res.token_type !== 'Bearer') throw new ProviderError('Credentials', `nebius: token exchange answered a ${res.token_type || 'typeless'} token, not Bearer`);
+    if (res.token_type !== 'Bearer')
+      throw new ProviderError('Credentials', `nebius: token exchange answered a ${res.token_type || 'typeless'} token, not Bearer`);
     const lifeMs = Math.max(0, res.expires_in * 1000);
     this.current = { token: res.access_token, renewAt: issuedAt + lifeMs * SAFE_FRACTION, expiresAt: issuedAt + lifeMs };
     return res.access_token;

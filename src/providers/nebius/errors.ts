@@ -79,16 +79,23 @@ function readFields(buf: Uint8Array): Field[] {
     const key = Number(varint());
     const no = key >>> 3;
     switch (key & 7) {
-      case 0: out.push({ no, varint: varint() }); break;
-      case 1: i += 8; break;
-      case 5: i += 4; break;
+      case 0:
+        out.push({ no, varint: varint() });
+        break;
+      case 1:
+        i += 8;
+        break;
+      case 5:
+        i += 4;
+        break;
       case 2: {
         const len = Number(varint());
         out.push({ no, bytes: buf.subarray(i, i + len) });
         i += len;
         break;
       }
-      default: throw new Error('unsupported wire type');
+      default:
+        throw new Error('unsupported wire type');
     }
   }
   return out;
@@ -171,14 +178,20 @@ export function classify(err: unknown, what = 'nebius call'): ProviderError {
   const retryAfterMs = retryDelayMs(f.details);
   const opts = { code, cause: f, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   switch (se?.detail) {
-    case 'quota_failure': return new ProviderError('Quota', msg, { ...opts, block: 'region' });
-    case 'not_enough_resources': return new ProviderError('Capacity', msg, opts);
-    case 'too_many_requests': return new ProviderError('Transient', msg, opts);
+    case 'quota_failure':
+      return new ProviderError('Quota', msg, { ...opts, block: 'region' });
+    case 'not_enough_resources':
+      return new ProviderError('Capacity', msg, opts);
+    case 'too_many_requests':
+      return new ProviderError('Transient', msg, opts);
     case 'bad_resource_state':
     case 'resource_conflict':
-    case 'operation_aborted': return new ProviderError('Transient', msg, opts);
-    case 'bad_request': return new ProviderError('InvalidRequest', msg, opts);
-    default: break;
+    case 'operation_aborted':
+      return new ProviderError('Transient', msg, opts);
+    case 'bad_request':
+      return new ProviderError('InvalidRequest', msg, opts);
+    default:
+      break;
   }
   switch (f.code) {
     case GrpcCode.RESOURCE_EXHAUSTED:

@@ -5,7 +5,19 @@ import { renderCloudInit } from '../cloud-init';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
 import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';
-import { CLOUD, SSH_USER, diskName, hasIdentity, identityLabels, instanceName, offersFor, platformsParent, priceAndOrder, splitInstanceType, toObserved } from './map';
+import {
+  CLOUD,
+  SSH_USER,
+  diskName,
+  hasIdentity,
+  identityLabels,
+  instanceName,
+  offersFor,
+  platformsParent,
+  priceAndOrder,
+  splitInstanceType,
+  toObserved,
+} from './map';
 
 /** Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. */
 export interface NebiusOptions {
@@ -47,13 +59,16 @@ class NebiusProvider implements CloudProvider {
   private readonly projects: Record<string, string>;
 
   constructor(private readonly opts: NebiusOptions) {
-    if (!opts.token && !opts.serviceAccount) throw new ProviderError('Credentials', 'nebius: no credentials; set NEBIUS_SERVICE_ACCOUNT_FILE or NEBIUS_IAM_TOKEN');
+    if (!opts.token && !opts.serviceAccount)
+      throw new ProviderError('Credentials', 'nebius: no credentials; set NEBIUS_SERVICE_ACCOUNT_FILE or NEBIUS_IAM_TOKEN');
     if (!opts.projects || Object.keys(opts.projects).length === 0) {
       throw new ProviderError('Credentials', 'nebius: no project; set NEBIUS_PROJECT_ID (and NEBIUS_REGION) or NEBIUS_PROJECTS=region=project-id,...');
     }
     this.projects = opts.projects;
     const { endpoint, insecure, timeoutMs, operationWaitMs, operationPollMs, now, sleep } = opts;
-    const tuning = Object.fromEntries(Object.entries({ endpoint, insecure, timeoutMs, operationWaitMs, operationPollMs, now, sleep }).filter(([, v]) => v !== undefined));
+    const tuning = Object.fromEntries(
+      Object.entries({ endpoint, insecure, timeoutMs, operationWaitMs, operationPollMs, now, sleep }).filter(([, v]) => v !== undefined),
+    );
     const auth = opts.serviceAccount ? { serviceAccount: opts.serviceAccount } : { token: opts.token! };
     this.api = new NebiusApi({ auth, ...tuning });
   }
@@ -73,7 +88,8 @@ class NebiusProvider implements CloudProvider {
 
   private project(region: string): string {
     const p = this.projects[region];
-    if (!p) throw new ProviderError('InvalidRequest', `nebius: region "${region}" has no configured project (configured: ${Object.keys(this.projects).join(', ')})`);
+    if (!p)
+      throw new ProviderError('InvalidRequest', `nebius: region "${region}" has no configured project (configured: ${Object.keys(this.projects).join(', ')})`);
     return p;
   }
 
@@ -88,8 +104,13 @@ class NebiusProvider implements CloudProvider {
       if (regionOffers.length === 0) continue;
       // Prices are advisory: a calculator failure must not stop a launch; the offers stay unpriced, saying why.
       const priced = await this.api
-        .hourlyPrices(regionOffers.map((o) => ({ metadata: { parent_id: projectId, name: o.instanceType }, spec: { resources: splitInstanceType(o.instanceType) } })))
-        .then((prices) => ({ prices, error: undefined }), (e: unknown) => ({ prices: new Map<string, number>(), error: e as ProviderError }));
+        .hourlyPrices(
+          regionOffers.map((o) => ({ metadata: { parent_id: projectId, name: o.instanceType }, spec: { resources: splitInstanceType(o.instanceType) } })),
+        )
+        .then(
+          (prices) => ({ prices, error: undefined }),
+          (e: unknown) => ({ prices: new Map<string, number>(), error: e as ProviderError }),
+        );
       if (priced.error) (this.opts.warn ?? console.warn)(`nebius: ${region}: offers unpriced: ${priced.error.kind}: ${priced.error.message}`);
       offers.push(...priceAndOrder(regionOffers, priced.prices, priced.error && `${priced.error.kind}: ${priced.error.message}`));
     }
@@ -106,7 +127,11 @@ class NebiusProvider implements CloudProvider {
     if (!diskId) {
       const op = await this.api.createDisk({
         metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, spec.owner) },
-        spec: { size_gibibytes: this.opts.diskGiB ?? 200, type: 'NETWORK_SSD', source_image_family: { image_family: this.opts.imageFamily ?? 'ubuntu22.04-cuda12' } },
+        spec: {
+          size_gibibytes: this.opts.diskGiB ?? 200,
+          type: 'NETWORK_SSD',
+          source_image_family: { image_family: this.opts.imageFamily ?? 'ubuntu22.04-cuda12' },
+        },
       });
       diskId = op.resource_id;
     }
@@ -175,7 +200,9 @@ class NebiusProvider implements CloudProvider {
 /** `NEBIUS_PROJECTS=eu-north1=project-e00…,us-central1=project-u00…` or `NEBIUS_PROJECT_ID` (+ `NEBIUS_REGION`). */
 function projectsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undefined {
   if (env.NEBIUS_PROJECTS) {
-    const pairs = env.NEBIUS_PROJECTS.split(',').map((s) => s.trim().split('=')).filter((kv): kv is [string, string] => kv.length === 2 && !!kv[0] && !!kv[1]);
+    const pairs = env.NEBIUS_PROJECTS.split(',')
+      .map((s) => s.trim().split('='))
+      .filter((kv): kv is [string, string] => kv.length === 2 && !!kv[0] && !!kv[1]);
     return Object.fromEntries(pairs);
   }
   if (env.NEBIUS_PROJECT_ID) return { [env.NEBIUS_REGION ?? 'eu-north1']: env.NEBIUS_PROJECT_ID };

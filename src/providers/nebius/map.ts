@@ -28,7 +28,10 @@ export function mapStatus(state: string, reconciling: boolean): InstanceStatus {
 
 /** Label values follow the GCP rule (dstack): lower-case letters, digits, `_` and `-`, at most 63. */
 export function labelValue(s: string): string {
-  return s.toLowerCase().replace(/[^_\-a-z0-9]/g, '_').slice(0, 63);
+  return s
+    .toLowerCase()
+    .replace(/[^_\-a-z0-9]/g, '_')
+    .slice(0, 63);
 }
 
 export function identityLabels(vmName: string, owner: string): Record<string, string> {

@@ -1,10 +1,28 @@
 /** zod schemas of the Nebius answers we read, and the plain-JSON shapes of the requests we send (proto field names). */
 import { z } from 'zod';
 
-const str = z.string().nullish().transform((s) => s ?? '');
-const Metadata = z.object({ id: str, parent_id: str, name: str, labels: z.record(z.string(), z.string()).nullish().transform((l) => l ?? {}) });
+const str = z
+  .string()
+  .nullish()
+  .transform((s) => s ?? '');
+const Metadata = z.object({
+  id: str,
+  parent_id: str,
+  name: str,
+  labels: z
+    .record(z.string(), z.string())
+    .nullish()
+    .transform((l) => l ?? {}),
+});
 const AnyMsg = z.object({ type_url: z.string(), value: z.instanceof(Uint8Array) });
-const Status = z.object({ code: z.number(), message: str, details: z.array(AnyMsg).nullish().transform((d) => d ?? []) });
+const Status = z.object({
+  code: z.number(),
+  message: str,
+  details: z
+    .array(AnyMsg)
+    .nullish()
+    .transform((d) => d ?? []),
+});
 export const Operation = z.object({ id: str, resource_id: str, status: Status.nullish() });
 export type Operation = z.infer<typeof Operation>;
 const Nic = z.object({
@@ -15,23 +33,59 @@ const Nic = z.object({
 export const Instance = z.object({
   metadata: Metadata,
   spec: z.object({ resources: z.object({ platform: str, preset: str }).nullish() }).nullish(),
-  status: z.object({ state: z.union([z.string(), z.number()]).transform(String), network_interfaces: z.array(Nic).nullish(), reconciling: z.boolean().nullish() }).nullish(),
+  status: z
+    .object({ state: z.union([z.string(), z.number()]).transform(String), network_interfaces: z.array(Nic).nullish(), reconciling: z.boolean().nullish() })
+    .nullish(),
 });
 export type Instance = z.infer<typeof Instance>;
-export const InstancePage = z.object({ items: z.array(Instance).nullish().transform((i) => i ?? []), next_page_token: str });
+export const InstancePage = z.object({
+  items: z
+    .array(Instance)
+    .nullish()
+    .transform((i) => i ?? []),
+  next_page_token: str,
+});
 export const Disk = z.object({ metadata: Metadata, status: z.object({ state: z.union([z.string(), z.number()]).transform(String) }).nullish() });
 export type Disk = z.infer<typeof Disk>;
 const Preset = z.object({
   name: z.string(),
   resources: z.object({ vcpu_count: z.number().nullish(), memory_gibibytes: z.number().nullish(), gpu_count: z.number().nullish() }).nullish(),
 });
-export const Platform = z.object({ metadata: Metadata, spec: z.object({ presets: z.array(Preset).nullish().transform((p) => p ?? []) }).nullish() });
+export const Platform = z.object({
+  metadata: Metadata,
+  spec: z
+    .object({
+      presets: z
+        .array(Preset)
+        .nullish()
+        .transform((p) => p ?? []),
+    })
+    .nullish(),
+});
 export type Platform = z.infer<typeof Platform>;
-export const PlatformPage = z.object({ items: z.array(Platform).nullish().transform((i) => i ?? []), next_page_token: str });
-export const SubnetPage = z.object({ items: z.array(z.object({ metadata: Metadata })).nullish().transform((i) => i ?? []), next_page_token: str });
+export const PlatformPage = z.object({
+  items: z
+    .array(Platform)
+    .nullish()
+    .transform((i) => i ?? []),
+  next_page_token: str,
+});
+export const SubnetPage = z.object({
+  items: z
+    .array(z.object({ metadata: Metadata }))
+    .nullish()
+    .transform((i) => i ?? []),
+  next_page_token: str,
+});
 export const Estimate = z.object({
   resource_costs: z
-    .array(z.object({ metadata: Metadata.nullish(), aggregation_unit: z.object({ unit: str }).nullish(), general: z.object({ total: z.object({ cost: str }).nullish() }).nullish() }))
+    .array(
+      z.object({
+        metadata: Metadata.nullish(),
+        aggregation_unit: z.object({ unit: str }).nullish(),
+        general: z.object({ total: z.object({ cost: str }).nullish() }).nullish(),
+      }),
+    )
     .nullish()
     .transform((r) => r ?? []),
   currency: str,

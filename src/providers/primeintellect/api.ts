@@ -10,7 +10,9 @@ import { classify } from './errors';
 export const DEFAULT_PRIME_URL = 'https://api.primeintellect.ai/api/v1';
 const MAX_PAGES = 50;
 
-const Resource = z.object({ minCount: z.number().nullish(), defaultCount: z.number().nullish(), maxCount: z.number().nullish(), pricePerUnit: z.number().nullish() }).nullish();
+const Resource = z
+  .object({ minCount: z.number().nullish(), defaultCount: z.number().nullish(), maxCount: z.number().nullish(), pricePerUnit: z.number().nullish() })
+  .nullish();
 const Availability = z.object({
   cloudId: z.string(),
   gpuType: z.string(),
@@ -25,7 +27,9 @@ const Availability = z.object({
   memory: Resource,
   stockStatus: z.string().nullish(),
   security: z.string().nullish(),
-  prices: z.object({ onDemand: z.number().nullish(), communityPrice: z.number().nullish(), isVariable: z.boolean().nullish(), currency: z.string().nullish() }).nullish(),
+  prices: z
+    .object({ onDemand: z.number().nullish(), communityPrice: z.number().nullish(), isVariable: z.boolean().nullish(), currency: z.string().nullish() })
+    .nullish(),
   images: z.array(z.string()).nullish(),
   isSpot: z.boolean().nullish(),
 });
@@ -52,7 +56,14 @@ const Pod = z.object({
 });
 export type PrimePod = z.infer<typeof Pod>;
 
-const PodStatus = z.object({ podId: z.string(), status: z.string(), sshConnection: Loose, ip: Loose, installationStatus: z.string().nullish(), installationFailure: z.string().nullish() });
+const PodStatus = z.object({
+  podId: z.string(),
+  status: z.string(),
+  sshConnection: Loose,
+  ip: Loose,
+  installationStatus: z.string().nullish(),
+  installationFailure: z.string().nullish(),
+});
 export type PrimePodStatus = z.infer<typeof PodStatus>;
 
 export interface CreatePodBody {

@@ -5,7 +5,17 @@
  */
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  identityName,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
 import { isConflict, isNotFound } from './errors';
@@ -75,7 +85,8 @@ export class PrimeIntellectProvider implements CloudProvider {
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     const pub = spec.publicKeys[0];
     if (!pub) throw new ProviderError('InvalidRequest', 'Prime Intellect needs at least one SSH public key');
-    const find = async (): Promise<string | undefined> => (await this.api.sshKeys()).find((k) => k.publicKey && keyMaterial(k.publicKey) === keyMaterial(pub))?.id;
+    const find = async (): Promise<string | undefined> =>
+      (await this.api.sshKeys()).find((k) => k.publicKey && keyMaterial(k.publicKey) === keyMaterial(pub))?.id;
     const existing = await find();
     if (existing) return { sshKeyId: existing };
     try {
@@ -125,7 +136,9 @@ export class PrimeIntellectProvider implements CloudProvider {
     return mine
       .map((p): PrimePod => {
         const s = fresh.find((f) => f.podId === p.id);
-        return s ? { ...p, status: s.status, sshConnection: s.sshConnection ?? p.sshConnection, installationStatus: s.installationStatus ?? p.installationStatus } : p;
+        return s
+          ? { ...p, status: s.status, sshConnection: s.sshConnection ?? p.sshConnection, installationStatus: s.installationStatus ?? p.installationStatus }
+          : p;
       })
       .map((p) => toObserved(p, at))
       .filter((o): o is Observed => o !== undefined);

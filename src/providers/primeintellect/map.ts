@@ -44,9 +44,18 @@ export function toOffers(items: PrimeAvailability[]): Offer[] {
     .map((a): Offer => {
       const p = priceOf(a);
       const extra: Json = {
-        cloudId: a.cloudId, gpuType: a.gpuType, gpuCount: a.gpuCount, socket: a.socket ?? null, provider: a.provider ?? null,
-        dataCenter: a.dataCenter ?? null, country: a.country ?? null, security: a.security ?? null, image: a.images?.[0] ?? null,
-        diskSize: a.disk?.defaultCount ?? null, vcpus: a.vcpu?.defaultCount ?? null, memory: a.memory?.defaultCount ?? null,
+        cloudId: a.cloudId,
+        gpuType: a.gpuType,
+        gpuCount: a.gpuCount,
+        socket: a.socket ?? null,
+        provider: a.provider ?? null,
+        dataCenter: a.dataCenter ?? null,
+        country: a.country ?? null,
+        security: a.security ?? null,
+        image: a.images?.[0] ?? null,
+        diskSize: a.disk?.defaultCount ?? null,
+        vcpus: a.vcpu?.defaultCount ?? null,
+        memory: a.memory?.defaultCount ?? null,
       };
       return {
         cloud: CLOUD,

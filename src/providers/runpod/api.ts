@@ -32,14 +32,32 @@ const Pod = z.object({
   gpu: z.object({ id: z.string().nullish(), count: z.number().nullish() }).nullish(),
   cost: z.number().nullish(),
   ssh: z.object({ proxy: SshAccess.nullish(), direct: SshAccess.nullish() }).nullish(),
-  runtime: z.object({ ports: z.array(z.object({ private: z.number().nullish(), public: z.number().nullish(), type: z.string().nullish(), ip: z.string().nullish(), isIpPublic: z.boolean().nullish() })).nullish() }).nullish(),
+  runtime: z
+    .object({
+      ports: z
+        .array(
+          z.object({
+            private: z.number().nullish(),
+            public: z.number().nullish(),
+            type: z.string().nullish(),
+            ip: z.string().nullish(),
+            isIpPublic: z.boolean().nullish(),
+          }),
+        )
+        .nullish(),
+    })
+    .nullish(),
   publicIp: z.string().nullish(),
   portMappings: z.record(z.string(), z.number()).nullish(),
 });
 export type RunPodPod = z.infer<typeof Pod>;
 
 /** Account keys: OpenSSH lines; objects tolerated in case the API wraps them. */
-const AccountKey = z.union([z.string(), z.object({ publicKey: z.string() }).transform((k) => k.publicKey), z.object({ key: z.string() }).transform((k) => k.key)]);
+const AccountKey = z.union([
+  z.string(),
+  z.object({ publicKey: z.string() }).transform((k) => k.publicKey),
+  z.object({ key: z.string() }).transform((k) => k.key),
+]);
 
 export interface CreatePodBody {
   name: string;
@@ -70,7 +88,9 @@ export class RunPodApi {
   }
 
   async accountKeys(): Promise<string[]> {
-    return this.#guard(async () => z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.#http.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? []);
+    return this.#guard(
+      async () => z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.#http.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? [],
+    );
   }
 
   /** Replaces the WHOLE account key set: callers pass the merged list. */

@@ -3,7 +3,17 @@
  * name `gpuprov-<vm>` (v2 pods carry no tags we can filter on); the owner travels in the env.
  */
 import { ProviderError } from '../../core/errors';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  identityName,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
 import { isNotFound } from './errors';

@@ -5,7 +5,17 @@
  */
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  identityName,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
 import { isGone } from './errors';

@@ -26,7 +26,10 @@ export const STATUS: Record<string, InstanceStatus | null> = {
 
 /** `"Texas, US"` → `"US"`: offers and instances are placed by country. */
 export function regionOf(geolocation: string | null | undefined): string {
-  const parts = (geolocation ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const parts = (geolocation ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return parts.at(-1) ?? 'unknown';
 }
 
@@ -36,11 +39,50 @@ export function regionOf(geolocation: string | null | undefined): string {
  * outside it is sent as its spaced tokens (`RTX5000` → `RTX 5000`).
  */
 export const VAST_GPU_NAMES = [
-  'A10', 'A100 PCIE', 'A100 SXM4', 'A100X', 'A40', 'A800 PCIE', 'B200', 'GH200 SXM', 'GTX 1080 Ti',
-  'H100 NVL', 'H100 PCIE', 'H100 SXM', 'H200', 'H200 NVL', 'L4', 'L40', 'L40S', 'Q RTX 6000', 'Q RTX 8000',
-  'RTX 2080 Ti', 'RTX 3060', 'RTX 3070', 'RTX 3080', 'RTX 3080 Ti', 'RTX 3090', 'RTX 3090 Ti', 'RTX 4060 Ti',
-  'RTX 4070', 'RTX 4070 Ti', 'RTX 4080', 'RTX 4080S', 'RTX 4090', 'RTX 5070', 'RTX 5080', 'RTX 5090',
-  'RTX 6000Ada', 'RTX A4000', 'RTX A4500', 'RTX A5000', 'RTX A6000', 'RTX PRO 6000 WS', 'Tesla T4', 'Tesla V100', 'Titan RTX',
+  'A10',
+  'A100 PCIE',
+  'A100 SXM4',
+  'A100X',
+  'A40',
+  'A800 PCIE',
+  'B200',
+  'GH200 SXM',
+  'GTX 1080 Ti',
+  'H100 NVL',
+  'H100 PCIE',
+  'H100 SXM',
+  'H200',
+  'H200 NVL',
+  'L4',
+  'L40',
+  'L40S',
+  'Q RTX 6000',
+  'Q RTX 8000',
+  'RTX 2080 Ti',
+  'RTX 3060',
+  'RTX 3070',
+  'RTX 3080',
+  'RTX 3080 Ti',
+  'RTX 3090',
+  'RTX 3090 Ti',
+  'RTX 4060 Ti',
+  'RTX 4070',
+  'RTX 4070 Ti',
+  'RTX 4080',
+  'RTX 4080S',
+  'RTX 4090',
+  'RTX 5070',
+  'RTX 5080',
+  'RTX 5090',
+  'RTX 6000Ada',
+  'RTX A4000',
+  'RTX A4500',
+  'RTX A5000',
+  'RTX A6000',
+  'RTX PRO 6000 WS',
+  'Tesla T4',
+  'Tesla V100',
+  'Titan RTX',
 ];
 
 /** Vast.ai's spellings of a requested model; memory is left to the matcher (Vast names carry none). */

@@ -6,7 +6,9 @@ import { classify } from './errors';
 export const DEFAULT_BASE_URL = 'https://api.verda.com/v1';
 
 const num = z.union([z.number(), z.string()]).transform((v) => Number(v));
-const Token = z.object({ access_token: z.string(), refresh_token: z.string().optional(), expires_in: num.optional(), token_type: z.string().optional() }).loose();
+const Token = z
+  .object({ access_token: z.string(), refresh_token: z.string().optional(), expires_in: num.optional(), token_type: z.string().optional() })
+  .loose();
 
 const InstanceType = z
   .object({
@@ -43,7 +45,13 @@ const Instance = z
 export type VerdaInstance = z.infer<typeof Instance>;
 
 /** Ids come back as plain text; tolerate a JSON string or `{id}` too. */
-const PlainId = z.union([z.string().min(1), z.object({ id: z.string().min(1) }).loose().transform((o) => o.id)]);
+const PlainId = z.union([
+  z.string().min(1),
+  z
+    .object({ id: z.string().min(1) })
+    .loose()
+    .transform((o) => o.id),
+]);
 
 export interface CreateInstanceBody {
   instance_type: string;
@@ -102,13 +110,23 @@ export class VerdaApi {
       const r = await this.#http.send('refresh token', 'POST', '/oauth2/token', { grant_type: 'refresh_token', refresh_token: refresh }, true);
       if (r.status >= 200 && r.status < 300) return this.keep(r.body);
     }
-    const r = await this.#http.send('get token', 'POST', '/oauth2/token', { grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret }, true);
+    const r = await this.#http.send(
+      'get token',
+      'POST',
+      '/oauth2/token',
+      { grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret },
+      true,
+    );
     return this.keep(this.#http.check(r));
   }
 
   private keep(parsed: unknown): CachedToken {
     const t = Token.parse(parsed);
-    this.token = { access: t.access_token, ...(t.refresh_token ? { refresh: t.refresh_token } : {}), expiresAt: Date.now() + ((t.expires_in ?? 3600) - 60) * 1000 };
+    this.token = {
+      access: t.access_token,
+      ...(t.refresh_token ? { refresh: t.refresh_token } : {}),
+      expiresAt: Date.now() + ((t.expires_in ?? 3600) - 60) * 1000,
+    };
     return this.token;
   }
 

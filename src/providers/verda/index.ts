@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import { identityName, type Capabilities, type CloudProvider, type InstanceSpec, type Json, type Location, type Observed, type Offer, type ResourceRequest } from '../../core/provider';
+import {
+  identityName,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type ResourceRequest,
+} from '../../core/provider';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi, type VerdaInstance } from './api';
@@ -109,10 +119,18 @@ export class VerdaProvider implements CloudProvider {
     const live = found.filter((o) => o.status !== 'Terminating').map((o) => o.id);
     // The OS volume goes with the instance; an id no longer listed is gone (or goes with none).
     const osVolume = new Map(all.map((i) => [i.id, i.os_volume_id]));
-    await deleteEach([...ids, ...live], (id) => this.api.deleteInstance(id, [osVolume.get(id)].filter((v): v is string => !!v)), (e) => {
-      const http = httpErrorOf(e);
-      return http !== undefined && (http.status === 404 || (http.status === 400 && ALREADY_GONE.test(vendorError(http.body).message)));
-    });
+    await deleteEach(
+      [...ids, ...live],
+      (id) =>
+        this.api.deleteInstance(
+          id,
+          [osVolume.get(id)].filter((v): v is string => !!v),
+        ),
+      (e) => {
+        const http = httpErrorOf(e);
+        return http !== undefined && (http.status === 404 || (http.status === 400 && ALREADY_GONE.test(vendorError(http.body).message)));
+      },
+    );
   }
 
   /** Removes this VM's startup scripts; shared (hash-named) SSH keys stay. */
@@ -131,5 +149,10 @@ export function fromEnv(env: NodeJS.ProcessEnv): VerdaProvider | undefined {
   const clientId = env.VERDA_CLIENT_ID || env.DATACRUNCH_CLIENT_ID;
   const clientSecret = env.VERDA_CLIENT_SECRET || env.DATACRUNCH_CLIENT_SECRET;
   if (!clientId || !clientSecret) return undefined;
-  return new VerdaProvider({ clientId, clientSecret, ...(env.VERDA_API_URL ? { baseUrl: env.VERDA_API_URL } : {}), ...(env.VERDA_IMAGE ? { image: env.VERDA_IMAGE } : {}) });
+  return new VerdaProvider({
+    clientId,
+    clientSecret,
+    ...(env.VERDA_API_URL ? { baseUrl: env.VERDA_API_URL } : {}),
+    ...(env.VERDA_IMAGE ? { image: env.VERDA_IMAGE } : {}),
+  });
 }

@@ -57,7 +57,15 @@ export function toOffers(types: VerdaType[], avail: VerdaAvailability, image: st
         region: loc.location_code,
         instanceType: t.instance_type,
         // `name` carries the form factor and memory (`H100 SXM5 80GB`), `model` only the family.
-        ...(gpuCount(t) ? { gpu: { model: t.name ?? t.model ?? t.instance_type, count: gpuCount(t), ...(t.gpu_memory?.size_in_gigabytes ? { memoryGiB: t.gpu_memory.size_in_gigabytes } : {}) } } : {}),
+        ...(gpuCount(t)
+          ? {
+              gpu: {
+                model: t.name ?? t.model ?? t.instance_type,
+                count: gpuCount(t),
+                ...(t.gpu_memory?.size_in_gigabytes ? { memoryGiB: t.gpu_memory.size_in_gigabytes } : {}),
+              },
+            }
+          : {}),
         ...(t.cpu?.number_of_cores === undefined ? {} : { vcpus: t.cpu.number_of_cores }),
         ...(t.memory?.size_in_gigabytes === undefined ? {} : { memoryGiB: t.memory.size_in_gigabytes }),
         pricePerHour: t.price_per_hour,
@@ -73,7 +81,13 @@ export function toObserved(i: VerdaInstance, at: Location): Observed | undefined
   if (!(i.status in STATUS)) return { id: i.id, status: 'Pending', reason: `unknown status ${i.status}`, location: at };
   const status = STATUS[i.status];
   if (status === undefined) return undefined;
-  const base = { id: i.id, status, location: at, ...(i.instance_type ? { instanceType: i.instance_type } : {}), ...(status === 'Failed' ? { reason: i.status } : {}) };
+  const base = {
+    id: i.id,
+    status,
+    location: at,
+    ...(i.instance_type ? { instanceType: i.instance_type } : {}),
+    ...(status === 'Failed' ? { reason: i.status } : {}),
+  };
   // `ip` is null until provisioned and sometimes a list.
   const ip = Array.isArray(i.ip) ? i.ip[0] : i.ip;
   return status === 'Running' && ip ? { ...base, endpoint: { host: ip, port: 22, user: SSH_USER } } : base;

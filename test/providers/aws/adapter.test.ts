@@ -14,7 +14,10 @@ import { REGION, startAwsDouble, type AwsDouble } from './double';
 import { planned, whyNothing } from '../planned';
 
 async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ProviderError);
   return err as ProviderError;
 }
@@ -35,7 +38,14 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
     it('walks the GPU ladder: exact counts by price, N+ from the smallest count up, with the catalog price', async () => {
       const offers = await planned(d.provider, { vmName: 'x', gpu: { model: 'T4', count: 1 }, k8s: false });
       expect(offers.map((o) => o.instanceType)).toEqual(['g4dn.xlarge', 'g4dn.2xlarge']);
-      expect(offers[0]).toMatchObject({ cloud: 'aws', region: REGION, gpu: { model: 'T4', count: 1 }, pricePerHour: 0.526, currency: 'USD', extra: { image: 'gpu' } });
+      expect(offers[0]).toMatchObject({
+        cloud: 'aws',
+        region: REGION,
+        gpu: { model: 'T4', count: 1 },
+        pricePerHour: 0.526,
+        currency: 'USD',
+        extra: { image: 'gpu' },
+      });
       const atLeast = await planned(d.provider, { vmName: 'x', gpu: { model: 'T4', count: 1, atLeast: true }, k8s: false });
       expect(atLeast.map((o) => o.instanceType)).toEqual(['g4dn.xlarge', 'g4dn.2xlarge', 'g4dn.12xlarge', 'g4dn.metal']);
       expect(await planned(d.provider, { vmName: 'x', gpu: { model: 'h100', count: 2 }, k8s: false })).toEqual([]);
@@ -50,9 +60,12 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
     });
 
     it('unplannable requests plan nothing, and the reason names the GPU and what exists', async () => {
-      const why = (req: Omit<Parameters<typeof planned>[1], 'vmName' | 'k8s'>): Promise<string | undefined> => whyNothing(d.provider, { vmName: 'x', k8s: false, ...req });
+      const why = (req: Omit<Parameters<typeof planned>[1], 'vmName' | 'k8s'>): Promise<string | undefined> =>
+        whyNothing(d.provider, { vmName: 'x', k8s: false, ...req });
       expect(await why({ gpu: { model: 'X100', count: 1 } })).toMatch(/^no X100 here; GPUs here: T4, .*H100/);
-      expect(await why({ gpu: { model: 'H100', count: 1 } })).toBe('no offer has exactly 1 H100; GPU counts here: 8 (p5.48xlarge); ask --gpu H100:8, or H100:1+ for at least 1');
+      expect(await why({ gpu: { model: 'H100', count: 1 } })).toBe(
+        'no offer has exactly 1 H100; GPU counts here: 8 (p5.48xlarge); ask --gpu H100:8, or H100:1+ for at least 1',
+      );
       expect(await why({ gpu: { model: 'H100', count: 16 } })).toContain('GPU counts here: 8 (p5.48xlarge)');
       // moto (like AWS today) lists no p3 in us-east-1: the V100 ladder is not offered here.
       expect(await why({ gpu: { model: 'V100', count: 1 } })).toMatch(/^no V100 here/);
@@ -82,9 +95,13 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
     it('AWS_REGIONS configures the regions', async () => {
       const p = multi.makeProvider({ regions: undefined, env: { AWS_REGIONS: 'us-east-2, us-west-2' } });
       const offers = await planned(p, { vmName: 'x', k8s: false });
-      expect(offers.map((o) => `${o.instanceType}@${o.region}`)).toEqual(['t3.micro@us-east-2', 't3.micro@us-west-2', 't3.small@us-east-2', 't3.small@us-west-2']);
+      expect(offers.map((o) => `${o.instanceType}@${o.region}`)).toEqual([
+        't3.micro@us-east-2',
+        't3.micro@us-west-2',
+        't3.small@us-east-2',
+        't3.small@us-west-2',
+      ]);
     });
-
   });
 
   describe('prepare', () => {
@@ -98,7 +115,12 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
       expect(groups.SecurityGroups).toHaveLength(1);
       const g = groups.SecurityGroups![0]!;
       expect(g.GroupId).toBe(a.securityGroupId);
-      expect(g.Tags).toEqual(expect.arrayContaining([{ Key: 'gpuprov-vm-name', Value: 'prep1' }, { Key: 'gpuprov-owner', Value: 'conformance' }]));
+      expect(g.Tags).toEqual(
+        expect.arrayContaining([
+          { Key: 'gpuprov-vm-name', Value: 'prep1' },
+          { Key: 'gpuprov-owner', Value: 'conformance' },
+        ]),
+      );
       expect((g.IpPermissions ?? []).map((p) => p.FromPort)).toEqual([22]);
       // t3.micro is not offered in us-east-1e (moto data): five subnets, a..f without e.
       const subnets = d.sent.filter((s) => s.command === 'DescribeSubnets');
@@ -206,10 +228,15 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
       const spec = specFor('many');
       const prepared = (await d.provider.prepare(cpu, spec)) as { imageId: string };
       for (let i = 0; i < 7; i++) {
-        await d.ec2.send(new RunInstancesCommand({
-          ImageId: prepared.imageId, InstanceType: 't3.micro', MinCount: 1, MaxCount: 1,
-          TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: 'gpuprov-vm-name', Value: 'many' }] }],
-        }));
+        await d.ec2.send(
+          new RunInstancesCommand({
+            ImageId: prepared.imageId,
+            InstanceType: 't3.micro',
+            MinCount: 1,
+            MaxCount: 1,
+            TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: 'gpuprov-vm-name', Value: 'many' }] }],
+          }),
+        );
       }
       const pages0 = d.sent.filter((s) => s.command === 'DescribeInstances').length;
       const found = await small.observe(locationOf(cpu), 'many');

@@ -136,9 +136,11 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
     ec2,
     sent,
     async countLive() {
-      const out = await ec2.send(new DescribeInstancesCommand({
-        Filters: [{ Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped', 'shutting-down'] }],
-      }));
+      const out = await ec2.send(
+        new DescribeInstancesCommand({
+          Filters: [{ Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped', 'shutting-down'] }],
+        }),
+      );
       return (out.Reservations ?? []).reduce((n, r) => n + (r.Instances?.length ?? 0), 0);
     },
     armCode,

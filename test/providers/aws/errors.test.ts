@@ -6,7 +6,15 @@ import { EC2_ERRORS, UNKNOWN_TYPE, type Ec2ErrorFixture } from '../../fixtures/a
 
 /** The codes §10 lists, kind by kind (InvalidParameter* stands for the three concrete ones). */
 const SECTION_10: Record<string, string[]> = {
-  Capacity: ['InsufficientInstanceCapacity', 'InsufficientHostCapacity', 'InsufficientReservedInstanceCapacity', 'InsufficientCapacity', 'InsufficientAddressCapacity', 'UnfulfillableCapacity', 'SpotMaxPriceTooLow'],
+  Capacity: [
+    'InsufficientInstanceCapacity',
+    'InsufficientHostCapacity',
+    'InsufficientReservedInstanceCapacity',
+    'InsufficientCapacity',
+    'InsufficientAddressCapacity',
+    'UnfulfillableCapacity',
+    'SpotMaxPriceTooLow',
+  ],
   Quota: ['VcpuLimitExceeded', 'InstanceLimitExceeded', 'MaxSpotInstanceCountExceeded', 'VolumeLimitExceeded', 'MaxIOPSLimitExceeded'],
   Unavailable: ['Unsupported'],
   Credentials: ['AuthFailure', 'InvalidClientTokenId', 'UnauthorizedOperation', 'RequestExpired', 'Blocked', 'OptInRequired', 'PendingVerification'],
@@ -35,7 +43,9 @@ describe('aws classify', () => {
   it('InvalidParameterValue naming InstanceType is "not offered", other values are bad requests', () => {
     const t = classify(sdkError(UNKNOWN_TYPE), 'RunInstances');
     expect([t.kind, t.block]).toEqual(['Unavailable', 'type-in-region']);
-    expect(classify(sdkError({ code: 'InvalidParameterValue', status: 400, message: 'Value () for parameter groupId is invalid.' }), 'x').kind).toBe('InvalidRequest');
+    expect(classify(sdkError({ code: 'InvalidParameterValue', status: 400, message: 'Value () for parameter groupId is invalid.' }), 'x').kind).toBe(
+      'InvalidRequest',
+    );
     expect(classify(sdkError({ code: 'InvalidParameterFoo', status: 400, message: 'm' }), 'x').kind).toBe('InvalidRequest');
   });
 
@@ -53,7 +63,10 @@ describe('aws classify', () => {
 
   it('credential errors never repeat the vendor text (it can echo key ids or the signed request)', () => {
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
-    const err = classify(sdkError({ code: 'SignatureDoesNotMatch', status: 403, message: `The request signature we calculated does not match. Key ${secret}` }), 'DescribeInstances');
+    const err = classify(
+      sdkError({ code: 'SignatureDoesNotMatch', status: 403, message: `The request signature we calculated does not match. Key ${secret}` }),
+      'DescribeInstances',
+    );
     expect(err.kind).toBe('Credentials');
     expect(err.message).not.toContain(secret);
     expect(err.message).toContain('AWS_ACCESS_KEY_ID');

@@ -32,7 +32,10 @@ describe.skipIf(motoMissing())('planOffers with the AWS adapter on moto', () => 
   const ask = (gpu: GpuRequest, clouds = ['aws']) => activities.planOffers({ request: { vmName: 'plan', k8s: false, gpu }, clouds });
 
   it('H100:1 plans no 8-GPU type; the skip says how to ask for it', async () => {
-    const failure = await ask({ model: 'H100', count: 1 }).then(() => undefined, (e: unknown) => e as Error);
+    const failure = await ask({ model: 'H100', count: 1 }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     expect(failure?.message).toContain('no cloud can serve this request');
     expect(failure?.message).toContain('aws: no offer has exactly 1 H100; GPU counts here: 8 (p5.48xlarge); ask --gpu H100:8, or H100:1+');
   });
@@ -52,7 +55,10 @@ describe.skipIf(motoMissing())('planOffers with the AWS adapter on moto', () => 
   });
 
   it('H100:8+ and H100:1+ plan the p5.48xlarge', async () => {
-    for (const gpu of [{ model: 'H100', count: 8, atLeast: true }, { model: 'H100', count: 1, atLeast: true }]) {
+    for (const gpu of [
+      { model: 'H100', count: 8, atLeast: true },
+      { model: 'H100', count: 1, atLeast: true },
+    ]) {
       const out = await ask(gpu);
       expect(out.offers.map((o) => `${o.instanceType}:${o.gpu?.count}:${o.pricePerHour}`)).toEqual(['p5.48xlarge:8:55.04']);
       expect(out.skipped).toEqual([]);

@@ -10,7 +10,14 @@ export async function startDigitalOceanDouble(opts: { perPage?: number } = {}): 
   const provider = new DigitalOceanProvider({ token: server.token, baseUrl: server.url, ...(opts.perPage ? { perPage: opts.perPage } : {}) });
   const arm = routeArmer(
     'digitalocean',
-    { plan: ['GET', '/v2/sizes'], prepare: ['GET', '/v2/account/keys'], create: ['POST', '/v2/droplets'], observe: ['GET', '/v2/droplets'], delete: ['GET', '/v2/droplets'], cleanup: undefined },
+    {
+      plan: ['GET', '/v2/sizes'],
+      prepare: ['GET', '/v2/account/keys'],
+      create: ['POST', '/v2/droplets'],
+      observe: ['GET', '/v2/droplets'],
+      delete: ['GET', '/v2/droplets'],
+      cleanup: undefined,
+    },
     { Capacity: 'capacity', Quota: 'quota', Unavailable: 'unavailable', Credentials: 'credentials', Transient: 'rate-limit' },
     server,
   );

@@ -10,7 +10,14 @@ export async function startHyperstackDouble(opts: { pageSize?: number } = {}): P
   const provider = new HyperstackProvider({ apiKey: server.apiKey, baseUrl: server.url, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
   const arm = routeArmer(
     'hyperstack',
-    { plan: ['GET', '/core/flavors'], prepare: ['GET', '/core/environments'], create: ['POST', '/core/virtual-machines'], observe: ['GET', '/core/virtual-machines'], delete: ['GET', '/core/virtual-machines'], cleanup: undefined },
+    {
+      plan: ['GET', '/core/flavors'],
+      prepare: ['GET', '/core/environments'],
+      create: ['POST', '/core/virtual-machines'],
+      observe: ['GET', '/core/virtual-machines'],
+      delete: ['GET', '/core/virtual-machines'],
+      cleanup: undefined,
+    },
     { Capacity: 'capacity', Quota: 'quota', Credentials: 'credentials', Transient: 'rate-limit' },
     server,
   );

@@ -6,10 +6,7 @@ import { ProviderError } from '../../../src/core/errors';
 import { LocalProvider } from '../../../src/providers/local';
 import type { InstanceSpec, Location, Offer } from '../../../src/core/provider';
 
-type Op =
-  | { op: 'observe'; at: Location; vmName: string }
-  | { op: 'plan' }
-  | { op: 'create'; offer: Offer; spec: InstanceSpec };
+type Op = { op: 'observe'; at: Location; vmName: string } | { op: 'plan' } | { op: 'create'; offer: Offer; spec: InstanceSpec };
 
 async function main(): Promise<void> {
   const [root, faultsFile, json] = process.argv.slice(2);
@@ -18,7 +15,11 @@ async function main(): Promise<void> {
   const op = JSON.parse(json) as Op;
   try {
     const ok =
-      op.op === 'observe' ? await p.observe(op.at, op.vmName) : op.op === 'plan' ? await p.plan({ vmName: 'child', k8s: false }) : await p.create(op.offer, {}, op.spec);
+      op.op === 'observe'
+        ? await p.observe(op.at, op.vmName)
+        : op.op === 'plan'
+          ? await p.plan({ vmName: 'child', k8s: false })
+          : await p.create(op.offer, {}, op.spec);
     process.stdout.write(`${JSON.stringify({ ok })}\n`);
   } catch (err) {
     if (!(err instanceof ProviderError)) throw err;

@@ -10,7 +10,14 @@ export async function startMassedComputeDouble(): Promise<MassedComputeDouble> {
   const provider = new MassedComputeProvider({ token: server.token, baseUrl: server.url });
   const arm = routeArmer(
     'massedcompute',
-    { plan: ['GET', '/gpu-inventory'], prepare: ['GET', '/images'], create: ['POST', '/instance/launch'], observe: ['GET', '/instance'], delete: ['GET', '/instance'], cleanup: undefined },
+    {
+      plan: ['GET', '/gpu-inventory'],
+      prepare: ['GET', '/images'],
+      create: ['POST', '/instance/launch'],
+      observe: ['GET', '/instance'],
+      delete: ['GET', '/instance'],
+      cleanup: undefined,
+    },
     { Capacity: 'capacity', Quota: 'quota', Credentials: 'credentials', Transient: 'rate-limit' },
     server,
   );

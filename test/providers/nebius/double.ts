@@ -32,7 +32,15 @@ const FAULT: Partial<Record<ErrorKind, FaultName>> = {
 export async function startNebiusDouble(): Promise<NebiusDouble> {
   const server = await startNebiusServer();
   // Operations finish on their first poll; no real pause between polls.
-  const provider = new NebiusProvider({ token: TOKEN, projects: { ...PROJECTS }, endpoint: server.endpoint, insecure: true, timeoutMs: 5_000, sleep: async () => {}, warn: () => {} });
+  const provider = new NebiusProvider({
+    token: TOKEN,
+    projects: { ...PROJECTS },
+    endpoint: server.endpoint,
+    insecure: true,
+    timeoutMs: 5_000,
+    sleep: async () => {},
+    warn: () => {},
+  });
   return {
     provider,
     server,

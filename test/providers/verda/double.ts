@@ -10,7 +10,14 @@ export async function startVerdaDouble(): Promise<VerdaDouble> {
   const provider = new VerdaProvider({ clientId: server.clientId, clientSecret: server.clientSecret, baseUrl: server.url });
   const arm = routeArmer(
     'verda',
-    { plan: ['GET', '/instance-types'], prepare: ['GET', '/sshkeys'], create: ['POST', '/instances'], observe: ['GET', '/instances'], delete: ['GET', '/instances'], cleanup: ['GET', '/scripts'] },
+    {
+      plan: ['GET', '/instance-types'],
+      prepare: ['GET', '/sshkeys'],
+      create: ['POST', '/instances'],
+      observe: ['GET', '/instances'],
+      delete: ['GET', '/instances'],
+      cleanup: ['GET', '/scripts'],
+    },
     { Capacity: 'capacity', Quota: 'quota', Credentials: 'credentials', Transient: 'server-error' },
     server,
   );

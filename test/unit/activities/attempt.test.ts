@@ -17,8 +17,15 @@ const spec: InstanceSpec = { vmName: 'm1', owner: 'default', publicKeys: [], ide
 function setup(fake: FakeProvider) {
   let t = 0;
   const slept: number[] = [];
-  const acts = createAttemptActivities({ registry: new ProviderRegistry([fake]), publicKey: 'ssh-ed25519 AAAAworker', now: () => t, sleep: async (ms) => void (slept.push(ms), (t += ms)), heartbeat: () => undefined });
-  const release = (o: Partial<ReleaseInput> = {}): Promise<void> => acts.releaseAt({ at, vmName: 'm1', instanceIds: [], mode: 'full', pollIntervalMs: 1_000, deadlineAtMs: 60_000, ...o });
+  const acts = createAttemptActivities({
+    registry: new ProviderRegistry([fake]),
+    publicKey: 'ssh-ed25519 AAAAworker',
+    now: () => t,
+    sleep: async (ms) => void (slept.push(ms), (t += ms)),
+    heartbeat: () => undefined,
+  });
+  const release = (o: Partial<ReleaseInput> = {}): Promise<void> =>
+    acts.releaseAt({ at, vmName: 'm1', instanceIds: [], mode: 'full', pollIntervalMs: 1_000, deadlineAtMs: 60_000, ...o });
   return { acts, release, slept };
 }
 
@@ -99,7 +106,9 @@ describe('releaseAt', () => {
   it('a transient delete error fails the attempt (retryable) before anything is cleaned', async () => {
     const fake = new FakeProvider();
     fake.script({ primitive: 'delete', error: 'Transient', times: 1 });
-    const err = await setup(fake).release().catch((e: unknown) => e);
+    const err = await setup(fake)
+      .release()
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ type: 'Transient', nonRetryable: false });
     expect(fake.callsOf('cleanup')).toHaveLength(0);
   });

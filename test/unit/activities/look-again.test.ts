@@ -30,7 +30,9 @@ describe('lookAgain', () => {
   it('stops looking in the attempt at the end of the window', async () => {
     const c = clock();
     let n = 0;
-    await expect(lookAgain(async () => (n++, Promise.reject(notReady('slow', 1_000))), { now: c.now, sleep: c.sleep, windowMs: 3_000 })).rejects.toMatchObject({ type: 'NotReady' });
+    await expect(lookAgain(async () => (n++, Promise.reject(notReady('slow', 1_000))), { now: c.now, sleep: c.sleep, windowMs: 3_000 })).rejects.toMatchObject({
+      type: 'NotReady',
+    });
     expect(n).toBe(4); // at 0, 1, 2 and 3 s
   });
 
@@ -50,7 +52,10 @@ describe('lookAgain', () => {
   });
 
   it('reads string delays ("1.5s", "800ms")', async () => {
-    for (const [delay, ms] of [['1.5s', 1_500], ['800ms', 800]] as const) {
+    for (const [delay, ms] of [
+      ['1.5s', 1_500],
+      ['800ms', 800],
+    ] as const) {
       const c = clock();
       let n = 0;
       const f = ApplicationFailure.create({ type: 'NotReady', message: 'x', nextRetryDelay: delay });

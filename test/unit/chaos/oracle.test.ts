@@ -19,14 +19,30 @@ const VM = 'c1-0';
 /** Which activities the built history uses (set per describe block). */
 let shape: 'single' | 'merged' = 'single';
 
-function build(o: { plan?: object[]; first?: object; firstKind?: string; prepareStep?: boolean; second?: object; compensate?: boolean; cancelBeforeSecond?: boolean; cleanupFirst?: boolean; teardownFails?: boolean } = {}): Fact[] {
+function build(
+  o: {
+    plan?: object[];
+    first?: object;
+    firstKind?: string;
+    prepareStep?: boolean;
+    second?: object;
+    compensate?: boolean;
+    cancelBeforeSecond?: boolean;
+    cleanupFirst?: boolean;
+    teardownFails?: boolean;
+  } = {},
+): Fact[] {
   let id = 0;
   const f: Fact[] = [];
   /** `outcome`: 'ok', or the failure type the activity failed with. */
   const act = (type: string, input: unknown[], outcome = 'ok', result: unknown = null): void => {
     const a = ++id;
     f.push({ e: 'activity', id: a, type, input });
-    f.push(outcome === 'ok' ? { e: 'activityDone', id: a, result } : { e: 'activityFailed', id: a, failureType: outcome, ...(o.prepareStep && type === 'prepareAndCreate' ? { prepareStep: true } : {}) });
+    f.push(
+      outcome === 'ok'
+        ? { e: 'activityDone', id: a, result }
+        : { e: 'activityFailed', id: a, failureType: outcome, ...(o.prepareStep && type === 'prepareAndCreate' ? { prepareStep: true } : {}) },
+    );
   };
   const stage = (s: string): void => void f.push({ e: 'stage', stage: s });
   const first = o.first ?? A1;
@@ -75,7 +91,15 @@ function build(o: { plan?: object[]; first?: object; firstKind?: string; prepare
   release(['fake-2']);
   stage('terminated');
   const attempts = [
-    { index: 0, offer: first, outcome: o.firstKind === 'Unavailable' ? 'unavailable' : 'failed', phase: 'create', kind: o.firstKind ?? 'Capacity', instanceIds: [], compensated: true },
+    {
+      index: 0,
+      offer: first,
+      outcome: o.firstKind === 'Unavailable' ? 'unavailable' : 'failed',
+      phase: 'create',
+      kind: o.firstKind ?? 'Capacity',
+      instanceIds: [],
+      compensated: true,
+    },
     { index: 1, offer: second, outcome: 'ready', instanceIds: ['fake-2'], compensated: false },
   ];
   f.push({ e: 'closed', status: 'completed', result: { stage: 'terminated', instanceIds: [], attempts } });
@@ -101,7 +125,18 @@ function clean(): Evidence {
     runs: [run(build())],
     samples: [
       { t: 100, vm: VM, runId: 'run-00000001', stage: 'creating', instanceIds: [], region: 'fake-a', quiet: true, live: [] },
-      { t: 900, vm: VM, runId: 'run-00000001', stage: 'ready', instanceIds: ['fake-2'], region: 'fake-a', endpointPort: 20003, quiet: true, live: [live2], describedStage: 'ready' },
+      {
+        t: 900,
+        vm: VM,
+        runId: 'run-00000001',
+        stage: 'ready',
+        instanceIds: ['fake-2'],
+        region: 'fake-a',
+        endpointPort: 20003,
+        quiet: true,
+        live: [live2],
+        describedStage: 'ready',
+      },
       { t: 1200, vm: VM, runId: 'run-00000001', stage: 'ready', instanceIds: ['fake-2'], region: 'fake-a', endpointPort: 20003, quiet: true, live: [live2] },
     ],
     calls: [
@@ -133,12 +168,18 @@ const corruptions: [string, (e: Evidence) => void][] = [
   ['one-create-per-attempt', (e) => e.calls!.push({ primitive: 'create', vmName: VM, region: 'fake-a', instanceType: 'gpu-2' })],
   ['one-create-per-attempt', (e) => e.everSeen[VM]!.push('fake-3')],
   ['abandoned-attempts-deleted', (e) => (e.runs = [run(build({ compensate: false }))])],
-  ['no-create-after-quota', (e) => ((e.runs = [run(build({ firstKind: 'Quota' }))]), (e.trace = { ...trace, faults: [{ primitive: 'create', error: 'Quota', times: 1 }] }))],
+  [
+    'no-create-after-quota',
+    (e) => ((e.runs = [run(build({ firstKind: 'Quota' }))]), (e.trace = { ...trace, faults: [{ primitive: 'create', error: 'Quota', times: 1 }] })),
+  ],
   ['blocked-offer-not-retried', (e) => (e.runs = [run(build({ second: A1 }))])],
   ['plan-order', (e) => (e.runs = [run(build({ plan: [A2, A1, B1, B2] }))])],
   ['no-skip-without-block', (e) => (e.runs = [run(build({ plan: [A1, B1, A2, B2] }))])],
   ['no-create-after-cancel', (e) => (e.runs = [run(build({ cancelBeforeSecond: true }))])],
-  ['unavailable-never-compensates', (e) => ((e.runs = [run(build({ firstKind: 'Unavailable' }))]), (e.trace = { ...trace, faults: [{ primitive: 'create', error: 'Unavailable', times: 1 }] }))],
+  [
+    'unavailable-never-compensates',
+    (e) => ((e.runs = [run(build({ firstKind: 'Unavailable' }))]), (e.trace = { ...trace, faults: [{ primitive: 'create', error: 'Unavailable', times: 1 }] })),
+  ],
   ['cleanup-after-gone', (e) => (e.runs = [run(build({ cleanupFirst: true }))])],
   ['cleanup-after-gone', (e) => e.calls!.splice(3, 1)],
   ['status-agrees-with-cloud', (e) => (e.samples[1]!.live = [])],
@@ -154,7 +195,10 @@ const corruptions: [string, (e: Evidence) => void][] = [
   ['terminal-holds-nothing', (e) => e.closedWhileHolding.push('c1-0 ended COMPLETED holding fake-2')],
   ['failure-justified', (e) => (e.trace = { ...trace, faults: [] })],
   ['action-outcome', (e) => (e.runs[0]!.facts = e.runs[0]!.facts.filter((f) => f.e !== 'signal'))],
-  ['attempt-records-consistent', (e) => ((e.runs[0]!.facts.at(-1) as { result: { attempts: { compensated: boolean }[] } }).result.attempts[0]!.compensated = false)],
+  [
+    'attempt-records-consistent',
+    (e) => ((e.runs[0]!.facts.at(-1) as { result: { attempts: { compensated: boolean }[] } }).result.attempts[0]!.compensated = false),
+  ],
   ['ready-instance-stable', (e) => (e.samples[2]!.instanceIds = ['fake-9'])],
   ['side-resources-cleaned', (e) => e.finalSideResources.push(`${VM}@fake-a`)],
   ['duplicate-start-rejected', (e) => e.duplicateStartsAccepted.push(VM)],
@@ -186,7 +230,12 @@ describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)'
     const facts = build({ teardownFails: true });
     const leaked = facts.findIndex((f) => f.e === 'stage' && f.stage === 'leaked');
     const input = s === 'merged' ? [{ at: atA, vmName: VM, instanceIds: ['fake-2'], mode: 'full' }] : [atA, VM, ['fake-2']];
-    facts.splice(leaked + 1, 0, { e: 'activity', id: 900, type: s === 'merged' ? 'releaseAt' : 'deleteInstances', input }, { e: 'activityFailed', id: 900, failureType: 'Transient' });
+    facts.splice(
+      leaked + 1,
+      0,
+      { e: 'activity', id: 900, type: s === 'merged' ? 'releaseAt' : 'deleteInstances', input },
+      { e: 'activityFailed', id: 900, failureType: 'Transient' },
+    );
     e.runs = [run(facts)];
     expect(judge(e)).toEqual([]);
   });

@@ -22,7 +22,22 @@ describe('chaos trace generator', () => {
     const faults = traces.flatMap((t) => t.faults);
     expect(faults.every((f) => f.times >= 1 && f.times <= 6)).toBe(true);
     const kinds = new Set(faults.map((f) => `${f.primitive}:${f.error}${f.ambiguous ? ':amb' : ''}`));
-    for (const k of ['create:Transient', 'create:Capacity', 'create:Quota', 'create:Unavailable', 'create:Failed', 'create:Credentials', 'create:Capacity:amb', 'create:Transient:amb', 'delete:Transient', 'delete:Failed', 'observe:Transient', 'prepare:Unavailable', 'plan:Transient', 'cleanup:Failed']) {
+    for (const k of [
+      'create:Transient',
+      'create:Capacity',
+      'create:Quota',
+      'create:Unavailable',
+      'create:Failed',
+      'create:Credentials',
+      'create:Capacity:amb',
+      'create:Transient:amb',
+      'delete:Transient',
+      'delete:Failed',
+      'observe:Transient',
+      'prepare:Unavailable',
+      'plan:Transient',
+      'cleanup:Failed',
+    ]) {
       expect(kinds, k).toContain(k);
     }
     const ops = new Set(traces.flatMap((t) => t.vms.map((v) => v.op.op)));

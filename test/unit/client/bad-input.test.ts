@@ -263,7 +263,10 @@ describe('bad input → exit 2, the field named, nothing started or contacted', 
     expect(code, o.errText + o.outText).toBe(2);
     const lines = o.outText.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, error: { kind: 'InvalidInput', field: fill(c[2]), message: expect.any(String), fix: expect.any(String) } });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      ok: false,
+      error: { kind: 'InvalidInput', field: fill(c[2]), message: expect.any(String), fix: expect.any(String) },
+    });
     nothingStarted(o);
   });
 });

@@ -21,7 +21,18 @@ describe.skipIf(!requireServer())('provision fleet apply: what the first apply s
   const name = `fa${Date.now().toString(36).slice(-6)}`;
   const cli = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
     const o = { out: '', err: '' };
-    const io: Io = { out: (s) => void (o.out += s), err: (s) => void (o.err += s), isTTY: false, env: { HOME: root, PATH: process.env.PATH, TEMPORAL_ADDRESS: testEnv().address, TEMPORAL_NAMESPACE: testEnv().namespace, GPUPROV_TASK_QUEUE: worker.taskQueue } };
+    const io: Io = {
+      out: (s) => void (o.out += s),
+      err: (s) => void (o.err += s),
+      isTTY: false,
+      env: {
+        HOME: root,
+        PATH: process.env.PATH,
+        TEMPORAL_ADDRESS: testEnv().address,
+        TEMPORAL_NAMESPACE: testEnv().namespace,
+        GPUPROV_TASK_QUEUE: worker.taskQueue,
+      },
+    };
     const code = await runCli(args, io);
     return { code, ...o };
   };

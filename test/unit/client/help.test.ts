@@ -10,12 +10,23 @@ import { parseStart } from '../../../src/client/options';
 import { parseCommandLine } from '../../../src/client/flags';
 
 function io(): Io & { outText: string; errText: string } {
-  const o = { outText: '', errText: '', out: (s: string) => void (o.outText += s), err: (s: string) => void (o.errText += s), isTTY: false, env: { HOME: '/nonexistent', TEMPORAL_ADDRESS: '127.0.0.1:1' } };
+  const o = {
+    outText: '',
+    errText: '',
+    out: (s: string) => void (o.outText += s),
+    err: (s: string) => void (o.errText += s),
+    isTTY: false,
+    env: { HOME: '/nonexistent', TEMPORAL_ADDRESS: '127.0.0.1:1' },
+  };
   return o;
 }
 
 /** Every runnable command with the words that reach it: `start`, `fleet apply`, … */
-const LEAVES: [string, string[], Command][] = COMMANDS.flatMap((c) => (c.subcommands ? c.subcommands.map((s): [string, string[], Command] => [`${c.name} ${s.name}`, [c.name, s.name], s]) : [[c.name, [c.name], c] as [string, string[], Command]]));
+const LEAVES: [string, string[], Command][] = COMMANDS.flatMap((c) =>
+  c.subcommands
+    ? c.subcommands.map((s): [string, string[], Command] => [`${c.name} ${s.name}`, [c.name, s.name], s])
+    : [[c.name, [c.name], c] as [string, string[], Command]],
+);
 
 /** The help text of one flag: its title line and the indented lines under it. */
 function block(help: string, title: RegExp): string {
@@ -51,7 +62,7 @@ describe('provision COMMAND --help', () => {
     }
   });
 
-  it.each(LEAVES)('%s: every example parses with the command\'s own table', (_name, _words, cmd) => {
+  it.each(LEAVES)("%s: every example parses with the command's own table", (_name, _words, cmd) => {
     for (const f of cmd.flags ?? []) {
       const parsed = parseCommandLine({ path: _name, flags: cmd.flags ?? [] }, f.example.split(' '));
       expect(Object.keys(parsed.values)).toEqual([f.name]);
@@ -75,7 +86,17 @@ describe('provision COMMAND --help', () => {
 
   it('documents the formats the issue asked for', () => {
     const help = COMMANDS.find((c) => c.name === 'start')!.help();
-    for (const text of ['--ttl 1h30m', '--gpu H100:8', 'MODEL:N+ (at least N)', '--retry-until-up', '--detach', '--json', '1 minute to 30 days', '0.01 to 1000']) expect(help).toContain(text);
+    for (const text of [
+      '--ttl 1h30m',
+      '--gpu H100:8',
+      'MODEL:N+ (at least N)',
+      '--retry-until-up',
+      '--detach',
+      '--json',
+      '1 minute to 30 days',
+      '0.01 to 1000',
+    ])
+      expect(help).toContain(text);
   });
 
   it('help COMMAND is the same page', async () => {

@@ -45,7 +45,18 @@ describe.skipIf(!requireServer())('provision offers with a cloud that refuses it
     const worker = await startTestWorker({ activities: createActivities({ registry: new ProviderRegistry(providers), ssh, owner: 'default' }) });
     try {
       const o = { out: '', err: '' };
-      const io: Io = { out: (s) => void (o.out += s), err: (s) => void (o.err += s), isTTY: false, env: { HOME: root, PATH: process.env.PATH, TEMPORAL_ADDRESS: testEnv().address, TEMPORAL_NAMESPACE: testEnv().namespace, GPUPROV_TASK_QUEUE: worker.taskQueue } };
+      const io: Io = {
+        out: (s) => void (o.out += s),
+        err: (s) => void (o.err += s),
+        isTTY: false,
+        env: {
+          HOME: root,
+          PATH: process.env.PATH,
+          TEMPORAL_ADDRESS: testEnv().address,
+          TEMPORAL_NAMESPACE: testEnv().namespace,
+          GPUPROV_TASK_QUEUE: worker.taskQueue,
+        },
+      };
       const code = await runCli(['offers', ...args], io);
       return { code, ...o };
     } finally {
@@ -76,7 +87,12 @@ describe.skipIf(!requireServer())('provision offers with a cloud that refuses it
     const j = await offers([badLambda()], '--json');
     expect(j.code).toBe(1);
     expect(j.out.trim().split('\n')).toHaveLength(1);
-    expect(JSON.parse(j.out)).toMatchObject({ ok: false, offers: [], skipped: [{ cloud: 'lambda', kind: 'Credentials', message: expect.stringContaining(REASON) }], error: { next: expect.stringContaining('LAMBDA_API_KEY') } });
+    expect(JSON.parse(j.out)).toMatchObject({
+      ok: false,
+      offers: [],
+      skipped: [{ cloud: 'lambda', kind: 'Credentials', message: expect.stringContaining(REASON) }],
+      error: { next: expect.stringContaining('LAMBDA_API_KEY') },
+    });
   });
 
   it('a failure of the whole listing shows its reason, not "Activity task failed"', async () => {

@@ -12,8 +12,33 @@ import { removeSshEntry, userKey, writeSshEntry } from '../../../src/client/user
 
 describe('start options', () => {
   it('parses a full command line into a VmSpec', () => {
-    const o = parseStart(['--name', 'gpu1', '--gpu', 'h100:8', '--cloud', 'aws,gcp', '--region', 'us-east-1', '--max-price', '40', '--ttl', '1h30m', '--retry-until-up', '--no-k8s', '--detach']);
-    expect(o.spec).toEqual({ name: 'gpu1', gpu: { model: 'H100', count: 8 }, clouds: ['aws', 'gcp'], regions: ['us-east-1'], maxPricePerHour: 40, ttlMs: 5_400_000, retryUntilUp: true, k8s: 'off' });
+    const o = parseStart([
+      '--name',
+      'gpu1',
+      '--gpu',
+      'h100:8',
+      '--cloud',
+      'aws,gcp',
+      '--region',
+      'us-east-1',
+      '--max-price',
+      '40',
+      '--ttl',
+      '1h30m',
+      '--retry-until-up',
+      '--no-k8s',
+      '--detach',
+    ]);
+    expect(o.spec).toEqual({
+      name: 'gpu1',
+      gpu: { model: 'H100', count: 8 },
+      clouds: ['aws', 'gcp'],
+      regions: ['us-east-1'],
+      maxPricePerHour: 40,
+      ttlMs: 5_400_000,
+      retryUntilUp: true,
+      k8s: 'off',
+    });
     expect(o.detach).toBe(true);
   });
   it('defaults: k8s auto, one GPU, name as positional', () => {
@@ -32,17 +57,20 @@ describe('start options', () => {
     expect(parseGpu(text)).toEqual(gpu);
     expect(parseStart(['g', '--gpu', text]).spec.gpu).toEqual(gpu);
   });
-  it.each(['H100:', 'H100:+', 'H100:4++', 'H100+4', 'H100:4 +', '+', ':4+', 'H100:0+', 'H100:17+'])('--gpu %s is rejected naming the flag and the N+ form', (text) => {
-    let err: unknown;
-    try {
-      parseGpu(text);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(InputError);
-    expect((err as InputError).field).toBe('--gpu');
-    expect((err as InputError).suggestion).toMatch(/--gpu (H100|A100):4\+/);
-  });
+  it.each(['H100:', 'H100:+', 'H100:4++', 'H100+4', 'H100:4 +', '+', ':4+', 'H100:0+', 'H100:17+'])(
+    '--gpu %s is rejected naming the flag and the N+ form',
+    (text) => {
+      let err: unknown;
+      try {
+        parseGpu(text);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).field).toBe('--gpu');
+      expect((err as InputError).suggestion).toMatch(/--gpu (H100|A100):4\+/);
+    },
+  );
   it('a fleet shape takes the same GPU ask as an object (atLeast: true is N+)', () => {
     const group = (gpu: unknown) => ({ name: 'f', generation: 1, groups: [{ id: 'g', role: 'w', count: 1, vm: { gpu } }] });
     expect(parseShape(group({ model: 'H100', count: 4, atLeast: true })).groups[0]!.vm.gpu).toEqual({ model: 'H100', count: 4, atLeast: true });
@@ -123,8 +151,12 @@ describe('the VM spec schema (start and fleet shapes)', () => {
     expect(r.success).toBe(false);
     expect(r.error?.issues.map((i) => i.message).join('; ')).toContain(message);
   });
-  it('keeps a fleet\'s vm: as written and the bounds inclusive', () => {
-    expect(vmOptionsSchema.parse({ gpu: { model: 'h100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 })).toEqual({ gpu: { model: 'h100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 });
+  it("keeps a fleet's vm: as written and the bounds inclusive", () => {
+    expect(vmOptionsSchema.parse({ gpu: { model: 'h100', count: 16 }, ttlMs: 60_000, maxPricePerHour: 1000 })).toEqual({
+      gpu: { model: 'h100', count: 16 },
+      ttlMs: 60_000,
+      maxPricePerHour: 1000,
+    });
     expect(parseStart(['g', '--ttl', '30d', '--max-price', '0.01']).spec).toMatchObject({ ttlMs: 30 * 86_400_000, maxPricePerHour: 0.01 });
   });
 });

@@ -4,7 +4,13 @@ import { dropReason, explainNoMatch, formatGpuRequest, matchOffers, type DropRea
 import type { Offer } from '../../../src/core/provider';
 
 const offer = (instanceType: string, gpu: Offer['gpu'] | undefined, extra: Partial<Offer> = {}): Offer => ({
-  cloud: 'c', region: 'r1', instanceType, ...(gpu ? { gpu } : {}), pricePerHour: 1, currency: 'USD', ...extra,
+  cloud: 'c',
+  region: 'r1',
+  instanceType,
+  ...(gpu ? { gpu } : {}),
+  pricePerHour: 1,
+  currency: 'USD',
+  ...extra,
 });
 
 const p5 = offer('p5.48xlarge', { model: 'H100', count: 8, memoryGiB: 80 }, { pricePerHour: 55.04 });

@@ -1,11 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import type { Offer } from '../../../src/core/provider';
 import type { AttemptRecord } from '../../../src/core/api';
-import { afterFailure, attemptsTable, blockFor, decide, exhaustedKind, isBlocked, kindOfFailureType, newSearch, nextOffer, replan } from '../../../src/core/search';
+import {
+  afterFailure,
+  attemptsTable,
+  blockFor,
+  decide,
+  exhaustedKind,
+  isBlocked,
+  kindOfFailureType,
+  newSearch,
+  nextOffer,
+  replan,
+} from '../../../src/core/search';
 
 const o = (region: string, instanceType: string, zone?: string, cloud = 'c'): Offer => ({ cloud, region, instanceType, ...(zone ? { zone } : {}) });
 const offers = [o('r1', 't1', 'z1'), o('r1', 't2', 'z1'), o('r1', 't1', 'z2'), o('r2', 't1'), o('r2', 't2'), o('r3', 't1', undefined, 'other')];
-const attempt = (index: number, offer: Offer): AttemptRecord => ({ index, offer, outcome: 'failed', instanceIds: [], compensated: false, startedAt: '', endedAt: '' });
+const attempt = (index: number, offer: Offer): AttemptRecord => ({
+  index,
+  offer,
+  outcome: 'failed',
+  instanceIds: [],
+  compensated: false,
+  startedAt: '',
+  endedAt: '',
+});
 
 describe('decide: the error-kind table', () => {
   it.each([
@@ -129,7 +148,16 @@ describe('the search', () => {
 });
 
 describe('exhaustedKind', () => {
-  const rec = (kind: AttemptRecord['kind']): AttemptRecord => ({ index: 0, offer: { cloud: 'c', region: 'r', instanceType: 't' }, outcome: 'failed', kind, instanceIds: [], compensated: true, startedAt: '', endedAt: '' });
+  const rec = (kind: AttemptRecord['kind']): AttemptRecord => ({
+    index: 0,
+    offer: { cloud: 'c', region: 'r', instanceType: 't' },
+    outcome: 'failed',
+    kind,
+    instanceIds: [],
+    compensated: true,
+    startedAt: '',
+    endedAt: '',
+  });
   it('names the one kind every attempt failed with, not Capacity', () => {
     expect(exhaustedKind([rec('Unavailable')])).toBe('Unavailable');
     expect(exhaustedKind([rec('Quota'), rec('Quota')])).toBe('Quota');

@@ -4,8 +4,12 @@ import { clusterFacts, parseSubjectAltName, sanCovers, unmetConditions } from '.
 import { apiServerUrl, rewriteKubeconfig, serverOf } from '../../../src/k3s/kubeconfig';
 import { apiPortOf } from '../../../src/k3s/remote';
 
-const node = (ready: string, alloc: Record<string, string> = {}) => ({ metadata: { name: 'n' }, status: { conditions: [{ type: 'Ready', status: ready }], allocatable: alloc } });
-const coredns = (available: number) => JSON.stringify({ status: { availableReplicas: available, conditions: [{ type: 'Available', status: available > 0 ? 'True' : 'False' }] } });
+const node = (ready: string, alloc: Record<string, string> = {}) => ({
+  metadata: { name: 'n' },
+  status: { conditions: [{ type: 'Ready', status: ready }], allocatable: alloc },
+});
+const coredns = (available: number) =>
+  JSON.stringify({ status: { availableReplicas: available, conditions: [{ type: 'Available', status: available > 0 ? 'True' : 'False' }] } });
 
 describe('cluster checks', () => {
   it('a Ready node with CoreDNS available and a GPU is valid for a GPU offer', () => {

@@ -19,7 +19,12 @@ function io(env: NodeJS.ProcessEnv): Io & { stderr: string[] } {
   return { stderr, out: () => undefined, err: (s) => stderr.push(s), isTTY: false, env };
 }
 
-const baseEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => ({ HOME: home, PATH: process.env.PATH, GPUPROV_STATE_DIR: path.join(home, 'state'), ...extra });
+const baseEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => ({
+  HOME: home,
+  PATH: process.env.PATH,
+  GPUPROV_STATE_DIR: path.join(home, 'state'),
+  ...extra,
+});
 
 describe('connectClient', () => {
   it('without autoStart and with nothing running, tells the user what to do', async () => {

@@ -50,7 +50,13 @@ describe('dev server', () => {
       await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpuprov-ds-'));
       try {
-        const err = await startDevServer({ cliPath: inject('temporalCliPath'), port, headless: true, dbFile: path.join(dir, 't.db'), healthTimeoutMs: 30_000 }).catch((e: Error) => e);
+        const err = await startDevServer({
+          cliPath: inject('temporalCliPath'),
+          port,
+          headless: true,
+          dbFile: path.join(dir, 't.db'),
+          healthTimeoutMs: 30_000,
+        }).catch((e: Error) => e);
         expect(err).toBeInstanceOf(Error);
         expect((err as Error).message).toMatch(new RegExp(`127\\.0\\.0\\.1:${port} exited`));
       } finally {

@@ -15,7 +15,9 @@ import { requireTool } from '../../harness/temporal';
 
 const cliPath = inject('temporalCliPath');
 const root = path.join(__dirname, '..', '..', '..');
-const workerFilesPresent = ['src/workflows/index.ts', 'src/providers/default-registry.ts', 'src/activities/index.ts'].every((f) => fs.existsSync(path.join(root, f)));
+const workerFilesPresent = ['src/workflows/index.ts', 'src/providers/default-registry.ts', 'src/activities/index.ts'].every((f) =>
+  fs.existsSync(path.join(root, f)),
+);
 
 interface Captured extends Io {
   stdout: string[];

@@ -16,7 +16,14 @@ afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
 
 /** A clean environment: none of the machine's TEMPORAL_* variables or config files. */
 async function cleanEnv(extra: Record<string, string> = {}): Promise<NodeJS.ProcessEnv> {
-  return { HOME: home, PATH: process.env.PATH, GPUPROV_STATE_DIR: path.join(home, 'state'), GPUPROV_EMBEDDED_PORT: String(await freePort()), GPUPROV_EMBEDDED_UI_PORT: String(await freePort()), ...extra };
+  return {
+    HOME: home,
+    PATH: process.env.PATH,
+    GPUPROV_STATE_DIR: path.join(home, 'state'),
+    GPUPROV_EMBEDDED_PORT: String(await freePort()),
+    GPUPROV_EMBEDDED_UI_PORT: String(await freePort()),
+    ...extra,
+  };
 }
 
 function writeToml(text: string): void {
@@ -28,7 +35,11 @@ function writeToml(text: string): void {
 describe('embeddedConfig', () => {
   it('defaults to 127.0.0.1:7233 and UI 8233 under the state dir', () => {
     const cfg = embeddedConfig({ HOME: home });
-    expect(cfg).toMatchObject({ address: '127.0.0.1:7233', uiUrl: 'http://localhost:8233', dbFile: path.join(home, '.local', 'state', 'gpuprov', 'temporal.db') });
+    expect(cfg).toMatchObject({
+      address: '127.0.0.1:7233',
+      uiUrl: 'http://localhost:8233',
+      dbFile: path.join(home, '.local', 'state', 'gpuprov', 'temporal.db'),
+    });
   });
 
   it('rejects a port override that is not a port', () => {

@@ -41,16 +41,21 @@ function fakePython(opts: { pipFails?: boolean; pipDelaySeconds?: number } = {})
   fs.writeFileSync(path.join(tmp, 'pip-template'), pipScript);
   script(
     path.join(fakeBin, 'python3'),
-    [`[ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 2`, 'mkdir -p "$3/bin"', `cp ${path.join(tmp, 'pip-template')} "$3/bin/pip"`, 'chmod 755 "$3/bin/pip"'].join('\n'),
+    [`[ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 2`, 'mkdir -p "$3/bin"', `cp ${path.join(tmp, 'pip-template')} "$3/bin/pip"`, 'chmod 755 "$3/bin/pip"'].join(
+      '\n',
+    ),
   );
 }
 
 function fakeGo(): void {
   script(
     path.join(fakeBin, 'go'),
-    [`echo "$@" > ${path.join(tmp, 'go-args')}`, 'mkdir -p "$GOBIN"',
+    [
+      `echo "$@" > ${path.join(tmp, 'go-args')}`,
+      'mkdir -p "$GOBIN"',
       `printf '#!/bin/sh\\n[ "$1" = "--version" ] && echo "temporal version 1.5.1-fake-go" && exit 0\\nexit 3\\n' > "$GOBIN/temporal"`,
-      'chmod 755 "$GOBIN/temporal"'].join('\n'),
+      'chmod 755 "$GOBIN/temporal"',
+    ].join('\n'),
   );
 }
 

@@ -27,7 +27,10 @@ function keyFile(text = generateEd25519('t').private): string {
 }
 
 async function inputErrorOf(p: Promise<unknown>): Promise<InputError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(InputError);
   return err as InputError;
 }
@@ -147,7 +150,10 @@ describe('requireWorkerKey and the SSH activities', () => {
   const theirs = generateEd25519('theirs').private;
 
   async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await p.then(() => undefined, (e: unknown) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ApplicationFailure);
     return err as ApplicationFailure;
   }
@@ -160,7 +166,9 @@ describe('requireWorkerKey and the SSH activities', () => {
     const f = await failureOf(Promise.resolve().then(() => requireWorkerKey(me, { fingerprint: creator.fingerprint, vm: 'gpu1' })));
     expect(f.type).toBe(FAILURE_TYPES.WorkerKeyMismatch);
     expect(f.nonRetryable).toBe(true);
-    expect(f.message).toBe(`this worker's SSH key ${me.fingerprint} is not the deployment key ${creator.fingerprint} that created VM gpu1; give every worker the same GPUPROV_SSH_KEY_FILE (or GPUPROV_SSH_PRIVATE_KEY)`);
+    expect(f.message).toBe(
+      `this worker's SSH key ${me.fingerprint} is not the deployment key ${creator.fingerprint} that created VM gpu1; give every worker the same GPUPROV_SSH_KEY_FILE (or GPUPROV_SSH_PRIVATE_KEY)`,
+    );
   });
 
   it('create returns the fingerprint it installed; probe, k3s and bootstrap refuse another key before connecting', async () => {
@@ -199,7 +207,10 @@ describe('requireWorkerKey and the SSH activities', () => {
     }
     expect(probes).toBe(0);
     // The same key goes on to the prober.
-    expect(await acts.probeSsh({ endpoint, defaultUser: 'root', workerKey: { fingerprint: me.fingerprint, vm: 'gpu1' } })).toEqual({ fingerprint: 'SHA256:x', hostKey: 'ssh-ed25519 AAAA' });
+    expect(await acts.probeSsh({ endpoint, defaultUser: 'root', workerKey: { fingerprint: me.fingerprint, vm: 'gpu1' } })).toEqual({
+      fingerprint: 'SHA256:x',
+      hostKey: 'ssh-ed25519 AAAA',
+    });
     expect(probes).toBe(1);
   });
 });

@@ -17,7 +17,10 @@ import { ProbeCommandError, SshError, sshFailure, withSsh, type SshErrorReason, 
 import { describeWithSshd, startTestHost, type TestHost } from './host';
 
 async function failureOf(p: Promise<unknown>): Promise<{ type: string | undefined; nonRetryable: boolean }> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApplicationFailure);
   const f = err as ApplicationFailure;
   return { type: f.type ?? undefined, nonRetryable: f.nonRetryable === true };
@@ -46,9 +49,19 @@ describe('sshFailure', () => {
 describeWithSshd('SSH failures in the activities (real sshd)', () => {
   let h: TestHost;
   const acts = (o: { ssh?: SshIdentity; prober?: SshProber } = {}): Activities =>
-    createActivities({ registry: new ProviderRegistry([h.cloud.provider]), ssh: o.ssh ?? h.identity, owner: 'ssh-unit', inlineWindowMs: 0, ...(o.prober ? { prober: o.prober } : {}) });
+    createActivities({
+      registry: new ProviderRegistry([h.cloud.provider]),
+      ssh: o.ssh ?? h.identity,
+      owner: 'ssh-unit',
+      inlineWindowMs: 0,
+      ...(o.prober ? { prober: o.prober } : {}),
+    });
   const endpoint = (port = h.target.port) => ({ host: h.target.host, port, user: h.target.user });
-  const k3s = (o: { hostKey?: string; port?: number } = {}): K3sTarget => ({ endpoint: endpoint(o.port), defaultUser: 'root', hostKey: o.hostKey ?? h.hostKey });
+  const k3s = (o: { hostKey?: string; port?: number } = {}): K3sTarget => ({
+    endpoint: endpoint(o.port),
+    defaultUser: 'root',
+    hostKey: o.hostKey ?? h.hostKey,
+  });
   const node = (o: { hostKey?: string; port?: number } = {}): BootstrapTarget => ({
     endpoint: endpoint(o.port),
     hostKey: o.hostKey ?? h.hostKey,
@@ -65,7 +78,10 @@ describeWithSshd('SSH failures in the activities (real sshd)', () => {
 
   describe('launch probe', () => {
     it('answers with the host key it saw', async () => {
-      expect(await acts().probeSsh({ endpoint: endpoint(), defaultUser: 'root' })).toEqual({ hostKey: h.hostKey, fingerprint: expect.stringMatching(/^SHA256:/) });
+      expect(await acts().probeSsh({ endpoint: endpoint(), defaultUser: 'root' })).toEqual({
+        hostKey: h.hostKey,
+        fingerprint: expect.stringMatching(/^SHA256:/),
+      });
     });
     it('a pinned key the host does not have: HostKeyMismatch, final', async () => {
       const pinning: SshProber = (t, id) => withSsh({ ...t, hostKey: h.otherHostKey }, id, async (s) => ({ fingerprint: s.fingerprint, hostKey: s.hostKey }));
@@ -79,7 +95,10 @@ describeWithSshd('SSH failures in the activities (real sshd)', () => {
     });
     it('a probe command that fails: CommandFailed, final (not an SSH failure)', async () => {
       const failing: SshProber = async () => Promise.reject(new ProbeCommandError('probe command exited 1'));
-      expect(await failureOf(acts({ prober: failing }).probeSsh({ endpoint: endpoint(), defaultUser: 'root' }))).toEqual({ type: FAILURE_TYPES.CommandFailed, nonRetryable: true });
+      expect(await failureOf(acts({ prober: failing }).probeSsh({ endpoint: endpoint(), defaultUser: 'root' }))).toEqual({
+        type: FAILURE_TYPES.CommandFailed,
+        nonRetryable: true,
+      });
     });
   });
 
@@ -109,9 +128,16 @@ describeWithSshd('SSH failures in the activities (real sshd)', () => {
     it('stop gives up on an unreachable node from the third attempt, but never on a host-key mismatch', async () => {
       const quiet = { logger: new DefaultLogger('ERROR') };
       const third = new MockActivityEnvironment({ attempt: 3 }, quiet);
-      expect(await third.run((t: BootstrapTarget) => acts().bootstrapStop(t), node({ port: h.refusedPort }))).toMatchObject({ stage: 'stopped', detail: 'unreachable' });
-      expect(await failureOf(third.run((t: BootstrapTarget) => acts().bootstrapStop(t), node({ hostKey: h.otherHostKey })))).toEqual(EXPECTED['host-key-mismatch']);
-      expect(await failureOf(new MockActivityEnvironment({ attempt: 1 }, quiet).run((t: BootstrapTarget) => acts().bootstrapStop(t), node({ port: h.refusedPort })))).toEqual(EXPECTED.unreachable);
+      expect(await third.run((t: BootstrapTarget) => acts().bootstrapStop(t), node({ port: h.refusedPort }))).toMatchObject({
+        stage: 'stopped',
+        detail: 'unreachable',
+      });
+      expect(await failureOf(third.run((t: BootstrapTarget) => acts().bootstrapStop(t), node({ hostKey: h.otherHostKey })))).toEqual(
+        EXPECTED['host-key-mismatch'],
+      );
+      expect(
+        await failureOf(new MockActivityEnvironment({ attempt: 1 }, quiet).run((t: BootstrapTarget) => acts().bootstrapStop(t), node({ port: h.refusedPort }))),
+      ).toEqual(EXPECTED.unreachable);
     });
   });
 });

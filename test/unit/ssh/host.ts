@@ -46,13 +46,18 @@ export async function startTestHost(prefix: string): Promise<TestHost> {
   const at: Location = { cloud: offer.cloud, region: offer.region };
   const spec: InstanceSpec = { vmName: prefix, owner: 'ssh-unit', publicKeys: [identity.publicKey], idempotencyKey: `${prefix}-0`, openPorts: [22] };
   await cloud.provider.create(offer, await cloud.provider.prepare(offer, spec), spec);
-  const seen = await waitFor(() => cloud.provider.observe(at, prefix), (o) => o.some((x) => x.status === 'Running' && x.endpoint !== undefined), 30_000);
+  const seen = await waitFor(
+    () => cloud.provider.observe(at, prefix),
+    (o) => o.some((x) => x.status === 'Running' && x.endpoint !== undefined),
+    30_000,
+  );
   const ep = seen.find((o) => o.status === 'Running')?.endpoint;
   if (!ep?.user) throw new Error(`the local sshd did not come up: ${JSON.stringify(seen)}`);
   const target: SshTarget = { host: ep.host, port: ep.port, user: ep.user };
   // sshd may accept TCP a moment before it answers: a few tries, bounded.
   let probe: Awaited<ReturnType<typeof sshProber>> | undefined;
-  for (let i = 0; i < 50 && !probe; i++) probe = await sshProber(target, identity, 10_000).catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 100)));
+  for (let i = 0; i < 50 && !probe; i++)
+    probe = await sshProber(target, identity, 10_000).catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 100)));
   if (!probe) throw new Error('the local sshd never accepted the worker key');
   return {
     cloud,

@@ -17,7 +17,10 @@ async function tcpProxy(to: number): Promise<{ port: number; cut(): void; close(
   const sockets = new Set<Socket>();
   const server = createServer((inbound) => {
     const outbound = connect(to, '127.0.0.1');
-    for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) {
+    for (const [a, b] of [
+      [inbound, outbound],
+      [outbound, inbound],
+    ] as const) {
       sockets.add(a);
       a.pipe(b);
       a.on('error', () => b.destroy());
@@ -33,7 +36,10 @@ async function tcpProxy(to: number): Promise<{ port: number; cut(): void; close(
 }
 
 async function reasonOf(p: Promise<unknown>): Promise<SshErrorReason> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(SshError);
   return (err as SshError).reason;
 }
@@ -49,7 +55,7 @@ describeWithSshd('SshSession (real sshd)', () => {
 
   it('exec returns exit code, stdout and stderr; stdin reaches the command; output can be capped', async () => {
     await withSsh({ ...h.target, hostKey: h.hostKey }, h.identity, async (s) => {
-      expect(await s.exec("echo out; echo err >&2; exit 3")).toEqual({ code: 3, stdout: 'out\n', stderr: 'err\n' });
+      expect(await s.exec('echo out; echo err >&2; exit 3')).toEqual({ code: 3, stdout: 'out\n', stderr: 'err\n' });
       expect((await s.exec('cat', { stdin: 'through stdin' })).stdout).toBe('through stdin');
       expect((await s.exec('printf abcdefgh', { maxBytes: 3 })).stdout).toBe('abc');
       const chunks: string[] = [];
@@ -107,7 +113,10 @@ describeWithSshd('SshSession (real sshd)', () => {
       const s = await SshSession.connect({ ...h.target, port: proxy.port }, h.identity);
       let started: () => void = () => undefined;
       const running = new Promise<void>((r) => (started = r));
-      const inFlight = s.exec('echo $$; exec sleep 60', { onStdout: (d) => ((pid = Number(d.toString('utf8').trim())), started()) }).then(() => undefined, (e: unknown) => e);
+      const inFlight = s.exec('echo $$; exec sleep 60', { onStdout: (d) => ((pid = Number(d.toString('utf8').trim())), started()) }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       await running;
       proxy.cut();
       expect(await inFlight).toMatchObject({ name: 'SshError', reason: 'unreachable' });

@@ -23,9 +23,20 @@ const template: SlotTemplate = { role: 'web', vm: { regions: ['v1'] } };
 export function rec(p: Partial<SlotRecord> = {}): SlotRecord {
   const index = p.index ?? 0;
   return {
-    slot: `f-web-${index}`, group: 'web', index, attempt: 1, template, key: canonical(template),
-    intent: 'active', stage: 'ready', vm: 'up', boot: { state: 'none', started: false },
-    failures: 0, cleanupTries: 0, ready: true, ...p,
+    slot: `f-web-${index}`,
+    group: 'web',
+    index,
+    attempt: 1,
+    template,
+    key: canonical(template),
+    intent: 'active',
+    stage: 'ready',
+    vm: 'up',
+    boot: { state: 'none', started: false },
+    failures: 0,
+    cleanupTries: 0,
+    ready: true,
+    ...p,
   };
 }
 

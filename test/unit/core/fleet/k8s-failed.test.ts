@@ -46,7 +46,14 @@ function k8sFailedFleet(shape: FleetShape): FleetState {
 describe('the k8s-failed rows', () => {
   it('fold: the VM stays up, not ready, stage k8s-failed, the reason kept', () => {
     const s = k8sFailedFleet(fleet());
-    expect(s.slots[SLOT]).toMatchObject({ vm: 'up', ready: false, stage: 'k8s-failed', k8sFailed: 'k3s failed: no nvidia.com/gpu', failedReason: 'k3s failed: no nvidia.com/gpu', failures: 0 });
+    expect(s.slots[SLOT]).toMatchObject({
+      vm: 'up',
+      ready: false,
+      stage: 'k8s-failed',
+      k8sFailed: 'k3s failed: no nvidia.com/gpu',
+      failedReason: 'k3s failed: no nvidia.com/gpu',
+      failures: 0,
+    });
     expect(isConverged(s, expandShape(fleet()))).toBe(false);
   });
 
@@ -146,10 +153,22 @@ describe('destroyed only after the child workflow has closed', () => {
 describe('a child report as a fleet event', () => {
   const id = 'vm-f-web-0-a3';
   it('k8s-failed is not an end: the VM is still up', () => {
-    expect(eventOfChild({ workflowId: id, stage: 'k8s-failed', endpoint: { host: 'h', port: 22 } }, () => true)).toEqual({ type: 'vmK8sFailed', slot: SLOT, attempt: 3, reason: 'k3s failed', endpoint: { host: 'h', port: 22 } });
+    expect(eventOfChild({ workflowId: id, stage: 'k8s-failed', endpoint: { host: 'h', port: 22 } }, () => true)).toEqual({
+      type: 'vmK8sFailed',
+      slot: SLOT,
+      attempt: 3,
+      reason: 'k3s failed',
+      endpoint: { host: 'h', port: 22 },
+    });
   });
   it('a reported end is not a close', () => {
-    expect(eventOfChild({ workflowId: id, stage: 'terminated' }, () => true)).toEqual({ type: 'vmEnded', slot: SLOT, attempt: 3, outcome: 'terminated', closed: false });
+    expect(eventOfChild({ workflowId: id, stage: 'terminated' }, () => true)).toEqual({
+      type: 'vmEnded',
+      slot: SLOT,
+      attempt: 3,
+      outcome: 'terminated',
+      closed: false,
+    });
   });
   it('a history recorded before the patch replays the old reading (both as closed)', () => {
     expect(eventOfChild({ workflowId: id, stage: 'terminated' }, () => false)).toMatchObject({ type: 'vmEnded', closed: true });

@@ -15,7 +15,17 @@
 import { describe, expect, it } from 'vitest';
 import { withFleetTuning } from '../../../../src/core/fleet/backoff';
 import { isConverged, reconcile } from '../../../../src/core/fleet/reconcile';
-import { applyAction, attemptWorkflowId, carryOver, emptyState, fold, isEffect, type FleetEvent, type FleetState, type VmEnd } from '../../../../src/core/fleet/state';
+import {
+  applyAction,
+  attemptWorkflowId,
+  carryOver,
+  emptyState,
+  fold,
+  isEffect,
+  type FleetEvent,
+  type FleetState,
+  type VmEnd,
+} from '../../../../src/core/fleet/state';
 import { checkRevision, expandShape, type FleetShape } from '../../../../src/core/fleet/types';
 
 const T = withFleetTuning({ backoffBaseMs: 100, backoffCapMs: 2_000 });
@@ -119,7 +129,8 @@ function run(seed: number): Trace {
       expect(checkRevision(desired, shapes[si]!).ok).toBe(true);
       desired = shapes[si]!;
     }
-    if (fault(0.01)) expect(checkRevision(desired, { ...shapes[Math.max(0, si - 1)]!, generation: desired.generation - 1 }).ok, 'a regressed shape is rejected').toBe(false);
+    if (fault(0.01))
+      expect(checkRevision(desired, { ...shapes[Math.max(0, si - 1)]!, generation: desired.generation - 1 }).ok, 'a regressed shape is rejected').toBe(false);
     const want = expandShape(desired);
     // as the driver does on every pass: the generation it evaluated, never going back
     expect(desired.generation).toBeGreaterThanOrEqual(generation);
@@ -133,7 +144,11 @@ function run(seed: number): Trace {
         expect(a.attempt, `effect ${a.kind} for a superseded attempt`).toBe(before!.attempt);
         expect(a.attempt, `effect ${a.kind} from a stale attempt`).toBe(lastAttempt.get(a.slot));
       }
-      if (a.kind === 'markDestroyed') expect(open(a.slot).map((c) => c.attempt), `${a.slot} destroyed with its child open`).toEqual([]);
+      if (a.kind === 'markDestroyed')
+        expect(
+          open(a.slot).map((c) => c.attempt),
+          `${a.slot} destroyed with its child open`,
+        ).toEqual([]);
       state = applyAction(state, a, want, now, T);
       const rec = state.slots[a.slot];
       if (rec) lastAttempt.set(a.slot, Math.max(lastAttempt.get(a.slot) ?? 0, rec.attempt));
@@ -143,7 +158,10 @@ function run(seed: number): Trace {
       const ev = { slot: a.slot, attempt: a.attempt };
       const child = children.get(id);
       if (a.kind === 'startVm') {
-        expect(open(a.slot).map((c) => c.attempt), `a replacement of ${a.slot} started beside an open child`).toEqual([]);
+        expect(
+          open(a.slot).map((c) => c.attempt),
+          `a replacement of ${a.slot} started beside an open child`,
+        ).toEqual([]);
         if (fault(0.05)) {
           promise({ type: 'opFailed', ...ev, op: 'startVm', reason: 'start failed' }, 1, 20);
           continue;
@@ -173,7 +191,9 @@ function run(seed: number): Trace {
           queue.push({ at: at(20, 200), act: () => end(child, outcome) });
         }
       } else if (a.kind === 'startBootstrap') {
-        promise(fault(0.25) ? { type: 'bootDone', ...ev, ok: false, stage: 'failed' } : { type: 'bootDone', ...ev, ok: true, stage: 'ready', lastStdoutSeq: 3 });
+        promise(
+          fault(0.25) ? { type: 'bootDone', ...ev, ok: false, stage: 'failed' } : { type: 'bootDone', ...ev, ok: true, stage: 'ready', lastStdoutSeq: 3 },
+        );
       } else if (a.kind === 'stopBootstrap') {
         promise(fault(0.2) ? { type: 'opFailed', ...ev, op: 'stopBootstrap', reason: 'ssh' } : { type: 'bootStopped', ...ev });
       }
@@ -208,7 +228,12 @@ function run(seed: number): Trace {
         const old = history[Math.floor(r() * history.length)]!;
         const c = state.slots[old.slot];
         if (!c || c.attempt !== old.attempt) expect(fold(state, old, now, T)).toBe(state);
-        if (c) for (const e2 of [{ ...old, slot: c.slot, attempt: c.attempt + 1 + Math.floor(r() * 3) }, { ...old, slot: c.slot, attempt: c.attempt - 1 }] as FleetEvent[]) expect(fold(state, e2, now, T)).toBe(state);
+        if (c)
+          for (const e2 of [
+            { ...old, slot: c.slot, attempt: c.attempt + 1 + Math.floor(r() * 3) },
+            { ...old, slot: c.slot, attempt: c.attempt - 1 },
+          ] as FleetEvent[])
+            expect(fold(state, e2, now, T)).toBe(state);
       }
       if (fault(0.02)) {
         const up = [...children.values()].filter((c) => c.phase === 'up');
@@ -225,7 +250,11 @@ function run(seed: number): Trace {
     }
   }
   const want = expandShape(desired);
-  const ids = (p: (c: Child) => boolean): string[] => [...children.entries()].filter(([, c]) => p(c)).map(([id]) => id).sort();
+  const ids = (p: (c: Child) => boolean): string[] =>
+    [...children.entries()]
+      .filter(([, c]) => p(c))
+      .map(([id]) => id)
+      .sort();
   return { state, log, passesAfterQuiet, converged: isConverged(state, want), openAtEnd: ids((c) => c.open), liveAtEnd: ids((c) => c.instance), seen };
 }
 
@@ -245,7 +274,9 @@ describe('seeded traces', () => {
     const t = run(seed);
     expect(t.converged).toBe(true);
     expect(t.passesAfterQuiet).toBeLessThan(400);
-    const expected = Object.values(t.state.slots).map((s) => attemptWorkflowId(s.slot, s.attempt)).sort();
+    const expected = Object.values(t.state.slots)
+      .map((s) => attemptWorkflowId(s.slot, s.attempt))
+      .sort();
     expect(t.liveAtEnd).toEqual(expected);
     expect(t.openAtEnd).toEqual(expected);
   });
@@ -253,7 +284,12 @@ describe('seeded traces', () => {
   it('the traces send k8s-failed, bootstrap failures, reported-but-open ends and continue-as-new', () => {
     const total: Record<string, number> = {};
     for (const seed of seeds) for (const [k, n] of Object.entries(run(seed).seen)) total[k] = (total[k] ?? 0) + n;
-    expect(total).toMatchObject({ vmK8sFailed: expect.any(Number), teardownSent: expect.any(Number), continueAsNew: expect.any(Number), bootDone: expect.any(Number) });
+    expect(total).toMatchObject({
+      vmK8sFailed: expect.any(Number),
+      teardownSent: expect.any(Number),
+      continueAsNew: expect.any(Number),
+      bootDone: expect.any(Number),
+    });
     expect(total.vmK8sFailed).toBeGreaterThan(20);
     expect(total.continueAsNew).toBeGreaterThan(20);
   });

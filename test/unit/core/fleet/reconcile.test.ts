@@ -12,13 +12,23 @@ describe('the ladder: one row each (first match wins)', () => {
     expect(decideSlot(undefined, want(0), NOW)).toMatchObject({ row: 0, action: { kind: 'insert', slot: 'f-web-0' } });
   });
   it('row 1: a destroyed, undesired slot is reaped', () => {
-    expect(decideSlot(rec({ stage: 'destroyed', vm: 'gone', ready: false, restartAt: NOW + 5 }), undefined, NOW)).toMatchObject({ row: 1, action: { kind: 'reap' } });
+    expect(decideSlot(rec({ stage: 'destroyed', vm: 'gone', ready: false, restartAt: NOW + 5 }), undefined, NOW)).toMatchObject({
+      row: 1,
+      action: { kind: 'reap' },
+    });
   });
   it('row 2: a destroyed, desired slot restarts once restartAt is due', () => {
-    expect(decideSlot(rec({ stage: 'destroyed', vm: 'gone', ready: false, restartAt: NOW }), want(0), NOW)).toMatchObject({ row: 2, action: { kind: 'restart' } });
+    expect(decideSlot(rec({ stage: 'destroyed', vm: 'gone', ready: false, restartAt: NOW }), want(0), NOW)).toMatchObject({
+      row: 2,
+      action: { kind: 'restart' },
+    });
   });
   it('row 3: a destroyed, desired slot waits for its restart backoff', () => {
-    expect(decideSlot(rec({ stage: 'destroyed', vm: 'gone', ready: false, restartAt: NOW + 700 }), want(0), NOW)).toEqual({ slot: 'f-web-0', row: 3, wakeAt: NOW + 700 });
+    expect(decideSlot(rec({ stage: 'destroyed', vm: 'gone', ready: false, restartAt: NOW + 700 }), want(0), NOW)).toEqual({
+      slot: 'f-web-0',
+      row: 3,
+      wakeAt: NOW + 700,
+    });
   });
   it('row 4: begin delete when undesired, when failed, or when the spec drifted', () => {
     expect(decideSlot(rec(), undefined, NOW)).toMatchObject({ row: 4, action: { kind: 'beginDelete', why: 'undesired' } });
@@ -31,19 +41,27 @@ describe('the ladder: one row each (first match wins)', () => {
     expect(decideSlot(rec(), want(0, 'v2'), NOW, { groupBusy: true })).toEqual({ slot: 'f-web-0', row: 11 });
   });
   it('row 5: a pending effect is waited for', () => {
-    expect(decideSlot(rec({ ready: false, stage: 'launching', vm: 'launching', pending: { op: 'startVm', seq: 1, since: 0 } }), want(0), NOW)).toEqual({ slot: 'f-web-0', row: 5 });
+    expect(decideSlot(rec({ ready: false, stage: 'launching', vm: 'launching', pending: { op: 'startVm', seq: 1, since: 0 } }), want(0), NOW)).toEqual({
+      slot: 'f-web-0',
+      row: 5,
+    });
   });
   it('row 6: a failed cleanup effect is retried only after its backoff', () => {
     expect(decideSlot(rec({ intent: 'deleting', ready: false, retryAt: NOW + 10 }), undefined, NOW)).toEqual({ slot: 'f-web-0', row: 6, wakeAt: NOW + 10 });
   });
   it('row 7: deleting with a bootstrap that may run on a reachable VM → stop it first', () => {
-    expect(decideSlot(rec({ intent: 'deleting', ready: false, boot: { state: 'ready', started: true } }), undefined, NOW)).toMatchObject({ row: 7, action: { kind: 'stopBootstrap', attempt: 1 } });
+    expect(decideSlot(rec({ intent: 'deleting', ready: false, boot: { state: 'ready', started: true } }), undefined, NOW)).toMatchObject({
+      row: 7,
+      action: { kind: 'stopBootstrap', attempt: 1 },
+    });
   });
   it('row 8: deleting with the VM launching or up → tear it down', () => {
     expect(decideSlot(rec({ intent: 'deleting', ready: false }), undefined, NOW)).toMatchObject({ row: 8, action: { kind: 'teardownVm' } });
     expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'launching' }), undefined, NOW)).toMatchObject({ row: 8 });
     // a bootstrap on a VM that is already gone cannot be stopped by SSH: straight to row 10
-    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'gone', boot: { state: 'running', started: true } }), undefined, NOW)).toMatchObject({ row: 10 });
+    expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'gone', boot: { state: 'running', started: true } }), undefined, NOW)).toMatchObject({
+      row: 10,
+    });
     // a child that reported its end, with no run awaiting its completion: the signal probes whether it has closed
     expect(decideSlot(rec({ intent: 'deleting', ready: false, vm: 'ended' }), undefined, NOW)).toMatchObject({ row: 8, action: { kind: 'teardownVm' } });
   });
