@@ -28,10 +28,11 @@ type SdkDescriptor =
   | { kind: 'service'; package: string; address: string; methods: Record<string, { input: string; output: string; path: string }> }
   | null;
 
-function protoFiles(dir: string): string[] {
+/** Every .proto under `dir`, relative to `base` (the root being compared, which may be a copy). */
+function protoFiles(dir: string, base = dir): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
-    return statSync(p).isDirectory() ? protoFiles(p) : n.endsWith('.proto') ? [relative(PROTO_ROOT, p)] : [];
+    return statSync(p).isDirectory() ? protoFiles(p, base) : n.endsWith('.proto') ? [relative(base, p)] : [];
   });
 }
 
