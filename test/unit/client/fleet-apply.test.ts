@@ -75,6 +75,14 @@ describe.skipIf(!requireServer())('provision fleet apply: what the first apply s
     const older = await cli('fleet', 'apply', '-f', file(0, {}));
     expect(older.code).toBe(1);
     expect(older.err).toContain('generation regressed: 0 < 1');
+    // Down once converged (as a user would); a down during the first launch is another test's subject.
+    let converged = false;
+    for (let i = 0; i < 240 && !converged; i++) {
+      const st = await cli('fleet', 'status', name, '--json');
+      converged = st.code === 0 && (JSON.parse(st.out) as { converged: boolean }).converged;
+      if (!converged) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(converged).toBe(true);
     const down = await cli('fleet', 'down', name);
     expect(down.code, down.err).toBe(0);
   });
