@@ -55,10 +55,14 @@ async function healthy(ctx: VmContext): Promise<boolean> {
   }
 }
 
-async function waitInReady(ctx: VmContext): Promise<ReadyEnd> {
+/**
+ * `base`: the teardown requests already answered (by cancelling the launch). Hazard: it must be
+ * taken when the launch ends, not here: a teardown that arrives while the VM tells its fleet it
+ * is ready (or re-runs k3s) would otherwise be counted as old and lost, leaving the VM up.
+ */
+async function waitInReady(ctx: VmContext, base: number): Promise<ReadyEnd> {
   const t = ctx.tuning;
   const ttlAt = ctx.status.ttlExpiresAt ? Date.parse(ctx.status.ttlExpiresAt) : undefined;
-  const base = ctx.teardownRequests;
   const k8sBase = ctx.k8sRetryRequests;
   for (;;) {
     const wait = Math.max(1, Math.min(ttlAt === undefined ? Infinity : ttlAt - Date.now(), t.healthIntervalMs));
@@ -76,6 +80,8 @@ async function waitInReady(ctx: VmContext): Promise<ReadyEnd> {
 export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   const ctx = new VmContext(input.spec, input.tuning, input.carried?.status);
   let launched = input.carried !== undefined;
+  /** Teardown requests answered before Ready (each cancelled the launch); later ones end Ready. */
+  let answeredTeardowns = 0;
   setHandler(statusQuery, () => ctx.status);
   setHandler(teardownSignal, () => {
     ctx.teardownRequests += 1;
@@ -132,11 +138,12 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
         });
       }
       launched = true;
+      answeredTeardowns = ctx.teardownRequests;
       recordReady(ctx.status);
       await notifyParent(ctx);
     }
     for (;;) {
-      const e = await waitInReady(ctx);
+      const e = await waitInReady(ctx, answeredTeardowns);
       if (e !== 'retry-k8s') return e;
       // `start` again on a k8s-failed VM re-enters at CheckBootInstall (SSH push if needed).
       if (!lastLaunch) {
