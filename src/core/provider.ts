@@ -101,6 +101,12 @@ export interface Observed {
   instanceType?: string;
 }
 
+/** An instance found by {@link CloudProvider.inventory}: what `observe` reports, plus whose it is. */
+export interface Owned extends Observed {
+  /** The VM name from the instance's identity tag (or name). */
+  vmName: string;
+}
+
 /** What an adapter can and cannot do; the workflows read it, they never branch on the cloud's name. */
 export interface Capabilities {
   /** Runs a boot script (cloud-init or a vendor hook) at first boot. */
@@ -143,6 +149,12 @@ export interface CloudProvider {
   delete(at: Location, vmName: string, ids: string[]): Promise<void>;
   /** Delete per-VM side resources created by `prepare`; idempotent. */
   cleanup(at: Location, vmName: string): Promise<void>;
+  /**
+   * Every non-terminated instance of this adapter's deployment in one region (`at.zone` unset:
+   * all its zones), in one list call plus pagination; the account watcher's one view per cycle.
+   * Instances of other deployments are never returned.
+   */
+  inventory?(at: Location): Promise<Owned[]>;
 }
 
 /** The label/tag key every resource carries, with the VM name as value. */
