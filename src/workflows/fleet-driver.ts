@@ -34,20 +34,18 @@ import {
   type FleetState,
   type SlotRecord,
 } from '../core/fleet/state';
-import { checkRevision, expandShape, nodeLogPath, shapeProblems, type FleetShape } from '../core/fleet/types';
-import { API_VERSION, teardownSignal, type VmStatus } from '../core/api';
-import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetWorkflowInput, SlotEvent, SlotStatus } from '../core/fleet-api';
+import { checkRevision, expandShape, shapeProblems, type FleetShape } from '../core/fleet/types';
+import { teardownSignal, type VmStatus } from '../core/api';
+import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetWorkflowInput, SlotEvent } from '../core/fleet-api';
 import { eventOfChild, noteOf } from '../core/fleet/child-events';
 import { FLEET_CHILD_CLOSED_PATCH } from '../core/patches';
 import { withTuning, type Tuning } from '../core/tuning';
 import { failureInfo } from './failure-info';
 import { bootstrapPolling, bootstrapping } from './proxies';
 import type { vmWorkflow } from './vm';
+import { seqsOf, snapshot, type Wanted } from '../core/fleet/status';
 
 const LOG_KEEP = 100;
-const iso = (ms: number): string => new Date(ms).toISOString();
-
-type Wanted = ReturnType<typeof expandShape>;
 
 export class FleetDriver {
   private readonly t: FleetTuning;
@@ -173,7 +171,7 @@ export class FleetDriver {
   }
 
   private note(slot: string, attempt: number, what: string): void {
-    this.log.push({ at: iso(Date.now()), slot, attempt, what });
+    this.log.push({ at: new Date(Date.now()).toISOString(), slot, attempt, what });
     if (this.log.length > LOG_KEEP) this.log.splice(0, this.log.length - LOG_KEEP);
   }
 
@@ -285,59 +283,4 @@ export class FleetDriver {
       }
     }
   }
-}
-
-function seqsOf(s: { lastStdoutSeq?: number; lastStderrSeq?: number }): { lastStdoutSeq?: number; lastStderrSeq?: number } {
-  return {
-    ...(s.lastStdoutSeq !== undefined ? { lastStdoutSeq: s.lastStdoutSeq } : {}),
-    ...(s.lastStderrSeq !== undefined ? { lastStderrSeq: s.lastStderrSeq } : {}),
-  };
-}
-
-function snapshot(state: FleetState, desired: FleetShape, down: boolean, log: FleetLogEntry[], want: Wanted): FleetStatus {
-  const slots: SlotStatus[] = Object.values(state.slots)
-    .sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : a.index - b.index))
-    .map((r) => {
-      const b = r.template.bootstrap;
-      return {
-        slot: r.slot,
-        group: r.group,
-        index: r.index,
-        role: r.template.role,
-        attempt: r.attempt,
-        workflowId: attemptWorkflowId(r.slot, r.attempt),
-        stage: r.stage,
-        intent: r.intent,
-        ready: r.ready,
-        current: want.get(r.slot)?.key === r.key,
-        failures: r.failures,
-        ...(r.pending ? { pending: r.pending.op } : {}),
-        ...(r.restartAt !== undefined && r.stage === 'destroyed' ? { restartAt: iso(r.restartAt) } : {}),
-        ...(r.failedReason ? { failedReason: r.failedReason } : {}),
-        ...(r.endpoint ? { endpoint: r.endpoint } : {}),
-        ...(r.hostKey ? { hostKey: r.hostKey } : {}),
-        ...(b
-          ? {
-              bootstrap: {
-                state: r.boot.state,
-                logPath: nodeLogPath(b, r.slot),
-                ...(r.boot.stage ? { stage: r.boot.stage } : {}),
-                ...seqsOf(r.boot),
-                ...(r.boot.startedAt !== undefined ? { startedAt: iso(r.boot.startedAt) } : {}),
-                ...(r.boot.readyAt !== undefined ? { readyAt: iso(r.boot.readyAt) } : {}),
-              },
-            }
-          : {}),
-      };
-    });
-  return {
-    apiVersion: API_VERSION,
-    name: desired.name,
-    generation: desired.generation,
-    observedGeneration: state.observedGeneration,
-    converged: !down && isConverged(state, want),
-    down,
-    slots,
-    log: [...log],
-  };
 }
