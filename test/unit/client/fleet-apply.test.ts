@@ -18,6 +18,7 @@ import { requireServer, startTestWorker, testEnv, type TestWorker } from '../../
 describe.skipIf(!requireServer())('provision fleet apply: what the first apply says', () => {
   let root: string;
   let worker: TestWorker;
+  let fake: FakeProvider;
   const name = `fa${Date.now().toString(36).slice(-6)}`;
   const cli = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
     const o = { out: '', err: '' };
@@ -44,12 +45,13 @@ describe.skipIf(!requireServer())('provision fleet apply: what the first apply s
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'gpuprov-fleetapply-'));
-    const fake = new FakeProvider();
+    fake = new FakeProvider();
     const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
     worker = await startTestWorker({ activities: createActivities({ registry: new ProviderRegistry([fake]), ssh, owner: 'default', prober: fake.prober() }) });
   });
   afterAll(async () => {
     await cli('fleet', 'down', name).catch(() => undefined);
+    await cli('fleet', 'down', `${name}x`).catch(() => undefined);
     await worker?.stop();
     rmSync(root, { recursive: true, force: true });
   });
@@ -85,5 +87,18 @@ describe.skipIf(!requireServer())('provision fleet apply: what the first apply s
     expect(converged).toBe(true);
     const down = await cli('fleet', 'down', name);
     expect(down.code, down.err).toBe(0);
+  });
+
+  it('down right after the first apply (while the slot is launching): exits 0 and leaves no instance', async () => {
+    const fleet = `${name}x`;
+    const f = join(root, 'now.json');
+    writeFileSync(f, JSON.stringify({ name: fleet, generation: 1, groups: [{ id: 'cpu', role: 'worker', count: 2, vm: {} }] }));
+    const first = await cli('fleet', 'apply', '-f', f);
+    expect(first.code, first.err).toBe(0);
+    const down = await cli('fleet', 'down', fleet);
+    expect(down.code, down.err).toBe(0);
+    // Counted at the cloud: every slot's instance is gone once the fleet is down (bounded wait).
+    for (let i = 0; i < 240 && fake.live().some((x) => x.vmName.startsWith(fleet)); i++) await new Promise((r) => setTimeout(r, 250));
+    expect(fake.live().filter((x) => x.vmName.startsWith(fleet))).toEqual([]);
   });
 });
