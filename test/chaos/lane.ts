@@ -417,6 +417,15 @@ class TraceRun {
       }
       await sleep(k.at === 'call' ? 20 : 50);
     }
+    // A loaded machine can starve this loop until the trace is over; a kill point whose moment
+    // came still fires (late), so the trace's kills do not depend on the scheduler.
+    for (const k of pending.filter((p) => this.triggered(p))) {
+      this.disruptions += 1;
+      this.kit.log(
+        `lane ${this.lane.id}: seed ${this.trace.seed}${this.tag}: SIGKILL worker late (trace over) for ${k.at === 'call' ? `call ${k.n}` : k.stage}`,
+      );
+      await this.lane.kill().catch((err: unknown) => this.kit.log(`lane ${this.lane.id}: restart failed: ${String(err)}`));
+    }
   }
 
   async run(): Promise<TraceOutcome> {
