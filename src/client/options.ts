@@ -108,7 +108,8 @@ export const VM_FLAGS = {
     name: 'image',
     type: 'string',
     value: 'IMAGE',
-    meaning: 'boot the VM from this image; clouds that cannot use it (or not in this form) are skipped, and naming only such clouds is refused',
+    meaning:
+      "boot the VM from this image (it must run cloud-init and log in as the cloud's usual user, e.g. ubuntu on aws and gcp); clouds that cannot use it, or not in this form, are skipped, and naming only such clouds is refused",
     format:
       'as the cloud names images: an AMI id on aws (ami-…), an image family or image on gcp (projects/P/global/images/family/F), a container image on runpod, vastai and docker (REPO[:TAG]), the image name, slug, family or id on the other VM clouds; not on local',
     default: "each cloud's own image (Ubuntu with the NVIDIA driver on GPU offers)",
