@@ -173,6 +173,17 @@ describe('--image and --disk-gb reach every cloud that takes them', () => {
     expect(Number(disk?.size_gibibytes)).toBe(400); // int64: a string on the wire
   });
 
+  it.skipIf(motoMissing())('aws: an AMI the region lacks fails prepare as Unavailable for that region (AMIs are per region)', async () => {
+    const d = await startAwsDouble();
+    open.push(d);
+    const [offer] = await planned(d.provider, gpu('T4'));
+    await expect(d.provider.prepare(offer!, specFor('img', { image: 'ami-0fedcba9876543210' }))).rejects.toMatchObject({
+      kind: 'Unavailable',
+      block: 'region',
+      message: expect.stringContaining('ami-0fedcba9876543210'),
+    });
+  });
+
   it('docker: an image the daemon lacks fails prepare with InvalidRequest naming it', async () => {
     const d = await startDockerDouble();
     open.push(d);
