@@ -11,6 +11,7 @@ import type { ProviderRegistry } from '../providers/registry';
 import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../core/provider';
 import { bootPollDelayMs } from '../core/polling';
 import { explainNoMatch, matchOffers } from '../core/offer-match';
+import { imageDiskProblem } from '../core/image-disk';
 import { createAttemptActivities, providerOf, withKeyFingerprint, withWorkerKey } from './attempt';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
 import { lookAgain } from './look-again';
@@ -164,6 +165,12 @@ export function createActivities(deps: ActivityDeps) {
         const p = provider(cloud);
         if (input.requireK8s && !p.capabilities().k8s) {
           skipped.push({ cloud, kind: 'InvalidRequest', message: `${cloud} cannot run k3s (use --no-k8s, or another cloud)` });
+          continue;
+        }
+        const unfit = imageDiskProblem(cloud, p.capabilities(), input.request);
+        if (unfit) {
+          skipped.push({ cloud, kind: 'InvalidRequest', message: `${unfit.message} (${unfit.fix})` });
+          activityLog('info', `${cloud} cannot honour ${unfit.flag}: skipped`, { cloud, flag: unfit.flag });
           continue;
         }
         try {

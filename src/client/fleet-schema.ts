@@ -48,6 +48,9 @@ export const fleetShapeSchema = z
 export function parseShape(input: unknown): FleetShape {
   const r = fleetShapeSchema.safeParse(input);
   if (r.success) return r.data;
-  const lines = r.error.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`);
+  const lines = r.error.issues.map((i) => {
+    const fix = (i as { params?: { fix?: unknown } }).params?.fix;
+    return `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}${typeof fix === 'string' ? ` (${fix})` : ''}`;
+  });
   throw new Error(`invalid fleet shape:\n  ${lines.join('\n  ')}`);
 }

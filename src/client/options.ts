@@ -45,6 +45,11 @@ function parsePrice(s: string): number {
   return n;
 }
 
+function parseDiskGb(s: string): number {
+  if (!/^\d{1,6}$/.test(s.trim())) throw new InputError('--disk-gb', `${show(s)} is not a whole number of GB`, 'e.g. --disk-gb 200');
+  return Number(s.trim());
+}
+
 function list(field: string, s: string | undefined): string[] | undefined {
   if (s === undefined) return undefined;
   const items = s.split(',').map((x) => x.trim());
@@ -99,6 +104,26 @@ export const VM_FLAGS = {
     default: 'no cap',
     example: '--max-price 2.50',
   },
+  image: {
+    name: 'image',
+    type: 'string',
+    value: 'IMAGE',
+    meaning:
+      "boot the VM from this image (it must run cloud-init and log in as the cloud's usual user, e.g. ubuntu on aws and gcp); clouds that cannot use it, or not in this form, are skipped, and naming only such clouds is refused",
+    format:
+      'as the cloud names images: an AMI id on aws (ami-…), an image family or image on gcp (projects/P/global/images/family/F), a container image on runpod, vastai and docker (REPO[:TAG]), the image name, slug, family or id on the other VM clouds; not on local',
+    default: "each cloud's own image (Ubuntu with the NVIDIA driver on GPU offers)",
+    example: '--image ami-0abcdef1234567890',
+  },
+  'disk-gb': {
+    name: 'disk-gb',
+    type: 'string',
+    value: 'GB',
+    meaning: 'size of the boot disk (the container disk on container clouds); clouds whose types fix the disk are skipped',
+    format: `a whole number of GB, ${VM_LIMITS.diskGb.min} to ${VM_LIMITS.diskGb.max} (each cloud has its own range); on aws, gcp, verda, nebius, primeintellect, runpod and vastai`,
+    default: "each cloud's default (e.g. 20 GB on gcp CPU offers, 200 on its GPU offers, 50 on runpod and vastai)",
+    example: '--disk-gb 200',
+  },
 } as const satisfies Record<string, FlagSpec>;
 
 /** `start`'s flags (the VM's name is also its optional NAME argument). */
@@ -117,6 +142,8 @@ export const START_FLAGS = [
   VM_FLAGS.region,
   VM_FLAGS['instance-type'],
   VM_FLAGS['max-price'],
+  VM_FLAGS.image,
+  VM_FLAGS['disk-gb'],
   {
     name: 'ttl',
     type: 'string',
@@ -171,6 +198,8 @@ const FLAG_OF: Record<string, string> = {
   retryUntilUp: '--retry-until-up',
   k8s: '--k8s',
   publicKeys: '--ssh-key',
+  image: '--image',
+  diskGb: '--disk-gb',
 };
 const FIX_OF: Record<string, string> = {
   '--ssh-key': 'give the private key whose .pub is an OpenSSH public key (ssh-keygen -y -f KEY > KEY.pub)',
@@ -178,13 +207,19 @@ const FIX_OF: Record<string, string> = {
 };
 const EXAMPLE_OF = Object.fromEntries([...START_FLAGS].map((f) => [`--${f.name}`, f.example]));
 
+/** The fix a cross-field rule of the schema attached to its issue (`params.fix`). */
+function fixOf(issue: object): string | undefined {
+  const fix = (issue as { params?: { fix?: unknown } }).params?.fix;
+  return typeof fix === 'string' ? fix : undefined;
+}
+
 /** Validate a VmSpec built from flags with THE schema; the first problem becomes an InputError naming its flag. */
 export function checkSpecFromFlags(raw: VmSpec): VmSpec {
   const r = vmSpecSchema.safeParse(raw);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   const flag = FLAG_OF[String(issue.path[0])] ?? 'arguments';
-  const fix = FIX_OF[flag] ?? `e.g. ${EXAMPLE_OF[flag] ?? flag}`;
+  const fix = fixOf(issue) ?? FIX_OF[flag] ?? `e.g. ${EXAMPLE_OF[flag] ?? flag}`;
   throw new InputError(flag, issue.message, fix);
 }
 
@@ -206,6 +241,8 @@ export function vmFieldsOf(v: Values<readonly (typeof VM_FLAGS)[keyof typeof VM_
   const types = list('--instance-type', v['instance-type']);
   if (types) spec.instanceTypes = types;
   if (v['max-price'] !== undefined) spec.maxPricePerHour = parsePrice(v['max-price']);
+  if (v.image !== undefined) spec.image = v.image;
+  if (v['disk-gb'] !== undefined) spec.diskGb = parseDiskGb(v['disk-gb']);
   return spec;
 }
 

@@ -6,6 +6,7 @@
  * run it.
  */
 import { z } from 'zod';
+import { imageDiskOf, imageDiskProblem } from '../core/image-disk';
 import { CLOUDS, KNOWN_REGIONS, NO_K8S, didYouMean, type CloudId } from './catalog';
 
 export const VM_LIMITS = {
@@ -13,6 +14,8 @@ export const VM_LIMITS = {
   /** USD per hour. */
   maxPricePerHour: { min: 0.01, max: 1_000 },
   gpuCount: { min: 1, max: 16 },
+  /** GB; each cloud has its own range within (src/core/image-disk.ts). */
+  diskGb: { min: 8, max: 65_536 },
   publicKeys: 16,
 } as const;
 
@@ -115,10 +118,42 @@ const fields = {
     )
     .max(VM_LIMITS.publicKeys, `at most ${VM_LIMITS.publicKeys} public keys`)
     .optional(),
+  // Each cloud's own form is checked against the chosen clouds (crossCheck) and by the plan.
+  image: z
+    .string()
+    .min(1, 'image must not be empty')
+    .max(255, 'image must be at most 255 characters')
+    .regex(/^[\x21-\x7e]( ?[\x21-\x7e])*$/, 'image must be printable, without leading, trailing or double spaces')
+    .optional(),
+  diskGb: z
+    .number({ error: 'disk size must be a number' })
+    .int('disk size must be a whole number of GB')
+    .min(VM_LIMITS.diskGb.min, `disk size must be at least ${VM_LIMITS.diskGb.min} GB`)
+    .max(VM_LIMITS.diskGb.max, `disk size must be at most ${VM_LIMITS.diskGb.max} GB`)
+    .optional(),
 };
 
-/** Rules between fields: regions known to the chosen clouds, k3s only on a cloud that runs it. */
-function crossCheck(v: { clouds?: string[] | undefined; regions?: string[] | undefined; k8s?: string | undefined }, ctx: z.RefinementCtx): void {
+interface CrossChecked {
+  clouds?: string[] | undefined;
+  regions?: string[] | undefined;
+  k8s?: string | undefined;
+  image?: string | undefined;
+  diskGb?: number | undefined;
+}
+
+/** `--image`/`--disk-gb` that none of the explicitly named clouds can honour (with several, the plan skips those that cannot). */
+function imageDiskCheck(chosen: readonly CloudId[], v: CrossChecked, ctx: z.RefinementCtx): void {
+  const want = { ...(v.image !== undefined ? { image: v.image } : {}), ...(v.diskGb !== undefined ? { diskGb: v.diskGb } : {}) };
+  if (!chosen.length || Object.keys(want).length === 0) return;
+  const problems = chosen.map((c) => imageDiskProblem(c, imageDiskOf(c), want));
+  if (problems.some((p) => p === undefined)) return;
+  const first = problems[0]!;
+  const message = problems.map((p) => p!.message).join('; ');
+  ctx.addIssue({ code: 'custom', path: [first.flag === '--image' ? 'image' : 'diskGb'], message, params: { fix: first.fix } });
+}
+
+/** Rules between fields: regions known to the chosen clouds, k3s only on a cloud that runs it, an image/disk one of them honours. */
+function crossCheck(v: CrossChecked, ctx: z.RefinementCtx): void {
   const chosen = v.clouds?.filter((c): c is CloudId => (CLOUDS as readonly string[]).includes(c));
   if (chosen?.length && v.regions && chosen.every((c) => KNOWN_REGIONS[c])) {
     const known = chosen.flatMap((c) => KNOWN_REGIONS[c] ?? []);
@@ -139,6 +174,7 @@ function crossCheck(v: { clouds?: string[] | undefined; regions?: string[] | und
       message: `${chosen.join(', ')} cannot run k3s (containers or local processes): leave k8s out, or choose a VM cloud such as aws`,
     });
   }
+  imageDiskCheck(chosen ?? [], v, ctx);
 }
 
 /** A VM's options without its name (a fleet group's `vm:`). */

@@ -35,6 +35,10 @@ export interface VmSpec {
   k8s?: K8sMode;
   /** Users' OpenSSH public keys (never private keys). */
   publicKeys?: string[];
+  /** The boot image (AMI id, image family, container image…: see src/core/image-disk.ts); absent: each cloud's default. */
+  image?: string;
+  /** Boot (or container) disk size in GB; absent: each cloud's default. */
+  diskGb?: number;
 }
 
 export type Stage =

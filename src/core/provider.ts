@@ -41,6 +41,10 @@ export interface ResourceRequest {
   maxPricePerHour?: number;
   /** The VM will run k3s; the plan may prefer images/types that support it. */
   k8s: boolean;
+  /** `--image`: clouds whose capabilities cannot use it (or whose format it is not) are skipped by `planOffers`. */
+  image?: string;
+  /** `--disk-gb`: clouds that cannot size the disk, or not to this size, are skipped by `planOffers`. */
+  diskGb?: number;
 }
 
 /** One concrete place to try: cloud × region (× zone) × instance type, with its price when known. */
@@ -78,6 +82,27 @@ export interface InstanceSpec {
   idempotencyKey: string;
   /** Inbound TCP ports to open (22 always; 6443 when k3s is reached directly). */
   openPorts: number[];
+  /** The user's image (`--image`), in the form the cloud's `Capabilities.image` names; absent: the adapter's default. */
+  image?: string;
+  /** Boot (or container) disk size in GB (`--disk-gb`), within `Capabilities.diskGb`; absent: the adapter's default. */
+  diskGb?: number;
+}
+
+/**
+ * What `--image` names on a cloud: `ami` an AMI id; `gcp-image` a GCP image family or image
+ * (`projects/P/global/images/family/F`, `projects/P/global/images/NAME`); `vendor-image` the
+ * cloud's own image name, slug, family or id; `container` a container image reference.
+ */
+export type ImageKind = 'ami' | 'gcp-image' | 'vendor-image' | 'container';
+
+/** How a cloud takes `--image`: its kind and the written form it accepts (plain JSON: kept in history). */
+export interface ImageSupport {
+  kind: ImageKind;
+  /** A regular expression (source, anchored) every accepted value matches. */
+  pattern: string;
+  /** The form, for messages: `an AMI id (ami- and 8 or 17 hex digits)`. */
+  format: string;
+  example: string;
 }
 
 export type InstanceStatus = 'Pending' | 'Running' | 'Stopping' | 'Stopped' | 'Terminating' | 'Failed';
@@ -123,6 +148,10 @@ export interface Capabilities {
   pollIntervalMs: number;
   /** Typical create-to-running time, to shape polling (fast first, then backing off). */
   typicalBootMs: number;
+  /** `--image`: what the cloud accepts, or false when the image is fixed (absent in histories before it existed). */
+  image?: ImageSupport | false;
+  /** `--disk-gb`: the sizes (GB) the boot or container disk can take, or false when the type fixes it. */
+  diskGb?: { min: number; max: number } | false;
 }
 
 /**

@@ -73,6 +73,8 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
     publicKeys: spec.publicKeys ?? [],
     idempotencyKey: `${info.workflowId}/${info.runId}/${index}`,
     openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)),
+    ...(spec.image !== undefined ? { image: spec.image } : {}),
+    ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
   };
   const key = offerKey(offer);
   let phase: Phase = 'prepare';
@@ -152,6 +154,8 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     ...(spec.regions ? { regions: spec.regions } : {}),
     ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}),
     ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}),
+    ...(spec.image !== undefined ? { image: spec.image } : {}),
+    ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
   };
   const plan = async (): Promise<PlanOutput> => {
     ctx.setStage('planning');

@@ -44,6 +44,9 @@ export interface FakeCall {
   instanceType?: string;
   at: number;
   error?: ErrorKind;
+  /** create: the spec's image and disk size, when given. */
+  image?: string;
+  diskGb?: number;
 }
 
 interface State {
@@ -199,7 +202,15 @@ export class FakeProvider implements CloudProvider {
         status: 'Pending',
         port: 20000 + s.nextId,
       });
-      s.calls.push({ primitive: 'create', vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType, at: Date.now() });
+      s.calls.push({
+        primitive: 'create',
+        vmName: spec.vmName,
+        region: offer.region,
+        instanceType: offer.instanceType,
+        at: Date.now(),
+        ...(spec.image !== undefined ? { image: spec.image } : {}),
+        ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
+      });
     });
     if (hit) this.fail(hit, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName }, false);
     return id;

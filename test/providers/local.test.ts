@@ -59,7 +59,7 @@ describe('local cloud without processes', () => {
     expect(await planned(p, { vmName: 'v', k8s: false, gpu: { model: 'SIM', count: 1, atLeast: true } })).toHaveLength(2);
   });
 
-  it('capabilities: provider-chosen user, no boot script, no ports, no k8s', () => {
+  it('capabilities: provider-chosen user, no boot script, no ports, no k8s, no image or disk size', () => {
     expect(p.capabilities()).toEqual({
       bootScript: false,
       openPorts: false,
@@ -68,6 +68,8 @@ describe('local cloud without processes', () => {
       bootTimeoutMs: 60_000,
       pollIntervalMs: 250,
       typicalBootMs: 500,
+      image: false,
+      diskGb: false,
     });
   });
 

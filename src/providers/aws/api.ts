@@ -38,7 +38,9 @@ const Permission = z.object({ IpProtocol: z.string().optional(), FromPort: z.num
 const Groups = z.object({ SecurityGroups: z.array(z.object({ GroupId: z.string(), IpPermissions: z.array(Permission).default([]), Tags })).default([]) });
 const CreatedGroup = z.object({ GroupId: z.string() });
 const Images = z.object({
-  Images: z.array(z.object({ ImageId: z.string(), Name: z.string().optional(), CreationDate: z.string().optional() })).default([]),
+  Images: z
+    .array(z.object({ ImageId: z.string(), Name: z.string().optional(), CreationDate: z.string().optional(), RootDeviceName: z.string().optional() }))
+    .default([]),
   NextToken: z.string().optional(),
 });
 const Instance = z.object({
@@ -236,15 +238,28 @@ export class Ec2Api {
     }
   }
 
+  /** One image by id with its root device (for a root volume size), or undefined when the region has no such image. */
+  async imageById(region: string, imageId: string): Promise<{ imageId: string; rootDevice?: string } | undefined> {
+    let page;
+    try {
+      page = await this.call(region, 'DescribeImages', Images, (c, { DescribeImagesCommand }) => c.send(new DescribeImagesCommand({ ImageIds: [imageId] })));
+    } catch (err) {
+      if (err instanceof ProviderError && err.code?.startsWith('InvalidAMIID')) return undefined;
+      throw err;
+    }
+    const img = page.Images.find((i) => i.ImageId === imageId);
+    return img ? { imageId: img.ImageId, ...(img.RootDeviceName ? { rootDevice: img.RootDeviceName } : {}) } : undefined;
+  }
+
   /** Newest available x86_64 image of the family, by CreationDate. */
-  async newestImage(region: string, family: ImageFamily): Promise<{ imageId: string; name?: string } | undefined> {
+  async newestImage(region: string, family: ImageFamily): Promise<{ imageId: string; name?: string; rootDevice?: string } | undefined> {
     const f = IMAGE_FAMILIES[family];
     const filters: Filter[] = [
       { Name: 'name', Values: [f.name] },
       { Name: 'state', Values: ['available'] },
       { Name: 'architecture', Values: ['x86_64'] },
     ];
-    let best: { ImageId: string; Name?: string | undefined; CreationDate?: string | undefined } | undefined;
+    let best: z.infer<typeof Images>['Images'][number] | undefined;
     let NextToken: string | undefined;
     do {
       const page = await this.call(region, 'DescribeImages', Images, (c, { DescribeImagesCommand }) =>
@@ -253,7 +268,9 @@ export class Ec2Api {
       for (const img of page.Images) if (!best || (img.CreationDate ?? '') > (best.CreationDate ?? '')) best = img;
       NextToken = page.NextToken;
     } while (NextToken);
-    return best ? { imageId: best.ImageId, ...(best.Name ? { name: best.Name } : {}) } : undefined;
+    return best
+      ? { imageId: best.ImageId, ...(best.Name ? { name: best.Name } : {}), ...(best.RootDeviceName ? { rootDevice: best.RootDeviceName } : {}) }
+      : undefined;
   }
 
   async runInstance(region: string, input: RunInstancesCommandInput): Promise<string> {

@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { _InstanceType, EC2Client, EC2ClientConfig, Filter, Tag } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
+import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
@@ -36,7 +37,13 @@ export interface AwsProviderOptions {
   pageSize?: number;
 }
 
-const Prepared = z.object({ securityGroupId: z.string(), subnetIds: z.array(z.string()).min(1), imageId: z.string() });
+const Prepared = z.object({
+  securityGroupId: z.string(),
+  subnetIds: z.array(z.string()).min(1),
+  imageId: z.string(),
+  /** Set with `spec.diskGb`: the root volume's device and size. */
+  rootVolume: z.object({ device: z.string(), sizeGb: z.number() }).optional(),
+});
 
 function sha256(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex');
@@ -110,6 +117,7 @@ export class AwsProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 5_000,
       typicalBootMs: 90_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -174,18 +182,39 @@ export class AwsProvider implements CloudProvider {
       ports.filter((p) => !found?.tcpPorts.includes(p)),
     );
 
-    let imageId = this.amiId;
-    if (!imageId) {
-      const family = imageFamilyOf(offer);
-      const image = await this.api.newestImage(region, family);
-      if (!image)
-        throw new ProviderError(
-          'Unavailable',
-          `AWS ${region}: no ${family === 'gpu' ? 'Deep Learning (Ubuntu 22.04)' : 'Ubuntu 22.04'} image found; set AWS_AMI_ID`,
-        );
-      imageId = image.imageId;
+    const image = await this.imageFor(region, offer, spec);
+    return {
+      securityGroupId: groupId,
+      subnetIds: usable.map((s) => s.subnetId),
+      imageId: image.imageId,
+      ...(spec.diskGb !== undefined ? { rootVolume: { device: image.rootDevice ?? '/dev/sda1', sizeGb: spec.diskGb } } : {}),
+    };
+  }
+
+  /**
+   * The user's AMI (`--image`, looked up: AMIs are per region, and a root volume size needs its
+   * root device), else `AWS_AMI_ID`, else the newest Ubuntu 22.04 / Deep Learning AMI.
+   */
+  private async imageFor(region: string, offer: Offer, spec: InstanceSpec): Promise<{ imageId: string; rootDevice?: string }> {
+    const chosen = spec.image ?? this.amiId;
+    if (chosen !== undefined && spec.image === undefined && spec.diskGb === undefined) return { imageId: chosen };
+    if (chosen !== undefined) {
+      const found = await this.api.imageById(region, chosen);
+      if (!found)
+        throw new ProviderError('Unavailable', `AWS ${region}: image ${chosen} not found (AMIs are per region)`, {
+          block: 'region',
+          code: 'InvalidAMIID.NotFound',
+        });
+      return found;
     }
-    return { securityGroupId: groupId, subnetIds: usable.map((s) => s.subnetId), imageId };
+    const family = imageFamilyOf(offer);
+    const image = await this.api.newestImage(region, family);
+    if (!image)
+      throw new ProviderError(
+        'Unavailable',
+        `AWS ${region}: no ${family === 'gpu' ? 'Deep Learning (Ubuntu 22.04)' : 'Ubuntu 22.04'} image found; set AWS_AMI_ID`,
+      );
+    return image;
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
@@ -219,6 +248,9 @@ export class AwsProvider implements CloudProvider {
           SecurityGroupIds: [p.data.securityGroupId],
           UserData: userData,
           MetadataOptions: { HttpTokens: 'required' },
+          ...(p.data.rootVolume
+            ? { BlockDeviceMappings: [{ DeviceName: p.data.rootVolume.device, Ebs: { VolumeSize: p.data.rootVolume.sizeGb, DeleteOnTermination: true } }] }
+            : {}),
           TagSpecifications: [
             { ResourceType: 'instance', Tags: tags },
             { ResourceType: 'volume', Tags: tags },

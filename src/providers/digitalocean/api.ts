@@ -72,7 +72,8 @@ export interface CreateDropletBody {
   name: string;
   region: string;
   size: string;
-  image: string;
+  /** A slug, or an image id. */
+  image: string | number;
   ssh_keys: (number | string)[];
   tags: string[];
   user_data: string;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import {
@@ -54,6 +55,7 @@ export class DigitalOceanProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 5_000,
       typicalBootMs: 3 * 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -95,7 +97,9 @@ export class DigitalOceanProvider implements CloudProvider {
     const p = Prepared.safeParse(prepared);
     if (!p.success) throw new ProviderError('InvalidRequest', 'digitalocean: prepared data is not from this adapter (create called without prepare?)');
     const extra = offer.extra as { image?: unknown } | undefined;
-    const image = typeof extra?.image === 'string' ? extra.image : 'ubuntu-24-04-x64';
+    // `--image`: a slug, or a numeric image id (sent as a number, as the API documents ids).
+    const asked = spec.image === undefined ? undefined : /^\d+$/.test(spec.image) ? Number(spec.image) : spec.image;
+    const image = asked ?? (typeof extra?.image === 'string' ? extra.image : 'ubuntu-24-04-x64');
     const id = await this.api.createDroplet({
       name: identityName(spec.vmName),
       region: offer.region,

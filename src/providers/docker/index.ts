@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
@@ -56,6 +57,7 @@ class DockerProvider implements CloudProvider {
       bootTimeoutMs: 2 * 60_000,
       pollIntervalMs: 1_000,
       typicalBootMs: 2_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -66,12 +68,18 @@ class DockerProvider implements CloudProvider {
     return offers;
   }
 
-  async prepare(_offer: Offer, _spec: InstanceSpec): Promise<Json> {
-    const id = await this.api.imageId(this.image);
+  /** `--image` must be on the daemon and, like the default, run sshd with SSH_AUTHORIZED_KEYS (e.g. built FROM gpuprov/sshd:1). */
+  async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
+    const ref = spec.image ?? this.image;
+    const id = await this.api.imageId(ref);
     if (!id)
-      throw new ProviderError('InvalidRequest', `docker: image ${this.image} is missing; build it: docker build -t ${this.image} docker/sshd`, {
-        code: 'ImageMissing',
-      });
+      throw new ProviderError(
+        'InvalidRequest',
+        spec.image === undefined
+          ? `docker: image ${ref} is missing; build it: docker build -t ${ref} docker/sshd`
+          : `docker: image ${ref} is missing on the daemon; pull or build it first`,
+        { code: 'ImageMissing' },
+      );
     // Pin the exact image for this VM so a rebuilt tag does not change a retried create.
     return { image: id };
   }

@@ -2,6 +2,7 @@
  * The GCP Compute Engine adapter: zonal instances named `gpuprov-<vm>` and labelled with the
  * VM identity, a per-VM firewall rule targeted by network tag, cloud-init through `user-data`.
  */
+import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
@@ -100,6 +101,7 @@ export class GcpProvider implements CloudProvider {
       bootTimeoutMs: 15 * 60_000,
       pollIntervalMs: 5_000,
       typicalBootMs: 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -124,8 +126,7 @@ export class GcpProvider implements CloudProvider {
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
     const name = resourceName(spec.vmName);
-    const { project, family } = offer.gpu ? this.gpuImage : this.cpuImage;
-    const image = await this.api.imageFromFamily(project, family);
+    const image = await this.imageFor(offer, spec);
     const network = `projects/${this.api.project}/global/networks/${this.network}`;
     if (!(await this.api.getFirewall(name))) {
       const ports = ['22', ...(spec.openPorts.includes(6443) ? ['6443'] : [])];
@@ -142,6 +143,15 @@ export class GcpProvider implements CloudProvider {
     }
     const prepared: Prepared = { firewall: name, networkTag: name, network, image };
     return prepared;
+  }
+
+  /** The user's image (`--image`: a family is resolved to its newest image, an image path is used as is), else the default family. */
+  private async imageFor(offer: Offer, spec: InstanceSpec): Promise<string> {
+    const asked = spec.image && /projects\/([^/]+)\/global\/images\/(family\/)?([^/]+)$/.exec(spec.image);
+    if (asked) return asked[2] ? this.api.imageFromFamily(asked[1]!, asked[3]!) : `projects/${asked[1]!}/global/images/${asked[3]!}`;
+    if (spec.image) throw new ProviderError('InvalidRequest', `gcp: --image ${spec.image} is not an image family or image path`);
+    const { project, family } = offer.gpu ? this.gpuImage : this.cpuImage;
+    return this.api.imageFromFamily(project, family);
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {

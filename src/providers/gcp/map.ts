@@ -123,7 +123,7 @@ export function instanceBody(project: string, offer: Offer, prepared: Prepared, 
     machineType: `zones/${zone}/machineTypes/${offer.instanceType}`,
     labels: { [IDENTITY_TAG]: labelValue(spec.vmName), [OWNER_TAG]: labelValue(spec.owner) },
     tags: { items: [prepared.networkTag] },
-    disks: [{ boot: true, autoDelete: true, initializeParams: { sourceImage: prepared.image, diskSizeGb: offer.gpu ? '200' : '20' } }],
+    disks: [{ boot: true, autoDelete: true, initializeParams: { sourceImage: prepared.image, diskSizeGb: String(spec.diskGb ?? (offer.gpu ? 200 : 20)) } }],
     networkInterfaces: [{ network: prepared.network, accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],
     metadata: {
       items: [

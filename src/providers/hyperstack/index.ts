@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import {
@@ -60,6 +61,7 @@ export class HyperstackProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 10_000,
       typicalBootMs: 4 * 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -101,7 +103,7 @@ export class HyperstackProvider implements CloudProvider {
     const id = await this.api.createVm({
       name,
       environment_name: p.data.environment,
-      image_name: this.image,
+      image_name: spec.image ?? this.image,
       flavor_name: offer.instanceType,
       key_name: p.data.keyName,
       count: 1,

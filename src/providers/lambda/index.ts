@@ -2,6 +2,7 @@
  * Lambda Cloud adapter (REST v1). Identity: tag `gpuprov-vm-name` plus the name `gpuprov-<vm>`;
  * the API cannot filter, so every observe lists the account and matches client-side.
  */
+import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
@@ -34,6 +35,9 @@ export interface LambdaOptions {
 const Prepared = z.object({ sshKeyName: z.string().min(1) });
 
 /** Lambda Cloud: cloud-init VMs, user `ubuntu`, exactly one registered SSH key per launch. */
+/** Lambda image ids are UUIDs; anything else `--image` names is a family. */
+const IMAGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[0-9a-f]{32}$/i;
+
 export class LambdaProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: LambdaApi;
@@ -52,6 +56,7 @@ export class LambdaProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 10_000,
       typicalBootMs: 4 * 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -91,6 +96,8 @@ export class LambdaProvider implements CloudProvider {
         { key: IDENTITY_TAG, value: spec.vmName },
         { key: OWNER_TAG, value: spec.owner },
       ],
+      // `--image`: an image id (a UUID, GET /images) or a family name (`lambda-stack-24-04`).
+      ...(spec.image ? { image: IMAGE_ID.test(spec.image) ? { id: spec.image } : { family: spec.image } } : {}),
     });
     const id = ids[0];
     if (!id) throw new ProviderError('Failed', 'Lambda launch returned no instance id');

@@ -1,4 +1,5 @@
 import { homedir, userInfo } from 'node:os';
+import { imageDiskOf } from '../../core/image-disk';
 import { join } from 'node:path';
 import { ProviderError } from '../../core/errors';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
@@ -53,6 +54,7 @@ export class LocalProvider implements CloudProvider {
       bootTimeoutMs: 60_000,
       pollIntervalMs: 250,
       typicalBootMs: 500,
+      ...imageDiskOf(this.name),
     };
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import {
@@ -59,6 +60,7 @@ export class MassedComputeProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 10_000,
       typicalBootMs: 5 * 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -69,7 +71,8 @@ export class MassedComputeProvider implements CloudProvider {
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
     if (spec.publicKeys.length === 0) throw new ProviderError('InvalidRequest', 'massedcompute: at least one SSH public key is required');
-    let imageId = this.imageId;
+    // `--image` is a numeric image id (GET /images), like MASSED_COMPUTE_IMAGE_ID.
+    let imageId = spec.image !== undefined && /^\d+$/.test(spec.image) ? Number(spec.image) : this.imageId;
     if (imageId === undefined) {
       const ubuntu = (await this.api.images()).find((i) => /ubuntu/i.test(i.vm_image_name));
       if (!ubuntu) throw new ProviderError('InvalidRequest', 'massedcompute: no Ubuntu image listed; set MASSED_COMPUTE_IMAGE_ID');

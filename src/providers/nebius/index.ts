@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
@@ -83,6 +84,7 @@ class NebiusProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 10_000,
       typicalBootMs: 3 * 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -128,9 +130,10 @@ class NebiusProvider implements CloudProvider {
       const op = await this.api.createDisk({
         metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, spec.owner) },
         spec: {
-          size_gibibytes: this.opts.diskGiB ?? 200,
+          // `--disk-gb` and `--image` (an image family) first, then the worker's settings.
+          size_gibibytes: spec.diskGb ?? this.opts.diskGiB ?? 200,
           type: 'NETWORK_SSD',
-          source_image_family: { image_family: this.opts.imageFamily ?? 'ubuntu22.04-cuda12' },
+          source_image_family: { image_family: spec.image ?? this.opts.imageFamily ?? 'ubuntu22.04-cuda12' },
         },
       });
       diskId = op.resource_id;

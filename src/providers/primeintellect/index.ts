@@ -3,6 +3,7 @@
  * key is registered through the API; the login user, host and port come from `sshConnection`.
  * Identity is the pod name `gpuprov-<vm>` (no tags; the list is filtered client-side).
  */
+import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import {
@@ -71,6 +72,7 @@ export class PrimeIntellectProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 10_000,
       typicalBootMs: 3 * 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -109,7 +111,7 @@ export class PrimeIntellectProvider implements CloudProvider {
       cloudId: x.cloudId,
       gpuType: x.gpuType,
       gpuCount: x.gpuCount,
-      image: x.image ?? this.image,
+      image: spec.image ?? x.image ?? this.image,
       sshKeyId,
       envVars: [
         { key: 'GPUPROV_VM_NAME', value: spec.vmName },
@@ -119,7 +121,7 @@ export class PrimeIntellectProvider implements CloudProvider {
       ...(x.dataCenter ? { dataCenterId: x.dataCenter } : {}),
       ...(x.country ? { country: x.country } : {}),
       ...(x.security ? { security: x.security } : {}),
-      ...(x.diskSize ? { diskSize: x.diskSize } : {}),
+      ...(spec.diskGb !== undefined ? { diskSize: spec.diskGb } : x.diskSize ? { diskSize: x.diskSize } : {}),
       ...(x.vcpus ? { vcpus: x.vcpus } : {}),
       ...(x.memory ? { memory: x.memory } : {}),
       ...(offer.pricePerHour !== undefined ? { maxPrice: offer.pricePerHour } : {}),

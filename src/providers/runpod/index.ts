@@ -2,6 +2,7 @@
  * RunPod adapter (REST v2). Pods are containers: no cloud-init, no k3s. Identity is the pod
  * name `gpuprov-<vm>` (v2 pods carry no tags we can filter on); the owner travels in the env.
  */
+import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import {
   identityName,
@@ -57,6 +58,7 @@ export class RunPodProvider implements CloudProvider {
       bootTimeoutMs: 15 * 60_000,
       pollIntervalMs: 5_000,
       typicalBootMs: 90_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -83,7 +85,7 @@ export class RunPodProvider implements CloudProvider {
     const ports = [...new Set([22, ...spec.openPorts])].map((p) => `${p}/tcp`);
     const pod = await this.api.createPod({
       name: identityName(spec.vmName),
-      image: this.image,
+      image: spec.image ?? this.image,
       gpu: { id: offer.instanceType, count: offer.gpu?.count ?? 1 },
       cloud: 'SECURE',
       dataCenterIds: [offer.region],
@@ -91,7 +93,7 @@ export class RunPodProvider implements CloudProvider {
       startSsh: true,
       // RunPod images append PUBLIC_KEY to authorized_keys: the users' keys ride here, not on the account.
       env: { PUBLIC_KEY: spec.publicKeys.join('\n'), GPUPROV_VM_NAME: spec.vmName, GPUPROV_OWNER: spec.owner },
-      disk: this.diskGb,
+      disk: spec.diskGb ?? this.diskGb,
     });
     return pod.id;
   }

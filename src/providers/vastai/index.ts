@@ -3,6 +3,7 @@
  * `label` `gpuprov-<vm>`, filtered server-side. A create may fail and still make an instance
  * (dstack saw it on spot asks): observe/delete by label find it, so teardown cleans it up.
  */
+import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import {
@@ -56,13 +57,14 @@ export class VastProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 10_000,
       typicalBootMs: 3 * 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Vast.ai: only GPU instances are planned; ask for a GPU');
     // A marketplace: a model nobody offers right now plans to no offers, not to an error.
-    const bundles = await this.api.searchOffers(searchQuery(req, this.diskGb));
+    const bundles = await this.api.searchOffers(searchQuery(req, req.diskGb ?? this.diskGb));
     return bestOffers(bundles, req);
   }
 
@@ -93,9 +95,9 @@ export class VastProvider implements CloudProvider {
     const onstart = renderShellScript({ script: onstartScript(spec.publicKeys.slice(1), boot?.script), env: boot?.env ?? {} });
     const id = await this.api.create(x.askId, {
       client_id: 'me',
-      image: this.image,
+      image: spec.image ?? this.image,
       label: identityName(spec.vmName),
-      disk: this.diskGb,
+      disk: spec.diskGb ?? this.diskGb,
       runtype: x.direct === true ? 'ssh_direc ssh_proxy' : 'ssh_proxy',
       env: dockerEnv(spec.openPorts, spec.vmName, spec.owner),
       onstart,

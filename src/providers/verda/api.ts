@@ -62,6 +62,7 @@ export interface CreateInstanceBody {
   description: string;
   location_code: string;
   is_spot: false;
+  os_volume?: { name: string; size: number };
 }
 
 interface CachedToken {

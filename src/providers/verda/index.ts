@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import {
@@ -62,6 +63,7 @@ export class VerdaProvider implements CloudProvider {
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 10_000,
       typicalBootMs: 4 * 60_000,
+      ...imageDiskOf(this.name),
     };
   }
 
@@ -94,13 +96,15 @@ export class VerdaProvider implements CloudProvider {
     const extra = offer.extra as { image?: unknown } | undefined;
     return this.api.createInstance({
       instance_type: offer.instanceType,
-      image: typeof extra?.image === 'string' ? extra.image : this.image,
+      image: spec.image ?? (typeof extra?.image === 'string' ? extra.image : this.image),
       ssh_key_ids: p.data.sshKeyIds,
       ...(p.data.startupScriptId ? { startup_script_id: p.data.startupScriptId } : {}),
       hostname: identityName(spec.vmName),
       description: description(spec.vmName, spec.owner),
       location_code: offer.region,
       is_spot: false,
+      // `--disk-gb`: the OS volume's size (the verda client's OSVolume: name and size in GB).
+      ...(spec.diskGb !== undefined ? { os_volume: { name: `${identityName(spec.vmName)}-os`, size: spec.diskGb } } : {}),
     });
   }
 

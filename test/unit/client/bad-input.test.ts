@@ -49,6 +49,8 @@ beforeAll(async () => {
     'unknown-cloud.yaml': shape({ clouds: ['azure'] }),
     'gpu17.yaml': shape({ gpu: { model: 'H100', count: 17 } }),
     'unknown-field.yaml': shape({ ram: 64 }),
+    'image-local.yaml': shape({ clouds: ['local'], image: 'ubuntu' }),
+    'disk-lambda.yaml': shape({ clouds: ['lambda'], diskGb: 100 }),
     'garbage.pub': 'ssh-ed25519 AAAAthisisnotakey\n',
     garbage: 'not a key\n',
     'state-file': 'a file where a directory should be\n',
@@ -132,6 +134,16 @@ const CASES: Case[] = [
   ['malformed instance type', ['start', '--name', 'g', '--instance-type', 'g5 xlarge'], '--instance-type'],
   ['--k8s on the local cloud', ['start', '--name', 'g', '--cloud', 'local', '--k8s'], '--k8s'],
   ['--k8s on runpod and vastai', ['start', '--name', 'g', '--cloud', 'runpod,vastai', '--k8s'], '--k8s'],
+  ['--image on the local cloud', ['start', '--name', 'g', '--cloud', 'local', '--image', 'x'], '--image'],
+  ['--disk-gb on the local cloud', ['start', '--name', 'g', '--cloud', 'local', '--disk-gb', '50'], '--disk-gb'],
+  ['--image that is not an AMI on aws', ['start', '--name', 'g', '--cloud', 'aws', '--image', 'ubuntu-22.04'], '--image'],
+  ['--disk-gb on lambda and digitalocean', ['start', '--name', 'g', '--cloud', 'lambda,digitalocean', '--disk-gb', '100'], '--disk-gb'],
+  ['--disk-gb beyond aws', ['start', '--name', 'g', '--cloud', 'aws', '--disk-gb', '20000'], '--disk-gb'],
+  ['--disk-gb not a number', ['start', '--name', 'g', '--disk-gb', 'big'], '--disk-gb'],
+  ['--disk-gb with a fraction', ['start', '--name', 'g', '--disk-gb', '50.5'], '--disk-gb'],
+  ['--disk-gb too small', ['start', '--name', 'g', '--disk-gb', '1'], '--disk-gb'],
+  ['--image empty', ['start', '--name', 'g', '--image', ''], '--image'],
+  ['--image with a bell', ['start', '--name', 'g', '--image', 'a\u0007b'], '--image'],
   ['--ssh-key without its .pub', ['start', '--name', 'g', '--ssh-key', '$/garbage.pub.missing'], '--ssh-key'],
   ['--ssh-key whose .pub is garbage', ['start', '--name', 'g', '--ssh-key', '$/garbage'], '--ssh-key'],
   // start: the command line itself
@@ -213,6 +225,8 @@ const CASES: Case[] = [
   ['fleet vm: a private key', ['fleet', 'apply', '-f', '$/private-key.yaml'], '-f'],
   ['fleet vm: unknown cloud', ['fleet', 'apply', '-f', '$/unknown-cloud.yaml'], '-f'],
   ['fleet vm: 17 GPUs', ['fleet', 'apply', '-f', '$/gpu17.yaml'], '-f'],
+  ['fleet vm: an image on the local cloud', ['fleet', 'apply', '-f', '$/image-local.yaml'], '-f'],
+  ['fleet vm: a disk size on lambda', ['fleet', 'apply', '-f', '$/disk-lambda.yaml'], '-f'],
   ['fleet vm: unknown field', ['fleet', 'apply', '-f', '$/unknown-field.yaml'], '-f'],
   ['server unknown subcommand', ['server', 'restart'], 'server'],
   ['server start unknown flag', ['server', 'start', '--fast'], '--fast'],
@@ -322,6 +336,21 @@ describe('what the messages say', () => {
       const fleet = await run(['fleet', 'apply', '-f', join(dir, file)]);
       expect(fleet, `${flags.join(' ')} vs ${file}`).toContain(start);
     }
+  });
+
+  it('--image/--disk-gb that no named cloud can honour name the cloud, the flag and the clouds that can', async () => {
+    const local = await run(['start', '--name', 'g', '--cloud', 'local', '--image', 'x']);
+    expect(local).toContain('error: --image: local cannot use --image');
+    expect(local).toMatch(/fix: leave --image out, or choose a cloud that takes one: aws, gcp/);
+    expect(await run(['start', '--name', 'g', '--cloud', 'local', '--disk-gb', '50'])).toContain('error: --disk-gb: local cannot use --disk-gb');
+    const both = await run(['start', '--name', 'g', '--cloud', 'lambda,digitalocean', '--disk-gb', '100']);
+    expect(both).toContain('lambda cannot use --disk-gb');
+    expect(both).toContain('digitalocean cannot use --disk-gb');
+    const ami = await run(['start', '--name', 'g', '--cloud', 'aws', '--image', 'ubuntu-22.04']);
+    expect(ami).toContain('--image "ubuntu-22.04" is not an AMI id');
+    expect(ami).toContain('fix: e.g. --image ami-0abcdef1234567890');
+    expect(await run(['start', '--name', 'g', '--cloud', 'aws', '--disk-gb', '20000'])).toContain('fix: use 8 to 16384 GB on aws');
+    expect(await run(['fleet', 'apply', '-f', `${dir}/image-local.yaml`])).toMatch(/image: local cannot use --image .*\(leave --image out/);
   });
 
   it('a garbage public key is refused for start (--ssh-key) and for a fleet', async () => {

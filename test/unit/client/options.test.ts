@@ -44,6 +44,21 @@ describe('start options', () => {
   it('defaults: k8s auto, one GPU, name as positional', () => {
     expect(parseStart(['gpu2', '--gpu', 'A100-80GB']).spec).toEqual({ name: 'gpu2', gpu: { model: 'A100-80GB', count: 1 }, k8s: 'auto' });
   });
+  it('--image and --disk-gb reach the VmSpec; with several clouds one that can honour them is enough (the plan skips the rest)', () => {
+    expect(parseStart(['g', '--cloud', 'aws', '--image', 'ami-0abcdef1234567890', '--disk-gb', '200']).spec).toMatchObject({
+      image: 'ami-0abcdef1234567890',
+      diskGb: 200,
+    });
+    expect(parseStart(['g', '--cloud', 'aws,local', '--image', 'ami-0abcdef1234567890']).spec.image).toBe('ami-0abcdef1234567890');
+    expect(parseStart(['g', '--image', 'nvidia/cuda:12.4.1-runtime-ubuntu22.04']).spec.image).toBe('nvidia/cuda:12.4.1-runtime-ubuntu22.04');
+    expect(parseStart(['g', '--cloud', 'gcp', '--image', 'projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts']).spec.image).toContain('family/');
+    const shape = parseShape({
+      name: 'f',
+      generation: 1,
+      groups: [{ id: 'g', role: 'w', count: 1, vm: { clouds: ['vastai'], image: 'nvidia/cuda:12.4.1-runtime-ubuntu22.04', diskGb: 100 } }],
+    });
+    expect(shape.groups[0]!.vm).toMatchObject({ image: 'nvidia/cuda:12.4.1-runtime-ubuntu22.04', diskGb: 100 });
+  });
   it('--k8s with a mix of clouds keeps the ones that can run it', () => {
     expect(parseStart(['--name', 'k', '--cloud', 'aws,local', '--k8s']).spec.k8s).toBe('on');
   });
