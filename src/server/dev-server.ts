@@ -100,7 +100,14 @@ export async function terminate(pid: number, { graceMs = 10_000, group = false }
     try {
       process.kill(target, sig);
     } catch {
-      // Already gone.
+      // Already gone, or (a server adopted by its database file) not a group leader: the process alone.
+      if (group) {
+        try {
+          process.kill(pid, sig);
+        } catch {
+          // Already gone.
+        }
+      }
     }
   };
   if (!pidAlive(pid)) return;
