@@ -4,12 +4,13 @@
  * names every call (`op`) and zod-parses every answer.
  */
 import { request } from 'undici';
+import { redactError, redactValue } from './redact';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /**
- * A non-2xx answer (or one the adapter reads as a failure). Carries the parsed body and the
- * throttling headers only: never request headers, so never a key or token.
+ * A non-2xx answer (or one the adapter reads as a failure). Carries the parsed body, redacted
+ * (`redact.ts`: a body that echoes the request's credentials), and the throttling headers only.
  */
 export class HttpError extends Error {
   constructor(
@@ -59,6 +60,8 @@ export interface JsonHttpOptions {
   timeoutMs?: number;
   /** A 2xx body that still means failure (Vast.ai's `{success: false}`). */
   failed?: (body: unknown) => boolean;
+  /** Credentials sent other than in `auth`'s headers (an OAuth client secret in a body): redacted from failures too. */
+  secrets?: () => readonly (string | undefined)[];
 }
 
 function header(v: string | string[] | undefined): string | undefined {
@@ -71,24 +74,35 @@ export class JsonHttp {
   readonly #auth: JsonHttpOptions['auth'];
   readonly #timeout: number;
   readonly #failed: JsonHttpOptions['failed'];
+  readonly #secrets: JsonHttpOptions['secrets'];
 
   constructor(opts: JsonHttpOptions) {
     this.#base = opts.baseUrl.replace(/\/+$/, '');
     this.#auth = opts.auth;
     this.#timeout = opts.timeoutMs ?? 30_000;
     this.#failed = opts.failed;
+    this.#secrets = opts.secrets;
   }
 
-  /** One request; answers every status (the caller decides). `anonymous` skips `auth` (token endpoints). */
+  /**
+   * One request; answers every status (the caller decides). `anonymous` skips `auth` (token
+   * endpoints). A failure's body and a network error come back redacted of every credential.
+   */
   async send(op: string, method: HttpMethod, path: string, body?: unknown, anonymous = false): Promise<HttpAnswer> {
     const auth = anonymous || !this.#auth ? {} : await this.#auth();
-    const res = await request(this.#base + path, {
-      method,
-      headers: { accept: 'application/json', ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      headersTimeout: this.#timeout,
-      bodyTimeout: this.#timeout,
-    });
+    const secrets = [...Object.values(auth), ...(this.#secrets?.() ?? [])].filter((v): v is string => typeof v === 'string');
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(this.#base + path, {
+        method,
+        headers: { accept: 'application/json', ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        headersTimeout: this.#timeout,
+        bodyTimeout: this.#timeout,
+      });
+    } catch (err) {
+      throw redactError(err, secrets);
+    }
     const text = await res.body.text();
     let parsed: unknown = undefined;
     if (text) {
@@ -99,6 +113,7 @@ export class JsonHttp {
         parsed = text.trim();
       }
     }
+    if (res.statusCode < 200 || res.statusCode >= 300 || this.#failed?.(parsed)) parsed = redactValue(parsed, secrets);
     const retryAfter = header(res.headers['retry-after']);
     const rateLimitReset = header(res.headers['ratelimit-reset']);
     return {

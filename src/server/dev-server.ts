@@ -41,6 +41,10 @@ export interface DevServerOptions {
   detached?: boolean;
   /** How long to wait for health. Default 60 s. */
   healthTimeoutMs?: number;
+  /** Called with the server's pid as soon as it is spawned, before the health wait (to record it). */
+  onSpawn?: (pid: number) => void;
+  /** Aborting it during the health wait stops the server and rejects with the abort reason. */
+  signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -96,7 +100,14 @@ export async function terminate(pid: number, { graceMs = 10_000, group = false }
     try {
       process.kill(target, sig);
     } catch {
-      // Already gone.
+      // Already gone, or (a server adopted by its database file) not a group leader: the process alone.
+      if (group) {
+        try {
+          process.kill(pid, sig);
+        } catch {
+          // Already gone.
+        }
+      }
     }
   };
   if (!pidAlive(pid)) return;
@@ -176,13 +187,20 @@ export async function startDevServer(o: DevServerOptions): Promise<DevServer> {
     },
   };
 
+  try {
+    o.onSpawn?.(pid!);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
   const deadline = Date.now() + (o.healthTimeoutMs ?? 60_000);
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !o.signal?.aborted) {
     if (exited) break;
     if (await isTemporalHealthy(address, namespace)) return server;
     await sleep(250);
   }
   await server.stop();
+  if (o.signal?.aborted) throw o.signal.reason;
   const where = o.logFile ? `see ${o.logFile}` : `output:\n${tail.trim()}`;
   throw new Error(`temporal dev server on ${address} ${exited ?? `did not become healthy within ${(o.healthTimeoutMs ?? 60_000) / 1000}s`}; ${where}`);
 }

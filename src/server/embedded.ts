@@ -3,90 +3,20 @@
  * 127.0.0.1:7233, Web UI :8233) plus one gpuprov worker, both background daemons with pid files
  * under `<stateDir>/run/` and logs under `<stateDir>/logs/`. Also decides where to connect.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectionOptions } from '@temporalio/client';
-import { InputError } from '../core/errors';
-import { checkDirs, stateDir } from '../paths';
+import { checkDirs } from '../paths';
+import { livePid, logFile, pidFile, startWorkerDaemon, type Daemon } from './daemons';
 import { isTemporalHealthy, startDevServer, terminate } from './dev-server';
-import { pidAlive, withLock } from './lock';
+import { EMBEDDED_NAMESPACE, embeddedConfig, type EmbeddedConfig } from './embedded-config';
+import { withLock } from './lock';
 import { obtainTemporalCli } from './temporal-cli';
 import { temporalConfig } from './temporal-config';
-import { WORKER_READY_TEXT } from './worker-ready';
 
-export const EMBEDDED_NAMESPACE = 'default';
-
-export interface EmbeddedConfig {
-  stateDir: string;
-  port: number;
-  uiPort: number;
-  /** `127.0.0.1:<port>` */
-  address: string;
-  /** `http://localhost:<uiPort>` */
-  uiUrl: string;
-  dbFile: string;
-  logDir: string;
-  runDir: string;
-}
-
-function intFromEnv(value: string | undefined, fallback: number, name: string): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isInteger(n) || n <= 0 || n > 65535) {
-    throw new InputError(name, `${name}=${value} is not a TCP port`, `set ${name} to a port from 1 to 65535 (default ${fallback}), or unset it`);
-  }
-  return n;
-}
-
-/** Paths and ports of the embedded default (`GPUPROV_EMBEDDED_PORT` / `_UI_PORT` override). */
-export function embeddedConfig(env: NodeJS.ProcessEnv = process.env): EmbeddedConfig {
-  const dir = stateDir(env);
-  const port = intFromEnv(env.GPUPROV_EMBEDDED_PORT, 7233, 'GPUPROV_EMBEDDED_PORT');
-  const uiPort = intFromEnv(env.GPUPROV_EMBEDDED_UI_PORT, 8233, 'GPUPROV_EMBEDDED_UI_PORT');
-  if (port === uiPort)
-    throw new InputError(
-      'GPUPROV_EMBEDDED_UI_PORT',
-      `the Web UI port ${uiPort} is the gRPC port too`,
-      'give GPUPROV_EMBEDDED_PORT and GPUPROV_EMBEDDED_UI_PORT different ports (default 7233 and 8233)',
-    );
-  return {
-    stateDir: dir,
-    port,
-    uiPort,
-    address: `127.0.0.1:${port}`,
-    uiUrl: `http://localhost:${uiPort}`,
-    dbFile: path.join(dir, 'temporal.db'),
-    logDir: path.join(dir, 'logs'),
-    runDir: path.join(dir, 'run'),
-  };
-}
-
-type Daemon = 'temporal' | 'worker';
-
-const pidFile = (cfg: EmbeddedConfig, d: Daemon): string => path.join(cfg.runDir, `${d}.pid`);
-const logFile = (cfg: EmbeddedConfig, d: Daemon): string => path.join(cfg.logDir, `${d}.log`);
-
-/** The recorded pid when that process is alive and (where /proc exists) is the right program. */
-function livePid(cfg: EmbeddedConfig, d: Daemon): number | undefined {
-  let pid: number;
-  try {
-    pid = Number.parseInt(fs.readFileSync(pidFile(cfg, d), 'utf8'), 10);
-  } catch {
-    return undefined;
-  }
-  if (!pidAlive(pid)) return undefined;
-  try {
-    // A pid file can outlive its process and the pid be reused by something else.
-    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!cmdline.includes(d === 'temporal' ? 'start-dev' : 'worker')) return undefined;
-  } catch {
-    // No /proc (macOS): trust the pid.
-  }
-  return pid;
-}
+export { EMBEDDED_NAMESPACE, embeddedConfig, type EmbeddedConfig } from './embedded-config';
+export { WORKER_NODE_FLAGS } from './daemons';
 
 export interface DaemonStatus {
   pid?: number;
@@ -123,62 +53,10 @@ export async function embeddedStatus(env: NodeJS.ProcessEnv = process.env): Prom
   };
 }
 
-/**
- * Node flags of a worker process (also in package.json's `worker` and `bench` scripts): a 512 MB
- * old-space limit per isolate (the main thread and the SDK's workflow thread). With Node's
- * default (~4 GB with enough RAM) V8 collects so lazily that 500 concurrent launches (P4) took
- * the worker process to 430–600 MB of RSS, mostly garbage and the native buffers it still holds;
- * with 512 it peaked at 360–380 MB, no slower. The SDK sizes its workflow cache from this limit
- * (`maxCachedWorkflows` ≈ 210 instead of ≈ 2300); an evicted workflow is replayed when it wakes.
- * Setting only `maxCachedWorkflows: 100` under the default limit was not enough (415–480 MB).
- */
-export const WORKER_NODE_FLAGS = ['--max-old-space-size=512'];
-
-/** The worker entry: `src/worker.ts` under tsx in a checkout, `worker.js` when built. */
-function workerCommand(): string[] {
-  const ts = path.join(__dirname, '..', 'worker.ts');
-  if (fs.existsSync(ts)) return [...WORKER_NODE_FLAGS, '--import', pathToFileURL(require.resolve('tsx')).href, ts];
-  return [...WORKER_NODE_FLAGS, path.join(__dirname, '..', 'worker.js')];
-}
-
-function tail(file: string, bytes = 2_000): string {
-  try {
-    const text = fs.readFileSync(file, 'utf8');
-    return text.slice(-bytes).trim();
-  } catch {
-    return '';
-  }
-}
-
-async function startWorkerDaemon(cfg: EmbeddedConfig, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<number> {
-  const log = logFile(cfg, 'worker');
-  fs.mkdirSync(cfg.logDir, { recursive: true });
-  const offset = fs.existsSync(log) ? fs.statSync(log).size : 0;
-  const fd = fs.openSync(log, 'a');
-  const child = spawn(process.execPath, workerCommand(), {
-    env: { ...env, GPUPROV_EMBEDDED_ADDRESS: cfg.address, GPUPROV_EMBEDDED_NAMESPACE: EMBEDDED_NAMESPACE },
-    detached: true,
-    stdio: ['ignore', fd, fd],
-  });
-  fs.closeSync(fd);
-  child.unref();
-  const pid = child.pid;
-  if (pid === undefined) throw new Error(`could not start the worker (${process.execPath})`);
-  fs.writeFileSync(pidFile(cfg, 'worker'), String(pid));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const fresh = fs.readFileSync(log, 'utf8').slice(offset);
-    if (fresh.includes(WORKER_READY_TEXT)) return pid;
-    if (!pidAlive(pid)) break;
-    await sleep(200);
-  }
-  await terminate(pid, { group: true });
-  fs.rmSync(pidFile(cfg, 'worker'), { force: true });
-  throw new Error(`the gpuprov worker did not start; last lines of ${log}:\n${tail(log)}`);
-}
-
 export interface StartEmbeddedOptions {
   env?: NodeJS.ProcessEnv;
+  /** Aborting it stops what this call started (as SIGINT does) and rejects with StartInterruptedError. */
+  signal?: AbortSignal;
   log?: (line: string) => void;
   /** Start the worker daemon too (default true). */
   worker?: boolean;
@@ -192,14 +70,57 @@ export interface StartEmbeddedResult {
   startedWorker: boolean;
 }
 
-/** Starts whatever part of the embedded default is not running; idempotent. */
+/** Thrown by startEmbedded when interrupted, after stopping what that call had started. */
+export class StartInterruptedError extends Error {
+  constructor(readonly signal?: NodeJS.Signals) {
+    super(`interrupted${signal ? ` (${signal})` : ''} while starting the embedded default; stopped what this start had begun`);
+    this.name = 'StartInterruptedError';
+  }
+}
+
+/**
+ * Starts whatever part of the embedded default is not running; idempotent. Interruptible: on
+ * `opts.signal`, SIGINT or SIGTERM it stops the server and worker it had started, removes their pid
+ * files and rejects with StartInterruptedError (re-raising the signal, so the CLI still dies of it).
+ * Because the server's pid file is written before its health wait and our server is also known by
+ * its database file, even a hard kill leaves a server that `start` adopts and `server stop` stops.
+ */
 export async function startEmbedded(opts: StartEmbeddedOptions = {}): Promise<StartEmbeddedResult> {
   const env = opts.env ?? process.env;
   const cfg = embeddedConfig(env);
   fs.mkdirSync(cfg.runDir, { recursive: true });
-  return withLock(path.join(cfg.runDir, 'start.lock'), async () => {
-    let startedServer = false;
-    let startedWorker = false;
+  let received: NodeJS.Signals | undefined;
+  const ac = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => {
+    received = sig;
+    ac.abort(new StartInterruptedError(sig));
+  };
+  const onAbort = (): void => ac.abort(new StartInterruptedError());
+  const listen = (on: boolean): void => {
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      if (on) process.on(sig, onSignal);
+      else process.off(sig, onSignal);
+    }
+  };
+  if (opts.signal?.aborted) onAbort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await withLock(path.join(cfg.runDir, 'start.lock'), async () => {
+      listen(true);
+      return startParts(cfg, env, opts, ac.signal);
+    });
+  } finally {
+    listen(false);
+    opts.signal?.removeEventListener('abort', onAbort);
+    // Cleaned up and the lock released: now die of the signal as if we had not caught it.
+    if (received) process.kill(process.pid, received);
+  }
+}
+
+async function startParts(cfg: EmbeddedConfig, env: NodeJS.ProcessEnv, opts: StartEmbeddedOptions, signal: AbortSignal): Promise<StartEmbeddedResult> {
+  let startedServer: number | undefined;
+  let startedWorker = false;
+  try {
     if (livePid(cfg, 'temporal') === undefined) {
       if (await isTemporalHealthy(cfg.address)) {
         throw new Error(
@@ -207,8 +128,9 @@ export async function startEmbedded(opts: StartEmbeddedOptions = {}): Promise<St
             'or stop it, or set GPUPROV_EMBEDDED_PORT / GPUPROV_EMBEDDED_UI_PORT to other ports',
         );
       }
-      const cli = await obtainTemporalCli({ env, log: opts.log });
-      const server = await startDevServer({
+      const cli = await abortable(obtainTemporalCli({ env, log: opts.log }), signal);
+      signal.throwIfAborted();
+      await startDevServer({
         cliPath: cli.path,
         port: cfg.port,
         uiPort: cfg.uiPort,
@@ -218,24 +140,43 @@ export async function startEmbedded(opts: StartEmbeddedOptions = {}): Promise<St
         logFormat: 'json',
         detached: true,
         env,
+        signal,
+        // Recorded before the health wait: an interrupted start-up leaves a server known as ours.
+        onSpawn: (pid) => {
+          startedServer = pid;
+          fs.writeFileSync(pidFile(cfg, 'temporal'), String(pid));
+        },
       });
-      fs.writeFileSync(pidFile(cfg, 'temporal'), String(server.pid));
-      startedServer = true;
-    } else if (!(await waitHealthy(cfg.address, 60_000))) {
+    } else if (!(await waitHealthy(cfg.address, 60_000, signal))) {
+      signal.throwIfAborted();
       throw new Error(`the embedded Temporal server (pid ${livePid(cfg, 'temporal')}) does not answer on ${cfg.address}; see ${logFile(cfg, 'temporal')}`);
     }
     if (opts.worker !== false && livePid(cfg, 'worker') === undefined) {
-      await startWorkerDaemon(cfg, env, 120_000);
+      await startWorkerDaemon(cfg, env, 120_000, signal);
       startedWorker = true;
     }
-    const status = await embeddedStatus(env);
-    return { status, alreadyRunning: !startedServer && !startedWorker, startedServer, startedWorker };
+  } catch (err) {
+    if (signal.aborted && startedServer !== undefined) await terminate(startedServer, { group: true });
+    if (signal.aborted && startedServer !== undefined) fs.rmSync(pidFile(cfg, 'temporal'), { force: true });
+    throw err;
+  }
+  const status = await embeddedStatus(env);
+  return { status, alreadyRunning: startedServer === undefined && !startedWorker, startedServer: startedServer !== undefined, startedWorker };
+}
+
+/** `p`, or a rejection with the abort reason as soon as `signal` aborts (`p` itself runs on). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 
-async function waitHealthy(address: string, timeoutMs: number): Promise<boolean> {
+async function waitHealthy(address: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !signal?.aborted) {
     if (await isTemporalHealthy(address, EMBEDDED_NAMESPACE)) return true;
     await sleep(250);
   }

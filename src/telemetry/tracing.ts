@@ -3,7 +3,8 @@
  * (http/protobuf) only when OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) is set; otherwise
  * none of this is loaded. The CLI's client interceptor opens `StartWorkflow:vmWorkflow` and passes
  * its context in the workflow's headers; the workflow interceptors (bundled) and the activity
- * interceptors continue that trace, so one trace runs from `provision start` to Ready.
+ * interceptors continue that trace; `provision start`'s own span (withCommandSpan) is the root,
+ * so one trace runs from the command to Ready.
  */
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, WorkerOptions } from '@temporalio/worker';
@@ -93,6 +94,56 @@ export async function startWorkerTracing(env: NodeJS.ProcessEnv): Promise<Worker
   };
 }
 
+let cli: Promise<Started> | undefined;
+
+/** The CLI process's tracer provider, registered once; shut down (flushing) before the process exits. */
+function cliProvider(url: string, env: NodeJS.ProcessEnv): Promise<Started> {
+  cli ??= startProvider('gpuprov-cli', url, env, false).then((started) => {
+    process.once('beforeExit', () => void started.shutdown());
+    return started;
+  });
+  return cli;
+}
+
+/** What a command span lets its body record: attributes, e.g. the stage the launch ended in. */
+export interface CommandSpan {
+  setAttribute(key: string, value: string | number | boolean): void;
+}
+
+const NO_SPAN: CommandSpan = { setAttribute: () => undefined };
+
+/**
+ * Runs a CLI command's body inside one span named `name` (e.g. `provision start`), the active
+ * context of everything it does: the client interceptor's `StartWorkflow` span is its child, and
+ * so the workflow's and activities' spans are in its trace. The span ends when `fn` returns or
+ * throws (a non-zero exit code or an error marks it failed). Without an OTLP endpoint: just `fn`.
+ */
+export async function withCommandSpan(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  attributes: Record<string, string>,
+  fn: (span: CommandSpan) => Promise<number>,
+): Promise<number> {
+  const url = tracesUrl(env);
+  if (!url) return fn(NO_SPAN);
+  await cliProvider(url, env);
+  const { trace, SpanStatusCode } = await import('@opentelemetry/api');
+  return trace.getTracer('gpuprov-cli').startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      const code = await fn(span);
+      span.setAttribute('gpuprov.exit_code', code);
+      if (code !== 0) span.setStatus({ code: SpanStatusCode.ERROR, message: `exit code ${code}` });
+      return code;
+    } catch (err) {
+      span.recordException(err instanceof Error ? err : String(err));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message.split('\n')[0] : String(err) });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
 let client: Promise<WorkflowClientInterceptor[]> | undefined;
 
 /**
@@ -104,8 +155,7 @@ export function clientTracingInterceptors(env: NodeJS.ProcessEnv): Promise<Workf
   const url = tracesUrl(env);
   if (!url) return Promise.resolve([]);
   client ??= (async () => {
-    const started = await startProvider('gpuprov-cli', url, env, false);
-    process.once('beforeExit', () => void started.shutdown());
+    await cliProvider(url, env);
     const { OpenTelemetryWorkflowClientInterceptor } = await import('@temporalio/interceptors-opentelemetry');
     const otel = new OpenTelemetryWorkflowClientInterceptor();
     // Calls that change something; not the status queries and describes the CLI polls with while

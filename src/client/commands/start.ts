@@ -9,6 +9,7 @@ import { follow } from '../follow';
 import { checkSpecFromFlags, START_ARGS, START_FLAGS, startOptions } from '../options';
 import { attemptsRows, price, table, where } from '../output';
 import { userKey, writeSshEntry } from '../user-files';
+import { withCommandSpan } from '../../telemetry/tracing';
 import { publicKeyProblem } from '../vm-spec';
 
 const NOTES = `Re-running start for a name that is launching or up attaches to it; for a VM in k8s-failed it
@@ -34,49 +35,54 @@ export const startCommand: Command = leaf({
         'rewrite it with: ssh-keygen -y -f KEY > KEY.pub, or pass another key with --ssh-key PATH',
       );
     const spec = checkSpecFromFlags({ ...opts.spec, publicKeys: [key.publicKey] });
-    const conn = await connectClient(io, { autoStart: true });
-    const client = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
-    const { handle, started, retriedK8s } = await client.start(spec);
-    if (retriedK8s) {
-      // Let the workflow take the retry signal before following, or the old k8s-failed ends the watch.
-      for (let i = 0; i < 50 && (await client.status(spec.name)).stage === 'k8s-failed'; i++) await new Promise((r) => setTimeout(r, 200));
-    }
-    const ui = conn.uiUrl ? `${conn.uiUrl}/namespaces/${conn.namespace}/workflows/${handle.workflowId}` : undefined;
-    if (!json)
-      io.err(
-        `${started ? 'Launching' : retriedK8s ? 'Re-running the k3s step of' : 'Already launching or up; attaching to'} ${spec.name} (workflow ${handle.workflowId})${ui ? ` — Web UI: ${ui}` : ''}\n`,
-      );
-    if (opts.detach) {
-      if (json) io.out(JSON.stringify({ ok: true, name: spec.name, workflowId: handle.workflowId, started, ui }) + '\n');
-      else io.err(`next: npx provision status ${spec.name}   (or: npx provision start --name ${spec.name} to follow)\n`);
-      return EXIT_OK;
-    }
-    const s = await follow(client, io, spec.name, json);
-    if (s?.stage === 'ready' || s?.stage === 'k8s-failed') {
-      const user = s.endpoint?.user ?? 'root';
-      const entry = s.endpoint && s.hostKey ? await writeSshEntry(io.env, spec.name, s.endpoint, user, key, s.hostKey) : undefined;
-      if (json) {
-        io.out(JSON.stringify({ ok: s.stage === 'ready', status: s, sshConfig: entry, ui }) + '\n');
-      } else {
-        if (s.offer?.cloud === 'local' && !spec.clouds)
-          io.err('note: no cloud credentials are configured on the worker, so gpuprov used the local test cloud (sshd processes on this machine).\n');
-        io.out(
-          table([
-            ['cloud', `${s.offer?.cloud ?? ''}`],
-            ['where', where(s)],
-            ['price', price(s.offer?.pricePerHour)],
-            ['ssh', `${user}@${s.endpoint?.host}:${s.endpoint?.port}`],
-            ['host key', s.hostKeyFingerprint ?? ''],
-            ['k3s', s.k8s?.note ?? (s.k8s?.enabled ? 'ready' : 'off')],
-            ['attempts', String(s.attempts.length)],
-            ...(s.ttlExpiresAt ? [['auto-down', s.ttlExpiresAt]] : []),
-          ]),
-        );
-        io.out(`\n${spec.name} is ${s.stage}. Next:\n  ssh ${spec.name}\n  npx provision status ${spec.name}\n  npx provision down ${spec.name}\n`);
+    // One trace from here to Ready (or failure, or detach): the workflow's spans are its children.
+    return withCommandSpan(io.env, 'provision start', { 'gpuprov.vm': spec.name }, async (span) => {
+      const conn = await connectClient(io, { autoStart: true });
+      const client = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
+      const { handle, started, retriedK8s } = await client.start(spec);
+      if (retriedK8s) {
+        // Let the workflow take the retry signal before following, or the old k8s-failed ends the watch.
+        for (let i = 0; i < 50 && (await client.status(spec.name)).stage === 'k8s-failed'; i++) await new Promise((r) => setTimeout(r, 200));
       }
-      return s.stage === 'ready' ? EXIT_OK : EXIT_FAILED;
-    }
-    return await reportEnd(io, handle, s?.stage, json, spec.name);
+      const ui = conn.uiUrl ? `${conn.uiUrl}/namespaces/${conn.namespace}/workflows/${handle.workflowId}` : undefined;
+      if (!json)
+        io.err(
+          `${started ? 'Launching' : retriedK8s ? 'Re-running the k3s step of' : 'Already launching or up; attaching to'} ${spec.name} (workflow ${handle.workflowId})${ui ? ` — Web UI: ${ui}` : ''}\n`,
+        );
+      if (opts.detach) {
+        span.setAttribute('gpuprov.detached', true);
+        if (json) io.out(JSON.stringify({ ok: true, name: spec.name, workflowId: handle.workflowId, started, ui }) + '\n');
+        else io.err(`next: npx provision status ${spec.name}   (or: npx provision start --name ${spec.name} to follow)\n`);
+        return EXIT_OK;
+      }
+      const s = await follow(client, io, spec.name, json);
+      span.setAttribute('gpuprov.stage', s?.stage ?? 'unknown');
+      if (s?.stage === 'ready' || s?.stage === 'k8s-failed') {
+        const user = s.endpoint?.user ?? 'root';
+        const entry = s.endpoint && s.hostKey ? await writeSshEntry(io.env, spec.name, s.endpoint, user, key, s.hostKey) : undefined;
+        if (json) {
+          io.out(JSON.stringify({ ok: s.stage === 'ready', status: s, sshConfig: entry, ui }) + '\n');
+        } else {
+          if (s.offer?.cloud === 'local' && !spec.clouds)
+            io.err('note: no cloud credentials are configured on the worker, so gpuprov used the local test cloud (sshd processes on this machine).\n');
+          io.out(
+            table([
+              ['cloud', `${s.offer?.cloud ?? ''}`],
+              ['where', where(s)],
+              ['price', price(s.offer?.pricePerHour)],
+              ['ssh', `${user}@${s.endpoint?.host}:${s.endpoint?.port}`],
+              ['host key', s.hostKeyFingerprint ?? ''],
+              ['k3s', s.k8s?.note ?? (s.k8s?.enabled ? 'ready' : 'off')],
+              ['attempts', String(s.attempts.length)],
+              ...(s.ttlExpiresAt ? [['auto-down', s.ttlExpiresAt]] : []),
+            ]),
+          );
+          io.out(`\n${spec.name} is ${s.stage}. Next:\n  ssh ${spec.name}\n  npx provision status ${spec.name}\n  npx provision down ${spec.name}\n`);
+        }
+        return s.stage === 'ready' ? EXIT_OK : EXIT_FAILED;
+      }
+      return await reportEnd(io, handle, s?.stage, json, spec.name);
+    });
   },
 });
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG } from '../../core/provider';
 import type { ImageFamily } from './catalog';
+import { redactError } from '../redact';
 import { classify } from './errors';
 import type { Ec2Instance } from './map';
 
@@ -107,9 +108,19 @@ export class Ec2Api {
     try {
       out = await send(this.client(region), ec2Sdk());
     } catch (err) {
-      throw classify(err, `${what} (${region})`);
+      throw redactError(classify(err, `${what} (${region})`), await this.secrets(region));
     }
     return parse(schema, out, what);
+  }
+
+  /** The credential values this client signs with (explicit, or as resolved from a profile), to redact from errors. */
+  private async secrets(region: string): Promise<string[]> {
+    try {
+      const c = await this.client(region).config.credentials();
+      return [c.accessKeyId, c.secretAccessKey, c.sessionToken].filter((v): v is string => typeof v === 'string');
+    } catch {
+      return [];
+    }
   }
 
   private get pageSize(): number {

@@ -4,7 +4,14 @@
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { classify, DockerApiError } from './errors';
+import type { ProviderError } from '../../core/errors';
+import { redactError } from '../redact';
+import { classify as classifyDocker, DockerApiError } from './errors';
+
+/** The daemon holds no key of ours: credential-shaped text (a registry token in a message) is still redacted. */
+function classify(err: unknown, op: string): ProviderError {
+  return redactError(classifyDocker(err, op));
+}
 
 /** Engine API 1.43 = Docker Engine 24; newer daemons serve it unchanged. */
 export const API_VERSION = 'v1.43';

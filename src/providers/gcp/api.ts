@@ -5,8 +5,10 @@
  */
 import type * as ComputeSdk from '@google-cloud/compute';
 import type { AcceleratorTypesClient, FirewallsClient, ImagesClient, InstancesClient, ZoneOperationsClient, ZonesClient } from '@google-cloud/compute';
+import * as fs from 'node:fs';
 import { z } from 'zod';
 import type { ProviderError } from '../../core/errors';
+import { redactError } from '../redact';
 import { classify, classifyOperation } from './errors';
 
 /** How to reach Compute: the project, and for tests a base URL such as `http://127.0.0.1:4321` (no auth then). */
@@ -60,11 +62,22 @@ function statusOf(err: unknown): number | undefined {
   return typeof s === 'number' ? s : undefined;
 }
 
-async function call<T>(fn: () => Promise<T>): Promise<T> {
+async function call<T>(fn: () => Promise<T>, secrets: readonly string[]): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    throw classify(err);
+    throw redactError(classify(err), secrets);
+  }
+}
+
+/** The credential values in a service-account key file, to redact from errors (the SDK reads the file itself). */
+function keyFileSecrets(file: string | undefined): string[] {
+  if (!file) return [];
+  try {
+    const k = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    return [k.private_key, k.private_key_id, k.client_secret, k.refresh_token].filter((v): v is string => typeof v === 'string');
+  } catch {
+    return [];
   }
 }
 
@@ -77,7 +90,7 @@ export function operationFailure(op: GcpOperation): ProviderError | undefined {
   const errors = (op.error?.errors ?? []).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' }));
   if (errors.length === 0) return undefined;
   const exists = errors.find((e) => e.code === 'RESOURCE_ALREADY_EXISTS');
-  return classifyOperation(exists ? [exists] : errors);
+  return redactError(classifyOperation(exists ? [exists] : errors));
 }
 
 let sdk: typeof ComputeSdk | undefined;
@@ -104,6 +117,9 @@ export class ComputeApi {
   private readonly zones: ZonesClient;
   private readonly accelerators: AcceleratorTypesClient;
 
+  /** Credential values to redact from every error this client lets out. */
+  private readonly secrets: string[];
+
   constructor(opts: ComputeApiOptions) {
     this.project = opts.project;
     this.pageSize = opts.pageSize ?? 500;
@@ -114,10 +130,12 @@ export class ComputeApi {
       options.port = Number(u.port || (u.protocol === 'http:' ? 80 : 443));
       options.protocol = u.protocol === 'http:' ? 'http' : 'https';
     }
+    this.secrets = keyFileSecrets(opts.keyFilename);
     if (opts.keyFilename) options.keyFilename = opts.keyFilename;
     // A fixture endpoint without a key file: a placeholder API key stops the SDK from looking
     // for Application Default Credentials (it is sent as x-goog-api-key and means nothing).
     else if (opts.endpoint) options.apiKey = 'gpuprov-fixture-no-auth';
+    if (options.apiKey) this.secrets.push(options.apiKey);
     const compute = computeSdk();
     this.instances = new compute.InstancesClient(options);
     this.zoneOps = new compute.ZoneOperationsClient(options);
@@ -126,10 +144,13 @@ export class ComputeApi {
     this.zones = new compute.ZonesClient(options);
     this.accelerators = new compute.AcceleratorTypesClient(options);
   }
+  private call<T>(fn: () => Promise<T>): Promise<T> {
+    return call(fn, this.secrets);
+  }
 
   /** Every zone of the project (paginated). */
   async listZones(): Promise<z.infer<typeof Zone>[]> {
-    return call(async () => {
+    return this.call(async () => {
       const out: z.infer<typeof Zone>[] = [];
       for await (const zone of this.zones.listAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY)) out.push(Zone.parse(zone));
       return out;
@@ -138,7 +159,7 @@ export class ComputeApi {
 
   /** zone name → accelerator type names offered there (one aggregatedList, paginated). */
   async acceleratorsByZone(): Promise<Map<string, Set<string>>> {
-    return call(async () => {
+    return this.call(async () => {
       const out = new Map<string, Set<string>>();
       const it = this.accelerators.aggregatedListAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY);
       for await (const [scope, list] of it) {
@@ -152,7 +173,7 @@ export class ComputeApi {
 
   /** The newest image of a family, as a selfLink. */
   async imageFromFamily(project: string, family: string): Promise<string> {
-    return call(async () => Image.parse((await this.images.getFromFamily({ project, family }, NO_RETRY))[0]).selfLink);
+    return this.call(async () => Image.parse((await this.images.getFromFamily({ project, family }, NO_RETRY))[0]).selfLink);
   }
 
   /** The firewall rule, or undefined when it does not exist. */
@@ -161,7 +182,7 @@ export class ComputeApi {
       return Firewall.parse((await this.firewalls.get({ project: this.project, firewall: name }, NO_RETRY))[0]);
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
-      throw classify(err);
+      throw redactError(classify(err), this.secrets);
     }
   }
 
@@ -171,7 +192,7 @@ export class ComputeApi {
       await this.firewalls.insert({ project: this.project, firewallResource: body }, NO_RETRY);
     } catch (err) {
       if (statusOf(err) === 409) return;
-      throw classify(err);
+      throw redactError(classify(err), this.secrets);
     }
   }
 
@@ -181,7 +202,7 @@ export class ComputeApi {
       await this.firewalls.delete({ project: this.project, firewall: name }, NO_RETRY);
     } catch (err) {
       if (statusOf(err) === 404) return;
-      throw classify(err);
+      throw redactError(classify(err), this.secrets);
     }
   }
 
@@ -195,13 +216,13 @@ export class ComputeApi {
       return Operation.parse(op.latestResponse);
     } catch (err) {
       if (statusOf(err) === 409) return 'exists';
-      throw classify(err);
+      throw redactError(classify(err), this.secrets);
     }
   }
 
   /** One `zoneOperations.get`. */
   async getZoneOperation(zone: string, operation: string): Promise<GcpOperation> {
-    return call(async () => Operation.parse((await this.zoneOps.get({ project: this.project, zone, operation }, NO_RETRY))[0]));
+    return this.call(async () => Operation.parse((await this.zoneOps.get({ project: this.project, zone, operation }, NO_RETRY))[0]));
   }
 
   /**
@@ -219,7 +240,7 @@ export class ComputeApi {
       try {
         op = Operation.parse((await this.zoneOps.wait({ project: this.project, zone, operation }, { ...NO_RETRY, timeout: left }))[0]);
       } catch (err) {
-        const e = classify(err);
+        const e = redactError(classify(err), this.secrets);
         if (e.kind !== 'Transient') throw e;
         break;
       }
@@ -234,13 +255,13 @@ export class ComputeApi {
       return Instance.parse((await this.instances.get({ project: this.project, zone, instance }, NO_RETRY))[0]);
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
-      throw classify(err);
+      throw redactError(classify(err), this.secrets);
     }
   }
 
   /** Instances of a zone matching a Compute filter expression (paginated). */
   async listInstances(zone: string, filter: string): Promise<GcpInstance[]> {
-    return call(async () => {
+    return this.call(async () => {
       const out: GcpInstance[] = [];
       for await (const inst of this.instances.listAsync({ project: this.project, zone, filter, maxResults: this.pageSize }, NO_RETRY))
         out.push(Instance.parse(inst));
@@ -254,7 +275,7 @@ export class ComputeApi {
       await this.instances.delete({ project: this.project, zone, instance }, NO_RETRY);
     } catch (err) {
       if (statusOf(err) === 404) return;
-      throw classify(err);
+      throw redactError(classify(err), this.secrets);
     }
   }
 }

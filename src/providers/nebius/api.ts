@@ -11,6 +11,7 @@ import { loadSync } from '@grpc/proto-loader';
 import type { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { ServiceAccountTokens, staticToken, type ExchangeTokenRequest, type ServiceAccountKey, type TokenSource } from './auth';
+import { redactError } from '../redact';
 import { serviceAddress } from './endpoints';
 import { GrpcCode, classify, fromGrpcError, serviceError, type NebiusFailure } from './errors';
 import type { Platform } from './schemas';
@@ -102,7 +103,10 @@ export class NebiusApi {
   private async call<T>(ctorPath: string, method: string, req: object, schema: z.ZodType<T>, extra: CallExtra = {}): Promise<T | undefined> {
     const client = this.client(ctorPath, extra.via ?? ctorPath);
     const md = new grpc.Metadata();
-    if (!extra.anonymous) md.set('authorization', `Bearer ${await this.tokens.token()}`);
+    const token = extra.anonymous ? undefined : await this.tokens.token();
+    if (token) md.set('authorization', `Bearer ${token}`);
+    // What this call carries that a vendor message could echo: the bearer, or the signed JWT being exchanged.
+    const secrets = [token, (req as { subject_token?: unknown }).subject_token].filter((v): v is string => typeof v === 'string');
     if (extra.idempotencyKey) md.set('x-idempotency-key', extra.idempotencyKey);
     const what = `${ctorPath.split('.').pop() ?? ctorPath}.${method}`;
     const raw = await new Promise<unknown>((resolve, reject) => {
@@ -113,7 +117,7 @@ export class NebiusApi {
     }).catch((e: unknown) => {
       const f = fromGrpcError(e);
       if (extra.orNotFound && f?.code === GrpcCode.NOT_FOUND) return undefined;
-      throw classify(f ?? e, what);
+      throw redactError(classify(f ?? e, what), secrets);
     });
     if (raw === undefined) return undefined;
     const parsed = schema.safeParse(raw);
@@ -225,7 +229,7 @@ export class NebiusApi {
       cur = (await this.call(OPERATIONS, 'Get', { id: op.id }, Operation, { via: source }))!;
     }
     const failed = cur.status && operationFailure(cur);
-    if (failed) throw classify(failed, what);
+    if (failed) throw redactError(classify(failed, what));
     return cur;
   }
 

@@ -91,7 +91,11 @@ export class VerdaApi {
     private readonly clientSecret: string,
     baseUrl: string = DEFAULT_BASE_URL,
   ) {
-    this.#http = new JsonHttp({ baseUrl, auth: async () => ({ authorization: `Bearer ${(await this.valid()).access}` }) });
+    this.#http = new JsonHttp({
+      baseUrl,
+      auth: async () => ({ authorization: `Bearer ${(await this.valid()).access}` }),
+      secrets: () => [this.clientSecret, this.token?.access, this.token?.refresh],
+    });
   }
 
   private valid(): Promise<CachedToken> {
