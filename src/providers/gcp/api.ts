@@ -127,6 +127,11 @@ export class ComputeApi {
     this.accelerators = new compute.AcceleratorTypesClient(options);
   }
 
+  /** An OAuth access token of the same credentials (the Billing Catalog is read with it); none on a fixture endpoint. */
+  async accessToken(): Promise<string | undefined> {
+    return (await this.instances.auth.getAccessToken()) ?? undefined;
+  }
+
   /** Every zone of the project (paginated). */
   async listZones(): Promise<z.infer<typeof Zone>[]> {
     return call(async () => {
