@@ -47,6 +47,9 @@ export interface ResourceRequest {
   diskGb?: number;
 }
 
+/** See {@link Offer.priceSource}. */
+export type PriceSource = 'api' | 'catalog';
+
 /** One concrete place to try: cloud × region (× zone) × instance type, with its price when known. */
 export interface Offer {
   cloud: string;
@@ -59,6 +62,14 @@ export interface Offer {
   /** Hourly price, when the cloud publishes one. */
   pricePerHour?: number;
   currency?: string;
+  /**
+   * Where `pricePerHour` came from: `api` — read from the vendor's API (or its price list) at
+   * `pricedAt`; `catalog` — a literal table in gpuprov, `pricedAt` being the date it was read.
+   * Absent when there is no price (and on offers recorded before these fields existed).
+   */
+  priceSource?: PriceSource;
+  /** ISO 8601 time (`api`) or date (`catalog`, e.g. `2025-06-01`) the price was read. */
+  pricedAt?: string;
   spot?: boolean;
   /** Adapter-private plan data (image id, vendor offer id); plain JSON, kept in history. */
   extra?: Json;

@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EC2_ERRORS, UNKNOWN_TYPE, errorXml } from '../fixtures/aws/errors';
+import { livePrice, startPricingFixture } from '../fixtures/aws/pricing';
+import { AwsPricing, productFilters } from '../../src/providers/aws/pricing';
+import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
 import { HTTP_CONTRACTS } from './clouds';
 import { checkNebiusGrpc } from './nebius-grpc';
@@ -77,6 +80,46 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     reports.push({ cloud: 'aws (error bodies)', client: r.client, version: r.version, mismatches: failures.length, accepted: 0, failures, notes: r.notes });
     expect(r.calls).toHaveLength(errors.length);
     expect(failures).toEqual([]);
+  }, 300_000);
+
+  it("aws: the Price List fixture serves boto3's pricing client, and our GetProducts requests are boto3's", async () => {
+    const fx = await startPricingFixture();
+    try {
+      const types = ['p5.48xlarge', 'g4dn.xlarge'];
+      await new AwsPricing({ endpoint: fx.url, credentials: { accessKeyId: 'AKIDOURS', secretAccessKey: 'ours' } }).lookup(['us-east-1'], types);
+      const ours = fx.requests.splice(0);
+      const queries = types.map((t) => ({ instanceType: t, filters: productFilters('us-east-1', t), price: livePrice(t) }));
+      const r = await runDriver('aws_pricing.py', { url: fx.url, queries });
+      const failures = r.calls.filter((c) => !c.ok).map((c) => `${c.call}: ${c.error ?? c.skipped ?? ''}`);
+      // What identifies the call on the wire: path, target, protocol, signing scope and the body.
+      const wire = (q: RecordedRequest): unknown => ({
+        method: q.method,
+        path: q.path,
+        target: q.headers['x-amz-target'],
+        contentType: q.headers['content-type'],
+        scope: /Credential=[^/]+\/\d{8}\/([^,]+),/.exec(String(q.headers.authorization))?.[1],
+        body: q.body,
+      });
+      const byType = (reqs: RecordedRequest[]): unknown[] => reqs.map(wire).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+      const found =
+        JSON.stringify(byType(ours)) === JSON.stringify(byType(fx.requests))
+          ? []
+          : [`ours ${JSON.stringify(byType(ours))}, boto3 ${JSON.stringify(byType(fx.requests))}`];
+      reports.push({
+        cloud: 'aws (price list)',
+        client: r.client,
+        version: r.version,
+        mismatches: failures.length + found.length,
+        accepted: 0,
+        failures: [...failures, ...found],
+        notes: r.notes,
+      });
+      expect(r.calls).toHaveLength(types.length);
+      expect(failures).toEqual([]);
+      expect(byType(ours)).toEqual(byType(fx.requests));
+    } finally {
+      await fx.close();
+    }
   }, 300_000);
 
   it('nebius: a field number changed on purpose in a copy of our protos is caught', async () => {

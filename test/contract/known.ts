@@ -23,17 +23,7 @@ const k = (cloud: string, call: string, aspect: string, ours: string, vendor: st
 });
 
 /** Adapter bugs: the real API may refuse or misread what we send. For the adapters to fix. */
-export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [
-  // --- Prime Intellect (prime_cli: PodsClient, and the body `prime pods create` builds) -----
-  k(
-    'primeintellect',
-    'create',
-    'body.pod.sshKeyId',
-    'string',
-    'absent',
-    "the CLI never names a key (pods get the account's keys); check that the API honours sshKeyId, else register the worker key as the account key",
-  ),
-];
+export const KNOWN_ADAPTER_MISMATCHES: KnownDifference[] = [];
 
 /**
  * Harmless differences: the vendor's client sends an optional field we leave at the API's
@@ -55,6 +45,14 @@ export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('primeintellect', 'create', 'body.pod.security', 'string', 'null', "we pin the offer's security tier; the CLI leaves it to the API"),
   k('primeintellect', 'create', 'body.pod.maxPrice', 'number', 'null', "we cap the price at the offer's; the CLI sends no cap"),
   k('primeintellect', 'create', 'body.pod.autoRestart', 'absent', 'boolean', 'CLI default false'),
+  k(
+    'primeintellect',
+    'create',
+    'body.pod.sshKeyId',
+    'string',
+    'absent',
+    "`pod.sshKeyId` is in Prime Intellect's API reference (POST /api/v1/pods); `PodsClient.create` sends the dict as given, only `prime pods create` leaves it out (pods then get the account's primary key). We register the worker key (POST /ssh_keys, named by its hash) and name it, so the pod trusts the key we log in with without changing the user's primary key",
+  ),
   k('digitalocean', 'sizes', 'query.page', 'absent', 'number', 'pydo always sends page=1; the API defaults to it'),
   k('digitalocean', 'ssh-keys', 'query.page', 'absent', 'number', 'pydo always sends page=1'),
   k('digitalocean', 'list', 'query.page', 'absent', 'number', 'pydo always sends page=1'),

@@ -89,7 +89,12 @@ export function runConformance(target: ConformanceTarget): void {
         expect(o.cloud).toBe(env.provider.name);
         expect(o.region).toBeTruthy();
         expect(o.instanceType).toBeTruthy();
-        if (o.pricePerHour !== undefined) expect(o.pricePerHour).toBeGreaterThanOrEqual(0);
+        if (o.pricePerHour !== undefined) {
+          expect(o.pricePerHour).toBeGreaterThanOrEqual(0);
+          // Every price says where it came from and when (an ISO time for `api`, the table's date for `catalog`).
+          expect(['api', 'catalog']).toContain(o.priceSource);
+          expect(Number.isNaN(Date.parse(o.pricedAt ?? ''))).toBe(false);
+        }
       }
       expect(await env.countLive()).toBe(before);
       offer = offers[0]!;

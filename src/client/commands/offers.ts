@@ -8,6 +8,7 @@ import { connectClient } from '../connect';
 import { leaf } from '../define';
 import { checkSpecFromFlags, VM_FLAGS, vmFieldsOf } from '../options';
 import { price, table } from '../output';
+import { priceOrigin } from './offers-price';
 
 type Skipped = PlanOutput['skipped'][number];
 
@@ -24,9 +25,10 @@ function printSkipped(io: Io, skipped: readonly Skipped[]): void {
 
 export const offersCommand: Command = leaf({
   name: 'offers',
-  summary: 'what every configured cloud offers, with prices (computed on the worker)',
+  summary: 'what every configured cloud offers, with prices and where each price came from (computed on the worker)',
   flags: [VM_FLAGS.gpu, VM_FLAGS.cloud, VM_FLAGS.region, VM_FLAGS['instance-type'], VM_FLAGS['max-price']],
-  notes: 'A cloud that cannot list (refused credentials, no such GPU, no answer) is named with its reason; the others are still listed.',
+  notes:
+    "A cloud that cannot list (refused credentials, no such GPU, no answer) is named with its reason; the others are still listed. PRICED: `api 3m` is a price read from the cloud 3 minutes ago, `catalog 2025-06` one from gpuprov's table of that date (--json: priceSource, pricedAt).",
   temporal: true,
   async run({ values, json }, io) {
     // The same schema as start's (the name is a placeholder).
@@ -56,11 +58,20 @@ export const offersCommand: Command = leaf({
       );
       return failed ? EXIT_FAILED : EXIT_OK;
     }
+    const now = Date.now();
     if (plan.offers.length)
       io.out(
         table([
-          ['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'PRICE'],
-          ...plan.offers.map((o) => [o.cloud, o.region, o.zone ?? '-', o.instanceType, o.gpu ? `${o.gpu.model}:${o.gpu.count}` : '-', price(o.pricePerHour)]),
+          ['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'PRICE', 'PRICED'],
+          ...plan.offers.map((o) => [
+            o.cloud,
+            o.region,
+            o.zone ?? '-',
+            o.instanceType,
+            o.gpu ? `${o.gpu.model}:${o.gpu.count}` : '-',
+            price(o.pricePerHour),
+            priceOrigin(o, now),
+          ]),
         ]),
       );
     printSkipped(io, plan.skipped);

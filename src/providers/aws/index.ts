@@ -9,9 +9,11 @@ import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
+import { stateDir } from '../../paths';
 import { Ec2Api } from './api';
 import { CATALOG } from './catalog';
 import { LIVE_STATES, imageFamilyOf, observedOf, offerFor } from './map';
+import { AwsPricing } from './pricing';
 
 /** Tag holding a hash of `spec.idempotencyKey`; `create` looks for it before RunInstances. */
 const IDEM_TAG = 'gpuprov-idem';
@@ -35,6 +37,13 @@ export interface AwsProviderOptions {
   configureClient?: (client: EC2Client) => void;
   /** MaxResults of paginated Describe calls. */
   pageSize?: number;
+  /**
+   * Price List endpoint; default `AWS_ENDPOINT_URL_PRICING`, else AWS's, but none (catalog prices
+   * only, as with `false`) when EC2 is overridden (moto serves no Price List; a test never reaches AWS).
+   */
+  pricingEndpoint?: string | false;
+  /** Where live prices are cached; default `<state dir>/prices/aws.json`. */
+  priceCacheFile?: string;
 }
 
 const Prepared = z.object({
@@ -69,6 +78,7 @@ export class AwsProvider implements CloudProvider {
   private readonly regions: string[];
   private readonly amiId: string | undefined;
   private readonly usePrivateIp: boolean;
+  private readonly pricing: AwsPricing | undefined;
 
   constructor(opts: AwsProviderOptions = {}) {
     const env = opts.env ?? process.env;
@@ -105,6 +115,16 @@ export class AwsProvider implements CloudProvider {
     this.regions = opts.regions ?? (listed.length > 0 ? listed : [env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1']);
     this.amiId = opts.amiId ?? (env.AWS_AMI_ID || undefined);
     this.usePrivateIp = opts.usePrivateIp ?? env.AWS_USE_PRIVATE_IP === '1';
+    const pricingEndpoint = opts.pricingEndpoint ?? env.AWS_ENDPOINT_URL_PRICING ?? (endpoint ? false : undefined);
+    this.pricing =
+      pricingEndpoint === false
+        ? undefined
+        : new AwsPricing({
+            ...(pricingEndpoint ? { endpoint: pricingEndpoint } : {}),
+            ...(credentials ? { credentials } : {}),
+            ...(env.AWS_PROFILE ? { profile: env.AWS_PROFILE } : {}),
+            cacheFile: opts.priceCacheFile ?? join(stateDir(env), 'prices', 'aws.json'),
+          });
   }
 
   capabilities(): Capabilities {
@@ -124,18 +144,24 @@ export class AwsProvider implements CloudProvider {
   /**
    * Every catalog type the regions offer (DescribeInstanceTypeOfferings), fewest GPUs first, then
    * cheapest; `planOffers` keeps the ones that match the request. Only `req.regions` is read.
+   * Prices come from the Price List when it answers (cached daily), else from the dated catalog.
    */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     const entries = [...CATALOG].sort((a, b) => a.gpuCount - b.gpuCount || a.pricePerHour - b.pricePerHour);
     const regions = req.regions?.length ? req.regions : this.regions;
     const types = entries.map((e) => e.instanceType);
-    const offered = await Promise.all(regions.map(async (r) => new Set((await this.api.typeOfferings(r, types, 'region')).map((o) => o.instanceType))));
+    const [offered, live] = await Promise.all([
+      Promise.all(regions.map(async (r) => new Set((await this.api.typeOfferings(r, types, 'region')).map((o) => o.instanceType)))),
+      this.pricing?.lookup(regions, types),
+    ]);
     const offers: Offer[] = [];
     for (const e of entries) {
       regions.forEach((r, i) => {
-        if (offered[i]?.has(e.instanceType)) offers.push(offerFor(this.name, r, e));
+        if (offered[i]?.has(e.instanceType)) offers.push(offerFor(this.name, r, e, live?.(r, e.instanceType)));
       });
     }
+    // Live prices may reorder the catalog's rungs (stable: regions keep their order).
+    offers.sort((a, b) => (a.gpu?.count ?? 0) - (b.gpu?.count ?? 0) || (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0));
     if (offers.length === 0) throw new ProviderError('InvalidRequest', `AWS offers none of its catalog types in ${regions.join(', ')}`);
     return offers;
   }

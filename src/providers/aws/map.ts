@@ -1,4 +1,5 @@
 import type { InstanceStatus, Json, Observed, Offer, SshEndpoint } from '../../core/provider';
+import type { LivePrice } from '../price-cache';
 import type { CatalogEntry, ImageFamily } from './catalog';
 
 /** EC2 instance-state-name → normalised status. `terminated` means gone and is never observed. */
@@ -20,12 +21,12 @@ export const SSH_USER = 'ubuntu';
 /** What `plan` stores in `Offer.extra` for `prepare`. */
 export interface OfferExtra {
   image: ImageFamily;
-  priceDate: string;
   [key: string]: Json;
 }
 
-export function offerFor(cloud: string, region: string, e: CatalogEntry): Offer {
-  const extra: OfferExtra = { image: e.image, priceDate: e.priceDate };
+/** A catalog entry in a region; priced from the Price List when `live` is given, else from the dated table. */
+export function offerFor(cloud: string, region: string, e: CatalogEntry, live?: LivePrice): Offer {
+  const extra: OfferExtra = { image: e.image };
   return {
     cloud,
     region,
@@ -33,7 +34,9 @@ export function offerFor(cloud: string, region: string, e: CatalogEntry): Offer 
     ...(e.gpuModel ? { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB ? { memoryGiB: e.gpuMemoryGiB } : {}) } } : {}),
     vcpus: e.vcpus,
     memoryGiB: e.memoryGiB,
-    pricePerHour: e.pricePerHour,
+    ...(live
+      ? { pricePerHour: live.pricePerHour, priceSource: 'api', pricedAt: live.pricedAt }
+      : { pricePerHour: e.pricePerHour, priceSource: 'catalog', pricedAt: e.priceDate }),
     currency: 'USD',
     spot: false,
     extra,

@@ -60,7 +60,7 @@ export class DigitalOceanProvider implements CloudProvider {
   }
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
-    return toOffers(await this.api.sizes());
+    return toOffers(await this.api.sizes(), new Date().toISOString());
   }
 
   /**

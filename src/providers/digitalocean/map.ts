@@ -68,7 +68,7 @@ function vramPerGpu(s: DoSize): number | undefined {
 }
 
 /** Available sizes × their regions, cheapest first; `planOffers` keeps the ones that match the request. */
-export function toOffers(sizes: DoSize[]): Offer[] {
+export function toOffers(sizes: DoSize[], pricedAt: string): Offer[] {
   return sizes
     .filter((s) => s.available)
     .flatMap((s) =>
@@ -83,6 +83,8 @@ export function toOffers(sizes: DoSize[]): Offer[] {
           ...(s.memory === undefined ? {} : { memoryGiB: s.memory / 1024 }),
           pricePerHour: s.price_hourly,
           currency: 'USD',
+          priceSource: 'api',
+          pricedAt,
           extra: { image: imageFor(s) },
         };
       }),

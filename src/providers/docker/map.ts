@@ -20,6 +20,9 @@ export const STATUS: Record<string, InstanceStatus> = {
   dead: 'Failed',
 };
 
+/** When the size table's price (0: it is your machine) was set; offers carry it as a `catalog` price. */
+export const PRICE_DATE = '2026-11-30';
+
 /** Sizes offered on the daemon's host (price 0: it is your machine). */
 export const SIZES = [
   { instanceType: 'cpu-1', vcpus: 1, memoryGiB: 1 },
@@ -38,6 +41,8 @@ export function offersFor(info: Info): Offer[] {
     memoryGiB: s.memoryGiB,
     pricePerHour: 0,
     currency: 'USD',
+    priceSource: 'catalog' as const,
+    pricedAt: PRICE_DATE,
   }));
 }
 

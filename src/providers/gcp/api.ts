@@ -148,6 +148,11 @@ export class ComputeApi {
     return call(fn, this.secrets);
   }
 
+  /** An OAuth access token of the same credentials (the Billing Catalog is read with it); none on a fixture endpoint. */
+  async accessToken(): Promise<string | undefined> {
+    return (await this.instances.auth.getAccessToken()) ?? undefined;
+  }
+
   /** Every zone of the project (paginated). */
   async listZones(): Promise<z.infer<typeof Zone>[]> {
     return this.call(async () => {

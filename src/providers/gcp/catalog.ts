@@ -5,6 +5,8 @@
 
 /** Where the prices below come from, for humans reading an offer. */
 export const PRICE_SOURCE = 'cloud.google.com/compute/gpus-pricing + vm-instance-pricing, us-central1 on-demand, as read 2025-06';
+/** When the prices below were read (offers priced from this table carry it as `pricedAt`, source `catalog`). */
+export const PRICE_DATE = '2025-06';
 
 /** One rung: a machine type, the GPU it carries (built in, or attached as a guest accelerator) and its price. */
 export interface CatalogEntry {

@@ -2,6 +2,7 @@
  * The GCP Compute Engine adapter: zonal instances named `gpuprov-<vm>` and labelled with the
  * VM identity, a per-VM firewall rule targeted by network tag, cloud-init through `user-data`.
  */
+import { join } from 'node:path';
 import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
@@ -10,6 +11,8 @@ import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observe
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
 import { findAdcFile, findProject, parseRegions } from './config';
+import { GcpPricing } from './pricing';
+import { stateDir } from '../../paths';
 import {
   CLOUD,
   SSH_USER,
@@ -49,6 +52,13 @@ export interface GcpOptions {
   network?: string;
   /** `maxResults` per list page. */
   pageSize?: number;
+  /**
+   * Cloud Billing Catalog base URL (`GCP_BILLING_ENDPOINT`); default Google's, but none (table
+   * prices only, as with `false`) when Compute is overridden (a test never reaches Google).
+   */
+  billingEndpoint?: string | false;
+  /** Where live prices are cached (`fromEnv`: `<state dir>/prices/gcp.json`); default memory only. */
+  priceCacheFile?: string;
 }
 
 /** Stock Ubuntu for CPU offers. */
@@ -69,6 +79,7 @@ export class GcpProvider implements CloudProvider {
   private readonly gpuImage: { project: string; family: string };
   private readonly insertWaitMs: number;
   private readonly network: string;
+  private readonly pricing: GcpPricing | undefined;
 
   /** Throws `Credentials` when the project or (outside a test endpoint) the credentials file is missing. */
   constructor(opts: GcpOptions) {
@@ -86,6 +97,16 @@ export class GcpProvider implements CloudProvider {
       ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
     });
     this.regions = opts.regions?.length ? opts.regions : ['us-central1'];
+    const billing = opts.billingEndpoint ?? (opts.endpoint ? false : undefined);
+    this.pricing =
+      billing === false
+        ? undefined
+        : new GcpPricing({
+            ...(billing ? { endpoint: billing } : {}),
+            // A fixture billing endpoint without a key file gets no token (like Compute's fixture).
+            token: async () => (opts.keyFilename || !billing ? this.api.accessToken() : undefined),
+            ...(opts.priceCacheFile ? { cacheFile: opts.priceCacheFile } : {}),
+          });
     this.cpuImage = { project: opts.imageProject ?? CPU_IMAGE.project, family: opts.imageFamily ?? CPU_IMAGE.family };
     this.gpuImage = { project: opts.gpuImageProject ?? GPU_IMAGE.project, family: opts.gpuImageFamily ?? GPU_IMAGE.family };
     this.insertWaitMs = opts.insertWaitMs ?? INSERT_WAIT_MS;
@@ -108,20 +129,25 @@ export class GcpProvider implements CloudProvider {
   /**
    * Every ladder rung × the zones of the regions that can host it, cheapest first; `planOffers`
    * keeps the ones that match the request. A GPU ask reads only the GPU rungs (accelerator zones),
-   * a CPU ask only the CPU rungs (zones that are UP): one vendor call either way.
+   * a CPU ask only the CPU rungs (zones that are UP): one vendor call either way. Prices come
+   * from the Billing Catalog when it answers (cached daily), else from the dated ladder.
    */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     const regions = new Set(req.regions?.length ? req.regions : this.regions);
     const inRegions = (zone: string): boolean => regions.has(regionOfZone(zone));
     const rungs = [...CATALOG].filter((e) => (req.gpu ? e.gpuCount > 0 : e.gpuCount === 0)).sort((a, b) => a.pricePerHour - b.pricePerHour);
+    const live = this.pricing?.lookup([...regions], CATALOG);
+    // Live prices may reorder the rungs (stable: each rung's zones keep their order).
+    const byPrice = (offers: Offer[]): Offer[] => offers.sort((a, b) => (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0));
     if (req.gpu) {
-      const byZone = await this.api.acceleratorsByZone();
-      return toOffers(rungs, (e) =>
-        [...byZone].filter(([zone, types]) => inRegions(zone) && e.acceleratorType !== undefined && types.has(e.acceleratorType)).map(([zone]) => zone),
-      );
+      const [byZone, prices] = await Promise.all([this.api.acceleratorsByZone(), live]);
+      const zonesFor = (e: (typeof rungs)[number]): string[] =>
+        [...byZone].filter(([zone, types]) => inRegions(zone) && e.acceleratorType !== undefined && types.has(e.acceleratorType)).map(([zone]) => zone);
+      return byPrice(toOffers(rungs, zonesFor, prices));
     }
-    const zones = (await this.api.listZones()).filter((z) => (z.status ?? 'UP') === 'UP' && inRegions(z.name)).map((z) => z.name);
-    return toOffers(rungs, () => zones);
+    const [all, prices] = await Promise.all([this.api.listZones(), live]);
+    const zones = all.filter((z) => (z.status ?? 'UP') === 'UP' && inRegions(z.name)).map((z) => z.name);
+    return byPrice(toOffers(rungs, () => zones, prices));
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
@@ -232,5 +258,7 @@ export function fromEnv(env: NodeJS.ProcessEnv): GcpProvider | undefined {
     ...(env.GCP_GPU_IMAGE_FAMILY ? { gpuImageFamily: env.GCP_GPU_IMAGE_FAMILY } : {}),
     ...(env.GCP_GPU_IMAGE_PROJECT ? { gpuImageProject: env.GCP_GPU_IMAGE_PROJECT } : {}),
     ...(env.GCP_NETWORK ? { network: env.GCP_NETWORK } : {}),
+    ...(env.GCP_BILLING_ENDPOINT ? { billingEndpoint: env.GCP_BILLING_ENDPOINT } : {}),
+    priceCacheFile: join(stateDir(env), 'prices', 'gcp.json'),
   });
 }

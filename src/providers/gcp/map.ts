@@ -7,7 +7,8 @@ import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
 import type { InstanceSpec, InstanceStatus, Location, Observed, Offer } from '../../core/provider';
-import { PRICE_SOURCE, type CatalogEntry } from './catalog';
+import { PRICE_DATE, type CatalogEntry } from './catalog';
+import type { PriceLookup } from '../price-cache';
 import type { GcpInstance } from './api';
 
 export const CLOUD = 'gcp';
@@ -74,11 +75,15 @@ export function regionOfZone(zone: string): string {
   return zone.replace(/-[a-z]$/, '');
 }
 
-/** One offer per (rung × zone), ordered by price, then zone name. */
-export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) => string[]): Offer[] {
+/**
+ * One offer per (rung × zone), in `entries` order, then zone name; priced from `live` (the Billing
+ * Catalog, by region) where it has the rung, else from the dated ladder.
+ */
+export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) => string[], live?: PriceLookup): Offer[] {
   const offers: Offer[] = [];
   for (const e of entries) {
     for (const zone of [...zonesFor(e)].sort()) {
+      const p = live?.(regionOfZone(zone), e.machineType);
       offers.push({
         cloud: CLOUD,
         region: regionOfZone(zone),
@@ -89,11 +94,12 @@ export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) =>
           : { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB === undefined ? {} : { memoryGiB: e.gpuMemoryGiB }) } }),
         vcpus: e.vcpus,
         memoryGiB: e.memoryGiB,
-        pricePerHour: e.pricePerHour,
+        ...(p
+          ? { pricePerHour: p.pricePerHour, priceSource: 'api', pricedAt: p.pricedAt }
+          : { pricePerHour: e.pricePerHour, priceSource: 'catalog', pricedAt: PRICE_DATE }),
         currency: 'USD',
         spot: false,
         extra: {
-          priceSource: PRICE_SOURCE,
           ...(e.attachAccelerator && e.acceleratorType ? { acceleratorType: e.acceleratorType, acceleratorCount: e.gpuCount } : {}),
         },
       });

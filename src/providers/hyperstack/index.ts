@@ -67,7 +67,7 @@ export class HyperstackProvider implements CloudProvider {
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
     const [flavors, prices] = await Promise.all([this.api.flavors(), this.api.pricebook()]);
-    return toOffers(flavors, prices);
+    return toOffers(flavors, prices, new Date().toISOString());
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {

@@ -38,7 +38,7 @@ function priceOf(f: HsFlavor, prices: HsPrice[]): number | undefined {
 }
 
 /** Stocked flavors → offers, cheapest first (unpriced last); `planOffers` keeps the ones that match the request. */
-export function toOffers(flavors: HsFlavor[], prices: HsPrice[]): Offer[] {
+export function toOffers(flavors: HsFlavor[], prices: HsPrice[], pricedAt: string): Offer[] {
   const offers = flavors
     .filter((f) => f.stock_available !== false)
     .map((f): Offer => {
@@ -50,7 +50,7 @@ export function toOffers(flavors: HsFlavor[], prices: HsPrice[]): Offer[] {
         ...(f.gpu && f.gpu_count ? { gpu: { model: f.gpu, count: f.gpu_count } } : {}),
         ...(f.cpu == null ? {} : { vcpus: f.cpu }),
         ...(f.ram == null ? {} : { memoryGiB: f.ram }),
-        ...(price === undefined ? {} : { pricePerHour: price, currency: 'USD' }),
+        ...(price === undefined ? {} : { pricePerHour: price, currency: 'USD', priceSource: 'api', pricedAt }),
       };
     });
   return offers.sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));

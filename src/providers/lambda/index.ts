@@ -61,7 +61,7 @@ export class LambdaProvider implements CloudProvider {
   }
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
-    return toOffers(await this.api.instanceTypes());
+    return toOffers(await this.api.instanceTypes(), new Date().toISOString());
   }
 
   /** Registers the worker's key (first of `publicKeys`) once; the launch takes exactly one key name. */

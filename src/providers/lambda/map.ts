@@ -24,7 +24,7 @@ export function parseGpuDescription(desc: string): { model: string; memoryGiB?: 
 }
 
 /** Offers: one per (type, region with capacity), cheapest first; `planOffers` keeps the ones that match the request. */
-export function toOffers(types: Record<string, LambdaInstanceTypeEntry>): Offer[] {
+export function toOffers(types: Record<string, LambdaInstanceTypeEntry>, pricedAt: string): Offer[] {
   const offers: Offer[] = [];
   for (const entry of Object.values(types)) {
     const t = entry.instance_type;
@@ -41,6 +41,8 @@ export function toOffers(types: Record<string, LambdaInstanceTypeEntry>): Offer[
         memoryGiB: t.specs.memory_gib,
         pricePerHour: price,
         currency: 'USD',
+        priceSource: 'api',
+        pricedAt,
       });
     }
   }

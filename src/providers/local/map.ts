@@ -13,6 +13,9 @@ interface InstanceType {
   gpu?: { model: string; count: number; memoryGiB: number };
 }
 
+/** When the catalogue's (simulated) prices were set; offers carry it as a `catalog` price. */
+export const PRICE_DATE = '2026-11-30';
+
 /** The catalogue; the same in every region. `gpu-sim-1` is a fake GPU so GPU requests plan. */
 export const INSTANCE_TYPES: readonly InstanceType[] = [
   { name: 'cpu-small', vcpus: 1, memoryGiB: 1, pricePerHour: 0.01 },
@@ -21,7 +24,17 @@ export const INSTANCE_TYPES: readonly InstanceType[] = [
 ];
 
 function toOffer(region: string, t: InstanceType): Offer {
-  const o: Offer = { cloud: CLOUD, region, instanceType: t.name, vcpus: t.vcpus, memoryGiB: t.memoryGiB, pricePerHour: t.pricePerHour, currency: 'USD' };
+  const o: Offer = {
+    cloud: CLOUD,
+    region,
+    instanceType: t.name,
+    vcpus: t.vcpus,
+    memoryGiB: t.memoryGiB,
+    pricePerHour: t.pricePerHour,
+    currency: 'USD',
+    priceSource: 'catalog',
+    pricedAt: PRICE_DATE,
+  };
   if (t.gpu) o.gpu = { ...t.gpu };
   return o;
 }

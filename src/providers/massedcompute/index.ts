@@ -66,7 +66,7 @@ export class MassedComputeProvider implements CloudProvider {
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
     const inventory = await this.api.inventory();
-    return toOffers(inventory);
+    return toOffers(inventory, new Date().toISOString());
   }
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {

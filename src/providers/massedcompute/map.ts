@@ -47,7 +47,7 @@ function hasCapacity(p: MassedProduct): boolean {
  * Products with capacity → offers in region `any` (launches let the cloud place the VM), cheapest
  * first; `planOffers` keeps the ones that match the request.
  */
-export function toOffers(inventory: Record<string, MassedProduct>): Offer[] {
+export function toOffers(inventory: Record<string, MassedProduct>, pricedAt: string): Offer[] {
   const offers: Offer[] = [];
   for (const [name, p] of Object.entries(inventory)) {
     if (!hasCapacity(p)) continue;
@@ -63,6 +63,8 @@ export function toOffers(inventory: Record<string, MassedProduct>): Offer[] {
       ...(specs?.memory_gib === undefined ? {} : { memoryGiB: specs.memory_gib }),
       pricePerHour: p.instance_type.price_cents_per_hour / 100,
       currency: 'USD',
+      priceSource: 'api',
+      pricedAt,
       extra: { regionsWithCapacity: regions },
     });
   }

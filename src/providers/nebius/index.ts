@@ -114,7 +114,7 @@ class NebiusProvider implements CloudProvider {
           (e: unknown) => ({ prices: new Map<string, number>(), error: e as ProviderError }),
         );
       if (priced.error) (this.opts.warn ?? console.warn)(`nebius: ${region}: offers unpriced: ${priced.error.kind}: ${priced.error.message}`);
-      offers.push(...priceAndOrder(regionOffers, priced.prices, priced.error && `${priced.error.kind}: ${priced.error.message}`));
+      offers.push(...priceAndOrder(regionOffers, priced.prices, new Date().toISOString(), priced.error && `${priced.error.kind}: ${priced.error.message}`));
     }
     if (offers.length === 0) throw new ProviderError('InvalidRequest', `nebius: no platform presets listed in ${regions.join(', ')}`);
     return offers;

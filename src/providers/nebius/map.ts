@@ -111,13 +111,13 @@ export function offersFor(platforms: Platform[], region: string): Offer[] {
 
 /**
  * Attach prices, cheapest first (unpriced last, stable); `planOffers` applies any price cap.
- * With `priceError` (the calculator failed) every offer carries it as `extra.priceError`.
+ * `pricedAt`: when the calculator answered. With `priceError` (the calculator failed) every offer carries it as `extra.priceError`.
  */
-export function priceAndOrder(offers: Offer[], prices: Map<string, number>, priceError?: string): Offer[] {
+export function priceAndOrder(offers: Offer[], prices: Map<string, number>, pricedAt: string, priceError?: string): Offer[] {
   return offers
     .map((o) => {
       const p = prices.get(o.instanceType);
-      if (p !== undefined) return { ...o, pricePerHour: p };
+      if (p !== undefined) return { ...o, pricePerHour: p, priceSource: 'api' as const, pricedAt };
       return priceError ? { ...o, extra: { priceError } } : o;
     })
     .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));

@@ -80,7 +80,7 @@ export class PrimeIntellectProvider implements CloudProvider {
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Prime Intellect: only GPU pods are planned; ask for a GPU');
     const count = req.gpu.count;
-    return toOffers(await this.api.availability(count));
+    return toOffers(await this.api.availability(count), new Date().toISOString());
   }
 
   /** Registers the worker's key (first of `publicKeys`) once, named by its hash; `sshKeyId` goes into create. */

@@ -32,7 +32,7 @@ function priceOf(a: PrimeAvailability): number | undefined {
  * One offer per (data centre, GPU type, GPU count): the cheapest on-demand box there with stock
  * (the price is per box), cheapest first; `planOffers` keeps the ones that match the request.
  */
-export function toOffers(items: PrimeAvailability[]): Offer[] {
+export function toOffers(items: PrimeAvailability[], pricedAt: string): Offer[] {
   const best = new Map<string, PrimeAvailability>();
   for (const a of items) {
     if (a.isSpot || OUT_OF_STOCK.has((a.stockStatus ?? '').toLowerCase())) continue;
@@ -64,7 +64,7 @@ export function toOffers(items: PrimeAvailability[]): Offer[] {
         gpu: { model: a.gpuType, count: a.gpuCount, ...(a.gpuMemory ? { memoryGiB: a.gpuMemory } : {}) },
         ...(a.vcpu?.defaultCount ? { vcpus: a.vcpu.defaultCount } : {}),
         ...(a.memory?.defaultCount ? { memoryGiB: a.memory.defaultCount } : {}),
-        ...(p === undefined ? {} : { pricePerHour: p, currency: 'USD' }),
+        ...(p === undefined ? {} : { pricePerHour: p, currency: 'USD', priceSource: 'api' as const, pricedAt }),
         extra,
       };
     })

@@ -66,7 +66,7 @@ export class RunPodProvider implements CloudProvider {
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'RunPod: only GPU pods are planned; ask for a GPU');
     const count = req.gpu.count;
-    return toOffers(await this.api.gpus(count), count);
+    return toOffers(await this.api.gpus(count), count, new Date().toISOString());
   }
 
   /**

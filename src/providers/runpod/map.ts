@@ -23,7 +23,7 @@ const AVAILABILITY_RANK: Record<string, number> = { HIGH: 0, MEDIUM: 1, LOW: 2 }
  * One offer per (GPU type, data centre with stock) for `count` GPUs, Secure Cloud price × count,
  * cheapest first; `planOffers` keeps the ones that match the request.
  */
-export function toOffers(gpus: RunPodGpu[], count: number): Offer[] {
+export function toOffers(gpus: RunPodGpu[], count: number, pricedAt: string): Offer[] {
   const offers: (Offer & { rank: number })[] = [];
   for (const g of gpus) {
     const unit = g.price?.secure;
@@ -39,6 +39,8 @@ export function toOffers(gpus: RunPodGpu[], count: number): Offer[] {
         gpu: { model: g.id, count, ...(g.memory ? { memoryGiB: g.memory } : {}) },
         pricePerHour: price,
         currency: 'USD',
+        priceSource: 'api',
+        pricedAt,
         rank: AVAILABILITY_RANK[avail] ?? 3,
       });
     }

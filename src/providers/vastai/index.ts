@@ -65,7 +65,7 @@ export class VastProvider implements CloudProvider {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Vast.ai: only GPU instances are planned; ask for a GPU');
     // A marketplace: a model nobody offers right now plans to no offers, not to an error.
     const bundles = await this.api.searchOffers(searchQuery(req, req.diskGb ?? this.diskGb));
-    return bestOffers(bundles, req);
+    return bestOffers(bundles, req, new Date().toISOString());
   }
 
   /** Registers the worker's key on the account once (Vast adds account keys to new instances). */

@@ -128,7 +128,7 @@ export function instanceTypeOf(b: Pick<VastBundle, 'gpu_name' | 'num_gpus'>): st
  * Each ask is one machine: the offer's zone is the machine, so blocking an offer blocks that host
  * only. Cheapest first, then most reliable.
  */
-export function toOffers(bundles: VastBundle[]): Offer[] {
+export function toOffers(bundles: VastBundle[], pricedAt: string): Offer[] {
   return [...bundles]
     .sort((a, b) => a.dph_total - b.dph_total || (b.reliability ?? 0) - (a.reliability ?? 0))
     .map((b): Offer => ({
@@ -141,6 +141,8 @@ export function toOffers(bundles: VastBundle[]): Offer[] {
       ...(b.cpu_ram ? { memoryGiB: Math.round(b.cpu_ram / 1024) } : {}),
       pricePerHour: b.dph_total,
       currency: 'USD',
+      priceSource: 'api',
+      pricedAt,
       extra: { askId: b.id, direct: (b.direct_port_count ?? 0) > 0 && !!b.public_ipaddr },
     }));
 }
@@ -150,8 +152,8 @@ export function toOffers(bundles: VastBundle[]): Offer[] {
  * the shared matcher accepts (so the cut never drops a matching ask for a non-matching one).
  * `planOffers` applies the same matcher again.
  */
-export function bestOffers(bundles: VastBundle[], req: ResourceRequest): Offer[] {
-  return matchOffers(toOffers(bundles), req).offers.slice(0, MAX_OFFERS);
+export function bestOffers(bundles: VastBundle[], req: ResourceRequest, pricedAt: string): Offer[] {
+  return matchOffers(toOffers(bundles, pricedAt), req).offers.slice(0, MAX_OFFERS);
 }
 
 /** Direct (`public_ipaddr` + host port mapped to 22/tcp) when published, else the proxy `ssh_host:ssh_port`. */

@@ -69,7 +69,7 @@ export class VerdaProvider implements CloudProvider {
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
     const [types, avail] = await Promise.all([this.api.instanceTypes(), this.api.availability()]);
-    return toOffers(types, avail, this.image);
+    return toOffers(types, avail, this.image, new Date().toISOString());
   }
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {

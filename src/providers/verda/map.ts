@@ -45,7 +45,7 @@ function gpuCount(t: VerdaType): number {
   return t.gpu?.number_of_gpus ?? 0;
 }
 /** Available (location × type) pairs, cheapest first (prices are USD: `currency=usd`); `planOffers` keeps the ones that match the request. */
-export function toOffers(types: VerdaType[], avail: VerdaAvailability, image: string): Offer[] {
+export function toOffers(types: VerdaType[], avail: VerdaAvailability, image: string, pricedAt: string): Offer[] {
   const byName = new Map(types.map((t) => [t.instance_type, t]));
   const offers: Offer[] = [];
   for (const loc of avail) {
@@ -70,6 +70,8 @@ export function toOffers(types: VerdaType[], avail: VerdaAvailability, image: st
         ...(t.memory?.size_in_gigabytes === undefined ? {} : { memoryGiB: t.memory.size_in_gigabytes }),
         pricePerHour: t.price_per_hour,
         currency: 'USD',
+        priceSource: 'api',
+        pricedAt,
         extra: { image },
       });
     }
