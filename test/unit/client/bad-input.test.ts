@@ -157,6 +157,8 @@ const CASES: Case[] = [
   ['status bad name', ['status', 'Bad'], 'NAME'],
   ['status name with a tab', ['status', 'gpu\t1'], 'NAME'],
   ['status two names', ['status', 'a', 'b'], 'arguments'],
+  ['explain without name', ['explain'], 'NAME'],
+  ['explain bad name', ['explain', 'Bad_Name'], 'NAME'],
   ['down without name', ['down'], 'NAME'],
   ['down bad name', ['down', 'gpu_1'], 'NAME'],
   ['down --detach twice', ['down', 'g', '--detach', '--detach'], '--detach'],
