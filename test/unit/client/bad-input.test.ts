@@ -157,6 +157,8 @@ const CASES: Case[] = [
   ['status bad name', ['status', 'Bad'], 'NAME'],
   ['status name with a tab', ['status', 'gpu\t1'], 'NAME'],
   ['status two names', ['status', 'a', 'b'], 'arguments'],
+  ['budget not a number', ['start', '--name', 'g', '--budget', 'lots'], '--budget'],
+  ['budget of zero', ['start', '--name', 'g', '--budget', '0'], '--budget'],
   ['explain without name', ['explain'], 'NAME'],
   ['explain bad name', ['explain', 'Bad_Name'], 'NAME'],
   ['down without name', ['down'], 'NAME'],
