@@ -134,10 +134,13 @@ export async function fetchVmHistory(client: Client, workflowId: string): Promis
 }
 
 /**
- * The VM's status: the status query (a running VM, or a closed one while a worker can replay it),
- * else what the closed run left: its result (a VmStatus) or its failure's attempts table.
+ * The VM's status: a completed run's result (a VmStatus); else the status query (a running VM, or
+ * a failed one while a worker can replay it), else the failed run's attempts table and error.
  */
 export async function vmStatusOf(client: Client, workflowId: string, history: VmHistory, name: string): Promise<VmStatus> {
+  // A completed run returned its final status: no query (no worker needed).
+  const done = history.closed;
+  if (done?.status === 'completed' && done.result && typeof done.result === 'object') return done.result as VmStatus;
   try {
     return await client.workflow.getHandle(workflowId).query(statusQuery);
   } catch (err) {

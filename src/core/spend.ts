@@ -9,7 +9,8 @@
  * | the winner (`ready`)             | its create                  | the VM's `endedAt` once gone, else now       |
  *
  * Histories from before `createdAt` existed fall back to the attempt's `startedAt` (marked
- * `estimated`). An offer without a price counts 0 USD and sets `unknownPrice`.
+ * `estimated`). An offer without a price counts 0 USD and sets `unknownPrice`. The attempt in
+ * flight (booting, connecting) enters the table when it ends: until then it is not counted.
  */
 import { offerKey } from './offers';
 import type { AttemptRecord, VmStatus } from './api';
