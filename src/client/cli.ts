@@ -7,6 +7,7 @@ import { reportError } from './output';
 import { InputError } from '../core/errors';
 import { EXIT_BAD_INPUT, EXIT_OK, type Command, type Io } from './command';
 import { cancelCommand, downCommand } from './commands/down';
+import { explainCommand } from './commands/explain';
 import { fleetCommand } from './commands/fleet';
 import { kubeconfigCommand } from './commands/kubeconfig';
 import { listCommand } from './commands/list';
@@ -21,6 +22,7 @@ import { tunnelCommand } from './commands/tunnel';
 export const COMMANDS: Command[] = [
   startCommand,
   statusCommand,
+  explainCommand,
   listCommand,
   sshCommand,
   downCommand,

@@ -38,10 +38,9 @@ export function parseDuration(field: string, s: string): number {
   return parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
 }
 
-function parsePrice(s: string): number {
+function parsePrice(s: string, field = '--max-price', fix = 'give USD per hour, e.g. --max-price 2.50'): number {
   const n = Number(s);
-  if (s.trim() === '' || !/^[\d.eE+-]+$/.test(s.trim()) || !Number.isFinite(n))
-    throw new InputError('--max-price', `${show(s)} is not a number`, 'give USD per hour, e.g. --max-price 2.50');
+  if (s.trim() === '' || !/^[\d.eE+-]+$/.test(s.trim()) || !Number.isFinite(n)) throw new InputError(field, `${show(s)} is not a number`, fix);
   return n;
 }
 
@@ -154,6 +153,15 @@ export const START_FLAGS = [
     example: '--ttl 1h30m',
   },
   {
+    name: 'budget',
+    type: 'string',
+    value: 'USD',
+    meaning: 'tear the VM down when its spend so far (price × billed time of every attempt) reaches this; a warning at 80 %',
+    format: `US dollars, ${VM_LIMITS.budgetUsd.min} to ${VM_LIMITS.budgetUsd.max}`,
+    default: 'no budget',
+    example: '--budget 25',
+  },
+  {
     name: 'retry-until-up',
     type: 'boolean',
     meaning: 'when every offer failed (no capacity), wait and try them all again, until one comes up or you cancel',
@@ -195,6 +203,7 @@ const FLAG_OF: Record<string, string> = {
   instanceTypes: '--instance-type',
   maxPricePerHour: '--max-price',
   ttlMs: '--ttl',
+  budgetUsd: '--budget',
   retryUntilUp: '--retry-until-up',
   k8s: '--k8s',
   publicKeys: '--ssh-key',
@@ -258,6 +267,7 @@ export function startOptions(v: Values<typeof START_FLAGS> & { json?: boolean })
   if (v.name === undefined) throw new InputError('--name', 'the VM needs a name', 'add --name gpu1 (or give it as the argument: provision start gpu1)');
   const spec: VmSpec = { name: checkName('--name', v.name, '--name gpu1'), ...vmFieldsOf(v) };
   if (v.ttl !== undefined) spec.ttlMs = parseDuration('--ttl', v.ttl);
+  if (v.budget !== undefined) spec.budgetUsd = parsePrice(v.budget, '--budget', 'give US dollars, e.g. --budget 25');
   if (v['retry-until-up']) spec.retryUntilUp = true;
   spec.k8s = v.k8s === true ? 'on' : v.k8s === false ? 'off' : 'auto';
   return { spec: checkSpecFromFlags(spec), detach: v.detach === true, json: v.json === true, ...(v['ssh-key'] ? { sshKeyPath: v['ssh-key'] } : {}) };

@@ -9,6 +9,7 @@ import {
 } from '@temporalio/client';
 import { InputError } from '../core/errors';
 import type { AttemptRecord, VmStatus } from '../core/api';
+import type { Spend } from '../core/spend';
 import { EXIT_BAD_INPUT, EXIT_FAILED, type Io } from './command';
 
 export function table(rows: string[][]): string {
@@ -28,6 +29,20 @@ export function duration(ms: number): string {
 
 export function price(p: number | undefined): string {
   return p === undefined ? '-' : `$${p.toFixed(p < 1 ? 3 : 2)}/h`;
+}
+
+/** `$0.0123`, `$12.40`. */
+export function usd(n: number): string {
+  return `$${n.toFixed(n < 1 ? 4 : 2)}`;
+}
+
+/** `$0.0123 so far (2 billed attempts), $36.00/h now; budget $5.00 (80 % reached)`. */
+export function spendLine(s: Spend, budget?: VmStatus['budget']): string {
+  const billed = s.attempts.filter((a) => a.billedMs > 0).length;
+  const parts = [`${usd(s.totalUsd)}${s.unknownPrice ? '+ (a price is unknown)' : ''} so far (${billed} billed attempt${billed === 1 ? '' : 's'})`];
+  if (s.ratePerHour > 0) parts.push(`${price(s.ratePerHour)} now`);
+  const b = budget ? `; budget ${usd(budget.usd)}${budget.reachedAt ? ' (reached: torn down)' : budget.warnedAt ? ' (80 % reached)' : ''}` : '';
+  return parts.join(', ') + b;
 }
 
 export function where(s: Pick<VmStatus, 'offer'>): string {

@@ -13,6 +13,8 @@ export const VM_LIMITS = {
   ttlMs: { min: 60_000, max: 30 * 86_400_000 },
   /** USD per hour. */
   maxPricePerHour: { min: 0.01, max: 1_000 },
+  /** USD, per VM (a fleet group's `vm.budgetUsd` applies to each of its VMs). */
+  budgetUsd: { min: 0.01, max: 100_000 },
   gpuCount: { min: 1, max: 16 },
   /** GB; each cloud has its own range within (src/core/image-disk.ts). */
   diskGb: { min: 8, max: 65_536 },
@@ -107,6 +109,7 @@ const fields = {
     .optional(),
   maxPricePerHour: between(VM_LIMITS.maxPricePerHour.min, VM_LIMITS.maxPricePerHour.max, 'price cap', (n) => `${n} USD/h`).optional(),
   ttlMs: between(VM_LIMITS.ttlMs.min, VM_LIMITS.ttlMs.max, 'TTL', span).optional(),
+  budgetUsd: between(VM_LIMITS.budgetUsd.min, VM_LIMITS.budgetUsd.max, 'budget', (n) => `${n} USD`).optional(),
   retryUntilUp: z.boolean().optional(),
   k8s: z.enum(['auto', 'on', 'off'], { error: 'k8s must be auto, on or off' }).optional(),
   publicKeys: z

@@ -4,7 +4,7 @@
  * Both the client and the workflows import this module; it holds no logic.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { ErrorKind } from './errors';
+import type { BlockScope, ErrorKind } from './errors';
 import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
 export const API_VERSION = 1;
@@ -39,6 +39,8 @@ export interface VmSpec {
   image?: string;
   /** Boot (or container) disk size in GB; absent: each cloud's default. */
   diskGb?: number;
+  /** Tear the VM down when its spend so far (src/core/spend.ts) reaches this many USD; a warning at 80 %. */
+  budgetUsd?: number;
 }
 
 export type Stage =
@@ -78,7 +80,12 @@ export interface AttemptRecord {
   /** True once a teardown of this attempt finished. */
   compensated: boolean;
   startedAt: string;
+  /** For a failed attempt, set again once its compensation finished (the instance is gone). */
   endedAt: string;
+  /** Workflow time of the create call (billing starts); absent in older histories and when nothing was created. */
+  createdAt?: string;
+  /** What this failure blocked for the rest of the planning round (absent: nothing; older histories). */
+  blocked?: BlockScope;
 }
 
 /** Result of a successful launch. */
@@ -149,6 +156,8 @@ export interface VmStatus {
   leak?: LeakInfo;
   k8s?: K8sStatus;
   error?: { kind: string; message: string };
+  /** `--budget`: when 80 % was reached (a warning) and when 100 % was (the VM is torn down). */
+  budget?: { usd: number; warnedAt?: string; reachedAt?: string };
 }
 
 /** Tear the VM down (also retries a leaked teardown at once). */

@@ -98,6 +98,7 @@ export class VmContext {
     if (s.leak)
       lines.push(`LEAKED: ${s.leak.instanceIds.join(', ') || '(by identity)'} at ${s.leak.location.cloud}/${s.leak.location.region} — ${s.leak.lastError}`);
     if (s.error) lines.push(`error: ${s.error.kind}: ${s.error.message}`);
+    if (s.budget) lines.push(`budget $${s.budget.usd}${s.budget.reachedAt ? ': REACHED, torn down' : s.budget.warnedAt ? ': 80 % spent' : ''}`);
     lines.push(`run: ${workflowInfo().runId}`);
     return lines.join('\n\n');
   }

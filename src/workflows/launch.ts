@@ -38,9 +38,11 @@ export type LaunchOutcome =
   | { kind: 'cancelled'; attempts: AttemptRecord[] }
   | { kind: 'failed'; details: LaunchFailureDetails; errorKind: string; message: string };
 
-type AttemptEnd =
+/** `createdAtMs`: workflow time of the create call (billing starts), when one was made. */
+type AttemptEnd = { createdAtMs?: number } & (
   | { ok: true; result: Omit<LaunchResult, 'attempts'> }
-  | { ok: false; phase: Phase; type: string; message: string; block?: BlockScope; cancelled: boolean; instanceIds: string[] };
+  | { ok: false; phase: Phase; type: string; message: string; block?: BlockScope; cancelled: boolean; instanceIds: string[] }
+);
 
 const DEFAULT_CAPS: Capabilities = {
   bootScript: false,
@@ -80,6 +82,7 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
   let phase: Phase = 'prepare';
   let instanceIds: string[] = [];
   const merged = patched(CLOUD_CALLS_PATCH);
+  let billedFromMs: number | undefined;
   try {
     ctx.setOffer(offer);
     ctx.setStage(merged ? 'creating' : 'preparing', { instanceIds: [] });
@@ -92,14 +95,14 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
     if (merged) {
       if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
       phase = 'create'; // a failed prepare step says so in its failure details
-      createdAtMs = Date.now();
+      createdAtMs = billedFromMs = Date.now();
       created = await mutating(t, `prepare and create ${where}`).prepareAndCreate(offer, instSpec);
     } else {
       const prepared = await mutating(t, `prepare ${key}`).prepareOffer(offer, instSpec);
       if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
       phase = 'create';
       ctx.setStage('creating');
-      createdAtMs = Date.now();
+      createdAtMs = billedFromMs = Date.now();
       created = await mutating(t, `create ${where}`).createInstance(offer, prepared, instSpec);
     }
     instanceIds = [created.instanceId];
@@ -126,6 +129,7 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
     const endpoint = running.endpoint.user ? running.endpoint : { ...running.endpoint, user: defaultUser(caps) };
     return {
       ok: true,
+      createdAtMs,
       result: {
         offer,
         location: at,
@@ -139,7 +143,16 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
   } catch (err) {
     const f = failureInfo(err);
     if (f.phase === 'prepare') phase = 'prepare';
-    return { ok: false, phase, type: f.type, message: f.message, cancelled: f.cancelled, instanceIds, ...(f.block ? { block: f.block } : {}) };
+    return {
+      ok: false,
+      phase,
+      type: f.type,
+      message: f.message,
+      cancelled: f.cancelled,
+      instanceIds,
+      ...(f.block ? { block: f.block } : {}),
+      ...(billedFromMs !== undefined ? { createdAtMs: billedFromMs } : {}),
+    };
   }
 }
 
@@ -213,6 +226,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       compensated: false,
       startedAt,
       endedAt: new Date().toISOString(),
+      ...(end.createdAtMs !== undefined ? { createdAt: new Date(end.createdAtMs).toISOString() } : {}),
     };
     if (end.ok) {
       const attempts = [...search.attempts, record];
@@ -229,6 +243,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       phase: end.phase,
       kind: end.cancelled ? 'Cancelled' : end.type === FAILURE_TYPES.BootFailed ? 'BootFailed' : kind,
       message: end.message,
+      ...(decision.block ? { blocked: decision.block } : {}),
     });
     search = afterFailure(search, next.index, next.offer, kind, decision, record);
     ctx.status.attempts = search.attempts;

@@ -24,6 +24,7 @@ import { VmContext } from './context';
 import { runK3s } from './k3s';
 import { runLaunch } from './launch';
 import { runTeardown } from './teardown';
+import { checkBudget, nextBudgetWake } from './budget';
 import { countLaunch, recordGone, recordReady } from './telemetry';
 import { slotEventSignal } from '../core/fleet-api';
 import type { Tuning } from '../core/tuning';
@@ -41,7 +42,7 @@ export interface VmWorkflowInput {
   carried?: VmCarried;
 }
 
-type ReadyEnd = 'teardown' | 'cancel' | 'ttl' | 'lost' | 'continue' | 'retry-k8s';
+type ReadyEnd = 'teardown' | 'cancel' | 'ttl' | 'budget' | 'lost' | 'continue' | 'retry-k8s';
 
 async function healthy(ctx: VmContext): Promise<boolean> {
   const s = ctx.status;
@@ -65,12 +66,15 @@ async function waitInReady(ctx: VmContext, base: number): Promise<ReadyEnd> {
   const ttlAt = ctx.status.ttlExpiresAt ? Date.parse(ctx.status.ttlExpiresAt) : undefined;
   const k8sBase = ctx.k8sRetryRequests;
   for (;;) {
-    const wait = Math.max(1, Math.min(ttlAt === undefined ? Infinity : ttlAt - Date.now(), t.healthIntervalMs));
+    if (checkBudget(ctx)) return 'budget';
+    const budgetAt = nextBudgetWake(ctx) ?? Infinity;
+    const wait = Math.max(1, Math.min(ttlAt === undefined ? Infinity : ttlAt - Date.now(), budgetAt - Date.now(), t.healthIntervalMs));
     const woke = await condition(() => ctx.teardownRequests > base || ctx.cancelRequested || ctx.k8sRetryRequests > k8sBase, wait, {
       summary: 'ready: wait for teardown, TTL or health check',
     });
     if (woke) return ctx.cancelRequested ? 'cancel' : ctx.teardownRequests > base ? 'teardown' : 'retry-k8s';
     if (ttlAt !== undefined && Date.now() >= ttlAt) return 'ttl';
+    if (checkBudget(ctx)) return 'budget';
     if (!(await healthy(ctx))) return 'lost';
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > t.continueAsNewAfterEvents) return 'continue';

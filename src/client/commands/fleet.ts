@@ -19,7 +19,8 @@ portBase?, env?, dir? } }]. A changed shape needs a higher generation.
 vm: takes start's options as fields, with start's bounds: gpu: {model: H100, count: 8}, clouds: [aws],
 regions: [us-east-1], instanceTypes: [g5.xlarge], maxPricePerHour: 2.5 (0.01 to 1000), ttlMs: 3600000
 (1 minute to 30 days), retryUntilUp: true, k8s: auto|on|off, publicKeys: ["ssh-ed25519 AAAA…"],
-image: ami-0abcdef1234567890 (as start --image), diskGb: 200 (as start --disk-gb).`;
+image: ami-0abcdef1234567890 (as start --image), diskGb: 200 (as start --disk-gb),
+budgetUsd: 25 (per VM: each VM of the group is torn down when its own spend reaches it).`;
 
 async function loadShape(file: string): Promise<FleetShape> {
   let bytes: Buffer;

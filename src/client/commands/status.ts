@@ -3,7 +3,8 @@ import { EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
 import { leaf } from '../define';
 import { vmNameArg } from '../args';
-import { attemptsRows, duration, price, table, where } from '../output';
+import { attemptsRows, duration, price, spendLine, table, where } from '../output';
+import { spendSoFar } from '../../core/spend';
 
 export const statusCommand: Command = leaf({
   name: 'status',
@@ -15,17 +16,19 @@ export const statusCommand: Command = leaf({
     const name = args[0]!;
     const conn = await connectClient(io, { autoStart: false });
     const s = await new GpuprovClient(conn.client).status(name);
+    const now = Date.now();
+    const spend = spendSoFar(s, now);
     if (json) {
-      io.out(JSON.stringify(s) + '\n');
+      io.out(JSON.stringify({ ...s, spend }) + '\n');
       return EXIT_OK;
     }
-    const now = Date.now();
     io.out(
       table([
         ['name', s.name],
         ['stage', s.stage],
         ['where', where(s) || '-'],
         ['price', price(s.offer?.pricePerHour)],
+        ['spend', spendLine(spend, s.budget)],
         ['ssh', s.endpoint ? `${s.endpoint.user ?? 'root'}@${s.endpoint.host}:${s.endpoint.port}` : '-'],
         ['host key', s.hostKeyFingerprint ?? '-'],
         ['instances', s.instanceIds.join(', ') || '-'],

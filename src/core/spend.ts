@@ -1,0 +1,91 @@
+/**
+ * Spend so far: price × billed time, per attempt, as a pure function of the VM's status.
+ *
+ * | attempt                          | billed from                 | billed until                                 |
+ * |----------------------------------|-----------------------------|----------------------------------------------|
+ * | no instance id (nothing created) | —                           | — (0 s: the cloud never handed one over)     |
+ * | failed/cancelled, compensated    | its create (`createdAt`)    | its confirmed deletion (`endedAt`)           |
+ * | failed, compensation running     | its create                  | now (still billed while leaked)              |
+ * | the winner (`ready`)             | its create                  | the VM's `endedAt` once gone, else now       |
+ *
+ * Histories from before `createdAt` existed fall back to the attempt's `startedAt` (marked
+ * `estimated`). An offer without a price counts 0 USD and sets `unknownPrice`. The attempt in
+ * flight (booting, connecting) enters the table when it ends: until then it is not counted.
+ */
+import { offerKey } from './offers';
+import type { AttemptRecord, VmStatus } from './api';
+
+export interface AttemptSpend {
+  index: number;
+  offer: string;
+  pricePerHour?: number;
+  /** ISO times of the billed span; absent when nothing was created. */
+  from?: string;
+  until?: string;
+  billedMs: number;
+  usd: number;
+  /** Still billed (the winner while up, a failed instance not yet deleted). */
+  running: boolean;
+  /** The create time was not recorded (older history): `startedAt` was used. */
+  estimated: boolean;
+}
+
+export interface Spend {
+  totalUsd: number;
+  attempts: AttemptSpend[];
+  /** Some billed attempt had no price: the total is a lower bound. */
+  unknownPrice: boolean;
+  /** USD per hour being billed now (for a budget's timer). */
+  ratePerHour: number;
+}
+
+export type SpendInput = Pick<VmStatus, 'attempts' | 'endedAt'>;
+
+/** Round to a hundredth of a cent (display and JSON; the sum is taken before rounding). */
+export const roundUsd = (usd: number): number => Math.round(usd * 10_000) / 10_000;
+
+function attemptSpend(a: AttemptRecord, vmEndedAt: string | undefined, nowMs: number): AttemptSpend {
+  const base = { index: a.index, offer: offerKey(a.offer), ...(a.offer.pricePerHour !== undefined ? { pricePerHour: a.offer.pricePerHour } : {}) };
+  if (a.instanceIds.length === 0) return { ...base, billedMs: 0, usd: 0, running: false, estimated: false };
+  const from = a.createdAt ?? a.startedAt;
+  const end = a.outcome === 'ready' ? vmEndedAt : a.compensated ? a.endedAt : undefined;
+  const untilMs = end === undefined ? nowMs : Date.parse(end);
+  const billedMs = Math.max(0, untilMs - Date.parse(from));
+  const usd = ((a.offer.pricePerHour ?? 0) * billedMs) / 3_600_000;
+  return { ...base, from, until: new Date(untilMs).toISOString(), billedMs, usd, running: end === undefined, estimated: a.createdAt === undefined };
+}
+
+/** Spend of every attempt of `s` at `nowMs` (epoch ms; in a workflow, `Date.now()` is deterministic). */
+export function spendSoFar(s: SpendInput, nowMs: number): Spend {
+  const attempts = s.attempts.map((a) => attemptSpend(a, s.endedAt, nowMs));
+  const totalUsd = attempts.reduce((sum, a) => sum + a.usd, 0);
+  const unknownPrice = attempts.some((a) => a.billedMs > 0 && a.pricePerHour === undefined);
+  const ratePerHour = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), 0);
+  return { totalUsd: roundUsd(totalUsd), attempts: attempts.map((a) => ({ ...a, usd: roundUsd(a.usd) })), unknownPrice, ratePerHour };
+}
+
+/** Budget points: `warnAtMs` (80 %) and `endAtMs` (100 %), projected at the current rate; undefined = never at this rate. */
+export interface BudgetPlan {
+  warnAtMs?: number;
+  endAtMs?: number;
+}
+
+export const BUDGET_WARN_FRACTION = 0.8;
+
+/**
+ * When the spend reaches 80 % and 100 % of `budgetUsd`, projected from `nowMs` at the current
+ * rate (the winner's price). A point already passed is `nowMs`.
+ */
+export function budgetPlan(s: SpendInput, budgetUsd: number, nowMs: number): BudgetPlan {
+  const attempts = s.attempts.map((a) => attemptSpend(a, s.endedAt, nowMs));
+  const spent = attempts.reduce((sum, a) => sum + a.usd, 0);
+  const rate = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), 0);
+  const at = (target: number): number | undefined => {
+    if (spent >= target) return nowMs;
+    if (rate <= 0) return undefined;
+    return nowMs + Math.ceil(((target - spent) / rate) * 3_600_000);
+  };
+  const warnAtMs = at(budgetUsd * BUDGET_WARN_FRACTION);
+  const endAtMs = at(budgetUsd);
+  return { ...(warnAtMs !== undefined ? { warnAtMs } : {}), ...(endAtMs !== undefined ? { endAtMs } : {}) };
+}

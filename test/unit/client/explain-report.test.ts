@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import type { AttemptRecord, VmStatus } from '../../../src/core/api';
+import type { Offer } from '../../../src/core/provider';
+import { buildExplain, formatExplain, orderReasons } from '../../../src/client/explain-report';
+import type { VmHistory } from '../../../src/client/history';
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
+const o = (region: string, instanceType: string, pricePerHour?: number, cloud = 'aws'): Offer => ({
+  cloud,
+  region,
+  instanceType,
+  ...(pricePerHour !== undefined ? { pricePerHour } : {}),
+});
+const OFFERS = [o('us-east-1', 'p5', 36), o('us-east-1', 'p4', 36), o('us-west-2', 'p5', 40), o('eu-west-1', 'p5')];
+
+describe('orderReasons', () => {
+  it('by price (ties keep the listing order; no price last), or the user cloud order', () => {
+    expect(orderReasons(OFFERS, undefined)).toEqual([
+      '1st cheapest',
+      'same price as #1: listed before it by the cloud',
+      '3rd cheapest',
+      'no published price: after every priced offer',
+    ]);
+    expect(orderReasons([o('r', 't', 1, 'gcp')], ['aws', 'gcp'])[0]).toBe("--cloud order: gcp is choice 2; then gcp's own order");
+  });
+});
+
+describe('buildExplain', () => {
+  // A Quota failure in us-east-1 (an older record: no `blocked`, no `createdAt`) blocks the region's other offer.
+  const attempts: AttemptRecord[] = [
+    {
+      index: 0,
+      offer: OFFERS[0]!,
+      outcome: 'failed',
+      phase: 'create',
+      kind: 'Quota',
+      message: 'VcpuLimitExceeded: You have requested more vCPU capacity',
+      instanceIds: [],
+      compensated: true,
+      startedAt: at(2),
+      endedAt: at(5),
+    },
+    { index: 1, offer: OFFERS[2]!, outcome: 'ready', instanceIds: ['i-9'], compensated: false, startedAt: at(5), endedAt: at(65), createdAt: at(6) },
+  ];
+  const status: VmStatus = {
+    apiVersion: 1,
+    name: 'gpu1',
+    stage: 'ready',
+    spec: { name: 'gpu1' },
+    instanceIds: ['i-9'],
+    attempts,
+    createdAt: at(0),
+    readyAt: at(66),
+  };
+  const history: VmHistory = {
+    workflowId: 'vm-gpu1',
+    runs: 1,
+    startedAt: at(0),
+    activities: [
+      {
+        name: 'planOffers',
+        scheduledAt: at(1),
+        endedAt: at(2),
+        input: [],
+        result: { offers: OFFERS, capabilities: {}, skipped: [{ cloud: 'gcp', kind: 'Credentials', message: 'no credentials' }] },
+      },
+      { name: 'releaseAt', summary: 'clean up gpu1 side resources in aws/us-east-1', scheduledAt: at(3), endedAt: at(5), input: [] },
+    ],
+  };
+
+  it('tells the plan, the block, the clean-up, the winner and the spend', () => {
+    const r = buildExplain(status, history, T0 + 366_000);
+    expect(r.plans[0]!.offers.map((p) => p.fate)).toEqual([
+      'attempt 1: failed (Quota at create)',
+      'skipped: blocked by attempt 1 (Quota, scope region)',
+      'attempt 2: ready',
+      'not needed: an earlier offer won',
+    ]);
+    expect(r.plans[0]!.skippedClouds).toHaveLength(1);
+    expect(r.blocks).toEqual([{ byAttempt: 1, scope: 'region', what: 'aws/us-east-1', kind: 'Quota', from: at(5), until: at(65), forMs: 60_000 }]);
+    expect(r.cleanups).toEqual([{ of: 'attempt 1', what: 'clean up gpu1 side resources in aws/us-east-1', at: at(3), tookMs: 2_000, outcome: 'done' }]);
+    expect(r.winner).toEqual({ offer: 'aws/us-west-2/-/p5', pricePerHour: 40, instanceId: 'i-9', readyAt: at(66) });
+    expect(r.timeToReadyMs).toBe(66_000);
+    // 360 s at 40 $/h = 4 $
+    expect(r.spend.totalUsd).toBe(4);
+    const text = formatExplain(r);
+    expect(text).toContain('cloud gcp not planned: Credentials: no credentials');
+    expect(text).toContain('VcpuLimitExceeded');
+    expect(text).toContain('winner: aws/us-west-2/-/p5 at $40.00/h, instance i-9; ready 1m6s after the start');
+  });
+
+  it('a launch that never planned says so', () => {
+    const r = buildExplain(
+      { ...status, attempts: [], stage: 'failed', error: { kind: 'InvalidRequest', message: 'no offer' } },
+      { ...history, activities: [] },
+      T0,
+    );
+    expect(formatExplain(r)).toContain('no plan in history');
+    expect(r.winner).toBeUndefined();
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import type { AttemptRecord } from '../../../src/core/api';
+import type { Offer } from '../../../src/core/provider';
+import { budgetPlan, spendSoFar } from '../../../src/core/spend';
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
+const offer = (region: string, pricePerHour?: number): Offer => ({
+  cloud: 'c',
+  region,
+  instanceType: 't',
+  ...(pricePerHour !== undefined ? { pricePerHour } : {}),
+});
+const attempt = (index: number, o: Offer, a: Partial<AttemptRecord>): AttemptRecord => ({
+  index,
+  offer: o,
+  outcome: 'failed',
+  instanceIds: [],
+  compensated: true,
+  startedAt: at(0),
+  endedAt: at(0),
+  ...a,
+});
+
+describe('spendSoFar', () => {
+  it('an attempt that created nothing costs nothing', () => {
+    const s = spendSoFar({ attempts: [attempt(0, offer('a', 36), { kind: 'Capacity', endedAt: at(30) })] }, T0 + 3_600_000);
+    expect(s.totalUsd).toBe(0);
+    expect(s.attempts[0]).toMatchObject({ billedMs: 0, usd: 0, running: false });
+  });
+
+  it('a failed instance is billed from its create until its confirmed deletion; the winner until now', () => {
+    const attempts = [
+      attempt(0, offer('a', 36), { instanceIds: ['i-1'], createdAt: at(10), endedAt: at(110), kind: 'BootFailed' }),
+      attempt(1, offer('b', 72), { outcome: 'ready', instanceIds: ['i-2'], compensated: false, startedAt: at(110), createdAt: at(120), endedAt: at(150) }),
+    ];
+    const s = spendSoFar({ attempts }, T0 + 220_000);
+    // 100 s at 36 $/h = 1 $; 100 s at 72 $/h = 2 $
+    expect(s.attempts.map((a) => [a.billedMs, a.usd, a.running])).toEqual([
+      [100_000, 1, false],
+      [100_000, 2, true],
+    ]);
+    expect(s.totalUsd).toBe(3);
+    expect(s.ratePerHour).toBe(72);
+  });
+
+  it('the winner stops at the VM end; a failed one still being deleted runs on', () => {
+    const attempts = [
+      attempt(0, offer('a', 36), { instanceIds: ['i-1'], createdAt: at(0), compensated: false }),
+      attempt(1, offer('b', 36), { outcome: 'ready', instanceIds: ['i-2'], compensated: false, createdAt: at(0) }),
+    ];
+    const s = spendSoFar({ attempts, endedAt: at(100) }, T0 + 200_000);
+    expect(s.attempts.map((a) => [a.billedMs, a.running])).toEqual([
+      [200_000, true],
+      [100_000, false],
+    ]);
+  });
+
+  it('older histories without createdAt use startedAt (estimated); unknown prices are flagged', () => {
+    const s = spendSoFar({ attempts: [attempt(0, offer('a'), { outcome: 'ready', instanceIds: ['i'], startedAt: at(5) })] }, T0 + 65_000);
+    expect(s.attempts[0]).toMatchObject({ billedMs: 60_000, usd: 0, estimated: true });
+    expect(s.unknownPrice).toBe(true);
+  });
+});
+
+describe('budgetPlan', () => {
+  const up = [attempt(0, offer('a', 36), { outcome: 'ready', instanceIds: ['i'], compensated: false, createdAt: at(0) })];
+  it('projects 80 % and 100 % at the running price', () => {
+    // 1 $ budget at 36 $/h: 100 s in total, 80 s for the warning
+    expect(budgetPlan({ attempts: up }, 1, T0 + 10_000)).toEqual({ warnAtMs: T0 + 80_000, endAtMs: T0 + 100_000 });
+  });
+  it('a point already passed is now; nothing billed and nothing spent is never', () => {
+    expect(budgetPlan({ attempts: up }, 1, T0 + 90_000)).toEqual({ warnAtMs: T0 + 90_000, endAtMs: T0 + 100_000 });
+    expect(budgetPlan({ attempts: [] }, 1, T0)).toEqual({});
+  });
+});
