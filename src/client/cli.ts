@@ -17,6 +17,7 @@ import { sshCommand } from './commands/ssh';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
 import { tunnelCommand } from './commands/tunnel';
+import { workerCommand } from './commands/worker';
 
 export const COMMANDS: Command[] = [
   startCommand,
@@ -31,6 +32,7 @@ export const COMMANDS: Command[] = [
   fleetCommand,
   logsCommand,
   serverCommand,
+  workerCommand,
 ];
 
 function help(): string {
