@@ -10,6 +10,7 @@ import { checkSpecFromFlags, START_ARGS, START_FLAGS, startOptions } from '../op
 import { attemptsRows, price, table, where } from '../output';
 import { userKey, writeSshEntry } from '../user-files';
 import { publicKeyProblem } from '../vm-spec';
+import { explainStartFailure } from '../server-errors';
 
 const NOTES = `Re-running start for a name that is launching or up attaches to it; for a VM in k8s-failed it
 re-runs the k3s step. The VM is reachable as \`ssh NAME\` once ready (an ssh config entry with the
@@ -36,7 +37,9 @@ export const startCommand: Command = leaf({
     const spec = checkSpecFromFlags({ ...opts.spec, publicKeys: [key.publicKey] });
     const conn = await connectClient(io, { autoStart: true });
     const client = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
-    const { handle, started, retriedK8s } = await client.start(spec);
+    const { handle, started, retriedK8s } = await client.start(spec).catch(async (err: unknown) => {
+      throw await explainStartFailure(err, conn);
+    });
     if (retriedK8s) {
       // Let the workflow take the retry signal before following, or the old k8s-failed ends the watch.
       for (let i = 0; i < 50 && (await client.status(spec.name)).stage === 'k8s-failed'; i++) await new Promise((r) => setTimeout(r, 200));
