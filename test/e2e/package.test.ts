@@ -49,6 +49,7 @@ describe.skipIf(!requireServer() || !requireTool('sshd', existsSync('/usr/sbin/s
     const home = join(dir, 'home');
     const state = join(dir, 'state');
     const cache = join(dir, 'cache');
+    const cloudRoot = join(home, '.local', 'state', 'gpuprov', 'local-cloud'); // the local cloud's default root, under HOME
     let files: string[] = [];
     let env: NodeJS.ProcessEnv;
     // npm keeps the machine's own HOME (its cache has every dependency); provision gets a fresh one.
@@ -88,7 +89,7 @@ describe.skipIf(!requireServer() || !requireTool('sshd', existsSync('/usr/sbin/s
       if (!env) return;
       const stop = await provision('server', 'stop');
       show('provision server stop', stop.out, /./);
-      expect(countLive(join(state, 'local-cloud'))).toBe(0);
+      expect(countLive(cloudRoot)).toBe(0);
       rmSync(dir, { recursive: true, force: true });
     }, 120_000);
 
@@ -107,7 +108,7 @@ describe.skipIf(!requireServer() || !requireTool('sshd', existsSync('/usr/sbin/s
     });
 
     it('require("gpuprov") gives the typed client', async () => {
-      const r = await run(process.execPath, ['-e', "const g = require('gpuprov'); console.log(typeof g.GpuprovClient, typeof g.FleetClient, g.TASK_QUEUE)"], {
+      const r = await run(process.execPath, ['-e', "const g = require('gpuprov'); console.log(typeof g.GpuprovClient, typeof g.connect, g.TASK_QUEUE)"], {
         cwd: app,
         env,
       });
@@ -121,6 +122,7 @@ describe.skipIf(!requireServer() || !requireTool('sshd', existsSync('/usr/sbin/s
       expect(start.code, start.err + start.out).toBe(0);
       show('npx provision start --name gpu1', start.err + start.out, /started the embedded default|gpu1: ready|is ready|^ssh /);
       expect(start.out).toContain('gpu1 is ready');
+      expect(countLive(cloudRoot)).toBe(1);
 
       const workerPid = readFileSync(join(state, 'run', 'worker.pid'), 'utf8').trim();
       const cmdline = readFileSync(`/proc/${workerPid}/cmdline`, 'utf8').split('\0').join(' ');
@@ -134,10 +136,20 @@ describe.skipIf(!requireServer() || !requireTool('sshd', existsSync('/usr/sbin/s
       expect(status.out).toMatch(/stage\s+ready/);
       show('npx provision status gpu1', status.out, /^(name|stage|where)\s/);
 
+      // The library, as another service would use it: connect() as the CLI connects, then the typed client.
+      const lib = await run(
+        process.execPath,
+        ['-e', "require('gpuprov').connect().then(async (c) => { console.log((await c.status('gpu1')).stage); await c.temporal.connection.close(); })"],
+        { cwd: app, env },
+      );
+      expect(lib.code, lib.err).toBe(0);
+      expect(lib.out.trim()).toBe('ready');
+      show("require('gpuprov').connect() → status('gpu1').stage", lib.out, /./);
+
       const down = await provision('down', 'gpu1');
       expect(down.code, down.err).toBe(0);
       show('npx provision down gpu1', down.out + down.err, /gone|terminated/);
-      expect(countLive(join(state, 'local-cloud'))).toBe(0);
+      expect(countLive(cloudRoot)).toBe(0);
     }, 600_000);
 
     it('npx provision worker --help, and provision worker polls until SIGTERM, then exits 0', async () => {
