@@ -1,5 +1,27 @@
 #!/usr/bin/env node
 'use strict';
-// Runs the TypeScript sources directly (tsx), so `npx provision` works right after `npm install`.
-require('tsx/cjs');
-require('../src/client/cli.ts').main();
+// An installed package runs the compiled JavaScript (dist/, built by `npm run build` / prepack).
+// A git checkout runs its TypeScript sources under tsx (a dev dependency), even when a dist/ left
+// by `npm pack` is there: that build may be older than the sources.
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..');
+const source = path.join(root, 'src', 'client', 'cli.ts');
+const compiled = path.join(root, 'dist', 'src', 'client', 'cli.js');
+
+function tsxAvailable() {
+  try {
+    require.resolve('tsx/cjs');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+if (fs.existsSync(source) && (tsxAvailable() || !fs.existsSync(compiled))) {
+  require('tsx/cjs');
+  require(source).main();
+} else {
+  require(compiled).main();
+}

@@ -1,4 +1,5 @@
 /** gpuprov as a library: the typed client, the workflow API (VMs and fleets), and the provider contract. */
+export { connect, type ConnectOptions } from './client/connect';
 export { GpuprovClient, FleetClient, type FleetHandle, type StartResult, type VmHandle, type VmListing } from './client/client';
 export * from './core/api';
 export * from './core/fleet-api';

@@ -4,7 +4,7 @@
  * test harnesses (in-process and spawned workers) and the bench all build their worker here.
  * Run directly it connects through @temporalio/envconfig (temporal.toml profile, TEMPORAL_*
  * variables) or to the embedded server whose address the daemon passes in GPUPROV_EMBEDDED_ADDRESS.
- * Worker processes run with WORKER_NODE_FLAGS (src/server/embedded.ts: a 512 MB heap limit).
+ * Worker processes run with WORKER_NODE_FLAGS (src/server/daemons.ts: a 512 MB heap limit).
  * Telemetry (src/telemetry): JSON log lines, gpuprov_* metrics beside the SDK's, OTLP traces.
  */
 import * as path from 'node:path';
@@ -14,14 +14,14 @@ import { NativeConnection, Worker, type WorkerInterceptors } from '@temporalio/w
 import type { ActivityDeps } from './activities';
 import { stateDir } from './paths';
 import { WORKER_READY_TEXT } from './server/worker-ready';
-import { defaultInterceptorModules, workflowBundlePath } from './server/workflow-bundle';
+import { defaultInterceptorModules, prebuiltWorkflowBundle, workflowBundlePath } from './server/workflow-bundle';
 import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorModule, workerLogger, type WorkerTracing } from './telemetry';
 import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
 
 /**
- * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`workflowBundlePath()`,
- * built once per source change in a child process: no webpack in the worker's heap).
+ * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`defaultWorkflowBundle()`:
+ * the package's own, or built once per source change in a child process: no webpack in the worker's heap).
  */
 export type WorkflowSource =
   /** A bundle file (`bundleWorkflowCode` output), possibly still being built. */
@@ -61,11 +61,19 @@ export function workflowInterceptorModules(tracing: boolean): string[] {
   return [...defaultInterceptorModules(), ...(tracing ? [otelWorkflowInterceptorModule()] : [])];
 }
 
+/**
+ * The bundle a worker runs: the one prebuilt into an installed package (`dist/`, see
+ * scripts/build-package.ts), else gpuprov's cached bundle of the sources (built on a cache miss).
+ */
+export function defaultWorkflowBundle(tracing: boolean, o: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {}): string | Promise<string> {
+  return prebuiltWorkflowBundle(tracing) ?? workflowBundlePath({ ...o, interceptorModules: workflowInterceptorModules(tracing) });
+}
+
 /** A worker polling `taskQueue` with gpuprov's workflows (or the given ones) and activities. */
 export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
   const interceptorModules = workflowInterceptorModules(o.tracing !== undefined);
   const workflows = o.workflows ?? {
-    bundlePath: workflowBundlePath({ interceptorModules, ...(o.env ? { env: o.env } : {}), ...(o.log ? { log: o.log } : {}) }),
+    bundlePath: defaultWorkflowBundle(o.tracing !== undefined, { ...(o.env ? { env: o.env } : {}), ...(o.log ? { log: o.log } : {}) }),
   };
   if ('bundlePath' in workflows && o.interceptors?.workflowModules?.length) {
     throw new Error('buildWorker: workflow interceptor modules are not in a prebuilt bundle; pass workflows: { workflowsPath }');
@@ -188,7 +196,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const ssh = await loadWorkerIdentity(env, path.join(stateDir(env), 'keys'));
   // Built (or found in the cache) by a child process while we connect: webpack never enters this
   // process's heap (bundling in-process left ~200 MB of RSS behind).
-  const bundlePath = workflowBundlePath({ env, log, interceptorModules: workflowInterceptorModules(telemetry.tracing !== undefined) });
+  const bundlePath = Promise.resolve(defaultWorkflowBundle(telemetry.tracing !== undefined, { env, log }));
   bundlePath.catch(() => undefined); // awaited by buildWorker; not unhandled if connecting fails first
   // Loaded here, not at the top: they pull in every cloud SDK.
   const { registryFromEnv } = await import('./providers/default-registry');

@@ -18,6 +18,7 @@ import { sshCommand } from './commands/ssh';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
 import { tunnelCommand } from './commands/tunnel';
+import { workerCommand } from './commands/worker';
 
 export const COMMANDS: Command[] = [
   startCommand,
@@ -33,6 +34,7 @@ export const COMMANDS: Command[] = [
   fleetCommand,
   logsCommand,
   serverCommand,
+  workerCommand,
 ];
 
 function help(): string {

@@ -5,6 +5,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { checkServerConfig, embeddedStatus, resolveTemporal, startEmbedded } from '../server/embedded';
 import { clientTracingInterceptors } from '../telemetry/tracing';
+import { GpuprovClient } from './client';
 import { errLine, type Io } from './command';
 import { CommandFailure } from './output';
 
@@ -88,4 +89,26 @@ export async function connectClient(io: Io, opts: { autoStart: boolean }): Promi
     uiUrl,
     startedEmbedded,
   };
+}
+
+export interface ConnectOptions {
+  /** Where the settings come from (TEMPORAL_*, temporal.toml profile, GPUPROV_*); default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** With nothing configured or running, start the embedded default (default false: throw instead). */
+  autoStart?: boolean;
+  /** The workers' task queue; default GPUPROV_TASK_QUEUE, else `gpuprov`. */
+  taskQueue?: string;
+  /** Progress lines (starting the embedded default); default: none. */
+  log?: (line: string) => void;
+}
+
+/**
+ * The library's way in (`require('gpuprov').connect()`): a GpuprovClient connected as the CLI
+ * connects. Close it with `client.temporal.connection.close()`.
+ */
+export async function connect(o: ConnectOptions = {}): Promise<GpuprovClient> {
+  const env = o.env ?? process.env;
+  const io: Io = { out: () => undefined, err: (s) => o.log?.(s.trimEnd()), isTTY: false, env };
+  const conn = await connectClient(io, { autoStart: o.autoStart ?? false });
+  return new GpuprovClient(conn.client, o.taskQueue ?? (env.GPUPROV_TASK_QUEUE || undefined));
 }

@@ -3,6 +3,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   ChildWorkflowFailure,
+  ServiceError,
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -98,6 +99,13 @@ export function rootFailure(err: unknown): { message: string; type?: string } {
   return e instanceof ApplicationFailure && e.type ? { message, type: e.type } : { message };
 }
 
+/** The Temporal server's own words under the SDK's wrapper of a refused call ("Failed to start Workflow"). */
+export function serverMessage(err: unknown): string | undefined {
+  if (!(err instanceof ServiceError)) return undefined;
+  const details = (err.cause as { details?: unknown } | undefined)?.details;
+  return typeof details === 'string' && details !== '' ? details : undefined;
+}
+
 /** The one place that turns an error into output and an exit code. */
 export function reportError(io: Io, err: unknown, json: boolean): number {
   if (err instanceof InputError) {
@@ -115,6 +123,9 @@ export function reportError(io: Io, err: unknown, json: boolean): number {
     next = 'list VMs with: npx provision list --all';
   } else if (err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError) {
     ({ message, type: kind } = rootFailure(err));
+  } else if (serverMessage(err)) {
+    message = `${message}: the Temporal server answered: ${serverMessage(err)}`;
+    next = 'check TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE (or the temporal.toml profile) and the server, then run it again';
   } else if ((err as { code?: string }).code === 'TEMPORAL_NOT_RUNNING') {
     next = 'npx provision server start';
   }

@@ -87,7 +87,7 @@ export function livePid(cfg: EmbeddedConfig, d: Daemon): number | undefined {
 export const WORKER_NODE_FLAGS = ['--max-old-space-size=512'];
 
 /** The worker entry: `src/worker.ts` under tsx in a checkout, `worker.js` when built. */
-function workerCommand(): string[] {
+export function workerCommand(): string[] {
   const ts = path.join(__dirname, '..', 'worker.ts');
   if (fs.existsSync(ts)) return [...WORKER_NODE_FLAGS, '--import', pathToFileURL(require.resolve('tsx')).href, ts];
   return [...WORKER_NODE_FLAGS, path.join(__dirname, '..', 'worker.js')];

@@ -63,6 +63,23 @@ export function defaultInterceptorModules(srcDir = path.join(__dirname, '..')): 
   return [fs.existsSync(ts) ? ts : path.join(srcDir, 'workflows', 'log-attributes.js')];
 }
 
+/**
+ * The bundles `npm run build` (scripts/build-package.ts) writes beside `dist/src`: gpuprov's
+ * workflows with {@link defaultInterceptorModules}, and with the OpenTelemetry workflow module too.
+ */
+export const PREBUILT_BUNDLES = { plain: 'workflow-bundle.js', tracing: 'workflow-bundle-otel.js' } as const;
+
+/**
+ * The prebuilt bundle of a built package (`dist/src/..`), when there is one: `undefined` when
+ * running from the sources (a checkout under tsx has no bundle beside `src/`, so an old build left
+ * by `npm pack` is never used for newer sources).
+ */
+export function prebuiltWorkflowBundle(tracing: boolean, srcDir = path.join(__dirname, '..')): string | undefined {
+  if (fs.existsSync(path.join(srcDir, 'workflows', 'index.ts'))) return undefined;
+  const file = path.join(srcDir, '..', tracing ? PREBUILT_BUNDLES.tracing : PREBUILT_BUNDLES.plain);
+  return fs.existsSync(file) ? file : undefined;
+}
+
 /** Every source file under `dir`, as paths relative to it, sorted (stable across machines). */
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];

@@ -11,6 +11,7 @@ import { attemptsRows, price, table, where } from '../output';
 import { userKey, writeSshEntry } from '../user-files';
 import { withCommandSpan } from '../../telemetry/tracing';
 import { publicKeyProblem } from '../vm-spec';
+import { explainStartFailure } from '../server-errors';
 
 const NOTES = `Re-running start for a name that is launching or up attaches to it; for a VM in k8s-failed it
 re-runs the k3s step. The VM is reachable as \`ssh NAME\` once ready (an ssh config entry with the
@@ -39,7 +40,9 @@ export const startCommand: Command = leaf({
     return withCommandSpan(io.env, 'provision start', { 'gpuprov.vm': spec.name }, async (span) => {
       const conn = await connectClient(io, { autoStart: true });
       const client = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
-      const { handle, started, retriedK8s } = await client.start(spec);
+      const { handle, started, retriedK8s } = await client.start(spec).catch(async (err: unknown) => {
+        throw await explainStartFailure(err, conn);
+      });
       if (retriedK8s) {
         // Let the workflow take the retry signal before following, or the old k8s-failed ends the watch.
         for (let i = 0; i < 50 && (await client.status(spec.name)).stage === 'k8s-failed'; i++) await new Promise((r) => setTimeout(r, 200));

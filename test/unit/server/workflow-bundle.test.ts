@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { workflowBundleKey, workflowBundlePath, type BundleBuilder } from '../../../src/server/workflow-bundle';
+import { prebuiltWorkflowBundle, PREBUILT_BUNDLES, workflowBundleKey, workflowBundlePath, type BundleBuilder } from '../../../src/server/workflow-bundle';
 
 const run = promisify(execFile);
 const MODULE = path.join(__dirname, '..', '..', '..', 'src', 'server', 'workflow-bundle.ts');
@@ -157,4 +157,18 @@ workflowBundlePath({
     expect(code).toContain('vmWorkflow');
     expect(code).toContain('__TEMPORAL__');
   }, 180_000);
+
+  it('a built package uses its prebuilt bundles; sources never do, even with a dist/ beside them', () => {
+    const dist = path.join(root, 'pkg', 'dist');
+    fs.mkdirSync(path.join(dist, 'src', 'workflows'), { recursive: true });
+    fs.writeFileSync(path.join(dist, 'src', 'workflows', 'index.js'), '');
+    const srcDir = path.join(dist, 'src');
+    expect(prebuiltWorkflowBundle(false, srcDir)).toBeUndefined(); // not built yet: bundle from the sources
+    for (const f of Object.values(PREBUILT_BUNDLES)) fs.writeFileSync(path.join(dist, f), '// bundle');
+    expect(prebuiltWorkflowBundle(false, srcDir)).toBe(path.join(dist, 'workflow-bundle.js'));
+    expect(prebuiltWorkflowBundle(true, srcDir)).toBe(path.join(dist, 'workflow-bundle-otel.js'));
+    // A checkout: src/workflows/index.ts beside a bundle in its parent is still run from source.
+    fs.writeFileSync(path.join(srcDir, 'workflows', 'index.ts'), '');
+    expect(prebuiltWorkflowBundle(false, srcDir)).toBeUndefined();
+  });
 });
