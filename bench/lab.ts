@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createActivities, type Activities, type AwaitRunningInput } from '../src/activities';
 import { loadOrCreateSshIdentity, type SshIdentity } from '../src/ssh';
 import { sshProber, type SshProber } from '../src/ssh';
@@ -20,6 +20,7 @@ import type { Capabilities, CloudProvider } from '../src/core/provider';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { buildWorker, runInBackground } from '../src/worker';
+import type { WorkerGroup } from '../src/worker-group';
 import { FakeProvider } from '../test/harness/fake-provider';
 
 /**
@@ -38,7 +39,7 @@ export interface Lab {
   localRoot: string;
   fakes: Map<string, FakeProvider>;
   cliVersion: string;
-  worker: Worker;
+  worker: WorkerGroup;
   /** CPU seconds (user+sys) used so far by the dev server process. */
   serverCpuS(): number;
   /** A FakeProvider registered under `name` (must be declared at setup). */
