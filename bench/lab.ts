@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { createActivities, type Activities, type AwaitRunningInput } from '../src/activities';
 import { loadOrCreateSshIdentity, type SshIdentity } from '../src/ssh';
 import { sshProber, type SshProber } from '../src/ssh';
@@ -38,6 +38,8 @@ export interface Lab {
   local: LocalProvider;
   localRoot: string;
   fakes: Map<string, FakeProvider>;
+  /** Every activity execution the worker started (each attempt), with its task queue. */
+  activityStarts: ActivityStart[];
   cliVersion: string;
   worker: WorkerGroup;
   /** CPU seconds (user+sys) used so far by the dev server process. */
@@ -45,6 +47,12 @@ export interface Lab {
   /** A FakeProvider registered under `name` (must be declared at setup). */
   fake(name: string): FakeProvider;
   close(): Promise<void>;
+}
+
+export interface ActivityStart {
+  taskQueue: string;
+  activityType: string;
+  atMs: number;
 }
 
 export interface FakeDecl {
@@ -79,6 +87,8 @@ export async function startLab(o: {
   fakes: FakeDecl[];
   extraProviders?: CloudProvider[];
   scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined;
+  /** Activities per second on these clouds' task queues (others: none, as for unknown clouds). */
+  rateLimits?: Record<string, number>;
   log: (s: string) => void;
 }): Promise<Lab> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -145,7 +155,24 @@ export async function startLab(o: {
   const taskQueue = `bench-${randomUUID()}`;
   // buildWorker's default workflows: the prebuilt bundle (built in a child process on a cache miss), no webpack here.
   o.log('starting the worker');
-  const worker = await buildWorker({ connection: native, namespace: 'default', taskQueue, activities, log: o.log });
+  const activityStarts: ActivityStart[] = [];
+  const counting: ActivityInterceptorsFactory = (ctx) => ({
+    inbound: {
+      execute: (input, next) => {
+        activityStarts.push({ taskQueue: ctx.info.taskQueue, activityType: ctx.info.activityType, atMs: Date.now() });
+        return next(input);
+      },
+    },
+  });
+  const worker = await buildWorker({
+    connection: native,
+    namespace: 'default',
+    taskQueue,
+    activities,
+    interceptors: { activity: [counting] },
+    ...(o.rateLimits ? { rateLimits: o.rateLimits } : {}),
+    log: o.log,
+  });
   const running = await runInBackground(worker);
   running.done.catch((err: unknown) => o.log(`worker stopped: ${String(err)}`));
 
@@ -156,6 +183,7 @@ export async function startLab(o: {
     local,
     localRoot,
     fakes,
+    activityStarts,
     cliVersion: cli.version,
     worker,
     serverCpuS: () => procCpuS(server.pid),
