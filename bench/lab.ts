@@ -22,6 +22,8 @@ import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { buildWorker, runInBackground } from '../src/worker';
 import type { WorkerGroup } from '../src/worker-group';
 import { FakeProvider } from '../test/harness/fake-provider';
+import { findClusterBinaries } from '../test/cluster/binaries';
+import { startCluster } from '../test/cluster/harness';
 
 /**
  * How a cloud's boot wait is scheduled. `boot-aware`: what ships (`bootPollDelayMs` as the NotReady
@@ -83,27 +85,49 @@ function notReadyAfter(message: string, delayMs: number | undefined): Applicatio
   });
 }
 
-export async function startLab(o: {
-  fakes: FakeDecl[];
-  extraProviders?: CloudProvider[];
-  scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined;
-  /** Activities per second on these clouds' task queues (others: none, as for unknown clouds). */
-  rateLimits?: Record<string, number>;
-  log: (s: string) => void;
-}): Promise<Lab> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
-  const cli = await obtainTemporalCli({ log: o.log });
+/** The server the lab runs on: its address, its process ids (for CPU), and how to stop it. */
+interface LabServer {
+  address: string;
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+async function devServer(cliPath: string, dir: string, log: (s: string) => void): Promise<LabServer> {
   const port = await freePort();
-  o.log(`starting dev server on 127.0.0.1:${port} (${cli.version})`);
+  log(`starting dev server on 127.0.0.1:${port}`);
   const server: DevServer = await startDevServer({
-    cliPath: cli.path,
+    cliPath,
     port,
     headless: true,
     dbFile: join(dir, 'temporal.db'),
     namespace: 'default',
     logFile: join(dir, 'server.log'),
   });
+  return { address: server.address, pids: () => [server.pid], stop: () => server.stop() };
+}
+
+async function clusterServer(cliPath: string, log: (s: string) => void): Promise<LabServer> {
+  const found = findClusterBinaries();
+  if (!found.ok) throw new Error(`--cluster: ${found.missing} (${found.install})`);
+  log('starting Temporal on PostgreSQL (frontend, history, matching, worker)');
+  const cluster = await startCluster({ bins: found.bins, temporalCli: cliPath });
+  return { address: cluster.address, pids: () => cluster.pids(), stop: () => cluster.stop() };
+}
+
+export async function startLab(o: {
+  fakes: FakeDecl[];
+  extraProviders?: CloudProvider[];
+  scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined;
+  /** Activities per second on these clouds' task queues (others: none, as for unknown clouds). */
+  rateLimits?: Record<string, number>;
+  /** Run on Temporal on PostgreSQL as four processes (test/cluster/harness.ts) instead of the dev server. */
+  cluster?: boolean;
+  log: (s: string) => void;
+}): Promise<Lab> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
+  const cli = await obtainTemporalCli({ log: o.log });
+  const server = o.cluster ? await clusterServer(cli.path, o.log) : await devServer(cli.path, dir, o.log);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default' });
   const native = await NativeConnection.connect({ address: server.address });
@@ -184,9 +208,9 @@ export async function startLab(o: {
     localRoot,
     fakes,
     activityStarts,
-    cliVersion: cli.version,
+    cliVersion: o.cluster ? `temporal-server on PostgreSQL (4 processes); CLI ${cli.version}` : cli.version,
     worker,
-    serverCpuS: () => procCpuS(server.pid),
+    serverCpuS: () => server.pids().reduce((a, pid) => a + procCpuS(pid), 0),
     fake: (name) => {
       const f = fakes.get(name);
       if (!f) throw new Error(`bench: no fake cloud ${name}`);

@@ -72,6 +72,7 @@ async function main(): Promise<void> {
       { name: 'rate', caps: { pollIntervalMs: 1_000, typicalBootMs: P4_BOOT_MS } },
     ],
     rateLimits: { rate: RATE_LIMIT },
+    cluster: process.argv.includes('--cluster'),
   });
   const results: Record<string, unknown> = {};
   const rows: Row[] = [];
