@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { createActivities, type Activities, type AwaitRunningInput } from '../src/activities';
 import { loadOrCreateSshIdentity, type SshIdentity } from '../src/ssh';
 import { sshProber, type SshProber } from '../src/ssh';
@@ -20,7 +20,10 @@ import type { Capabilities, CloudProvider } from '../src/core/provider';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { buildWorker, runInBackground } from '../src/worker';
+import type { WorkerGroup } from '../src/worker-group';
 import { FakeProvider } from '../test/harness/fake-provider';
+import { findClusterBinaries } from '../test/cluster/binaries';
+import { startCluster } from '../test/cluster/harness';
 
 /**
  * How a cloud's boot wait is scheduled. `boot-aware`: what ships (`bootPollDelayMs` as the NotReady
@@ -37,13 +40,21 @@ export interface Lab {
   local: LocalProvider;
   localRoot: string;
   fakes: Map<string, FakeProvider>;
+  /** Every activity execution the worker started (each attempt), with its task queue. */
+  activityStarts: ActivityStart[];
   cliVersion: string;
-  worker: Worker;
+  worker: WorkerGroup;
   /** CPU seconds (user+sys) used so far by the dev server process. */
   serverCpuS(): number;
   /** A FakeProvider registered under `name` (must be declared at setup). */
   fake(name: string): FakeProvider;
   close(): Promise<void>;
+}
+
+export interface ActivityStart {
+  taskQueue: string;
+  activityType: string;
+  atMs: number;
 }
 
 export interface FakeDecl {
@@ -74,25 +85,49 @@ function notReadyAfter(message: string, delayMs: number | undefined): Applicatio
   });
 }
 
-export async function startLab(o: {
-  fakes: FakeDecl[];
-  extraProviders?: CloudProvider[];
-  scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined;
-  log: (s: string) => void;
-}): Promise<Lab> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
-  const cli = await obtainTemporalCli({ log: o.log });
+/** The server the lab runs on: its address, its process ids (for CPU), and how to stop it. */
+interface LabServer {
+  address: string;
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+async function devServer(cliPath: string, dir: string, log: (s: string) => void): Promise<LabServer> {
   const port = await freePort();
-  o.log(`starting dev server on 127.0.0.1:${port} (${cli.version})`);
+  log(`starting dev server on 127.0.0.1:${port}`);
   const server: DevServer = await startDevServer({
-    cliPath: cli.path,
+    cliPath,
     port,
     headless: true,
     dbFile: join(dir, 'temporal.db'),
     namespace: 'default',
     logFile: join(dir, 'server.log'),
   });
+  return { address: server.address, pids: () => [server.pid], stop: () => server.stop() };
+}
+
+async function clusterServer(cliPath: string, log: (s: string) => void): Promise<LabServer> {
+  const found = findClusterBinaries();
+  if (!found.ok) throw new Error(`--cluster: ${found.missing} (${found.install})`);
+  log('starting Temporal on PostgreSQL (frontend, history, matching, worker)');
+  const cluster = await startCluster({ bins: found.bins, temporalCli: cliPath });
+  return { address: cluster.address, pids: () => cluster.pids(), stop: () => cluster.stop() };
+}
+
+export async function startLab(o: {
+  fakes: FakeDecl[];
+  extraProviders?: CloudProvider[];
+  scheduleDelay: (s: BootSchedule, caps: Capabilities, elapsedMs: number) => number | undefined;
+  /** Activities per second on these clouds' task queues (others: none, as for unknown clouds). */
+  rateLimits?: Record<string, number>;
+  /** Run on Temporal on PostgreSQL as four processes (test/cluster/harness.ts) instead of the dev server. */
+  cluster?: boolean;
+  log: (s: string) => void;
+}): Promise<Lab> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
+  const cli = await obtainTemporalCli({ log: o.log });
+  const server = o.cluster ? await clusterServer(cli.path, o.log) : await devServer(cli.path, dir, o.log);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default' });
   const native = await NativeConnection.connect({ address: server.address });
@@ -144,7 +179,24 @@ export async function startLab(o: {
   const taskQueue = `bench-${randomUUID()}`;
   // buildWorker's default workflows: the prebuilt bundle (built in a child process on a cache miss), no webpack here.
   o.log('starting the worker');
-  const worker = await buildWorker({ connection: native, namespace: 'default', taskQueue, activities, log: o.log });
+  const activityStarts: ActivityStart[] = [];
+  const counting: ActivityInterceptorsFactory = (ctx) => ({
+    inbound: {
+      execute: (input, next) => {
+        activityStarts.push({ taskQueue: ctx.info.taskQueue, activityType: ctx.info.activityType, atMs: Date.now() });
+        return next(input);
+      },
+    },
+  });
+  const worker = await buildWorker({
+    connection: native,
+    namespace: 'default',
+    taskQueue,
+    activities,
+    interceptors: { activity: [counting] },
+    ...(o.rateLimits ? { rateLimits: o.rateLimits } : {}),
+    log: o.log,
+  });
   const running = await runInBackground(worker);
   running.done.catch((err: unknown) => o.log(`worker stopped: ${String(err)}`));
 
@@ -155,9 +207,10 @@ export async function startLab(o: {
     local,
     localRoot,
     fakes,
-    cliVersion: cli.version,
+    activityStarts,
+    cliVersion: o.cluster ? `temporal-server on PostgreSQL (4 processes); CLI ${cli.version}` : cli.version,
     worker,
-    serverCpuS: () => procCpuS(server.pid),
+    serverCpuS: () => server.pids().reduce((a, pid) => a + procCpuS(pid), 0),
     fake: (name) => {
       const f = fakes.get(name);
       if (!f) throw new Error(`bench: no fake cloud ${name}`);

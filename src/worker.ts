@@ -12,12 +12,15 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { ActivityDeps } from './activities';
+import { servedClouds } from './activities/served-clouds';
 import { stateDir } from './paths';
 import { WORKER_READY_TEXT } from './server/worker-ready';
 import { defaultInterceptorModules, prebuiltWorkflowBundle, workflowBundlePath } from './server/workflow-bundle';
 import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorModule, workerLogger, type WorkerTracing } from './telemetry';
 import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
+import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
+import { WorkerGroup } from './worker-group';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`defaultWorkflowBundle()`:
@@ -45,9 +48,16 @@ export type BuildWorkerOptions = ActivitySource & {
   interceptors?: WorkerInterceptors;
   /** Traces (src/telemetry/tracing.ts): its interceptors, its sink, and the workflow module in the bundle. */
   tracing?: WorkerTracing;
-  /** Concurrent activity executions (default: the SDK's). */
+  /** Concurrent activity executions per worker (default: the SDK's). */
   maxConcurrentActivities?: number;
-  /** Where the default bundle is cached (GPUPROV_CACHE_DIR); default process.env. */
+  /**
+   * Clouds whose task queues get a worker (`<taskQueue>-cloud-<cloud>`). Default: the registry's
+   * clouds (`deps`), or those `createActivities` noted on the given `activities` (none for others).
+   */
+  clouds?: string[];
+  /** Activities per second by cloud, over GPUPROV_RATE_<CLOUD> and the defaults (src/core/rate-limits.ts); undefined = no limit. */
+  rateLimits?: Record<string, number | undefined>;
+  /** GPUPROV_RATE_<CLOUD>, and where the default bundle is cached (GPUPROV_CACHE_DIR); default process.env. */
   env?: NodeJS.ProcessEnv;
   /** Told when the default bundle has to be built (it takes a while). */
   log?: (line: string) => void;
@@ -69,8 +79,13 @@ export function defaultWorkflowBundle(tracing: boolean, o: { env?: NodeJS.Proces
   return prebuiltWorkflowBundle(tracing) ?? workflowBundlePath({ ...o, interceptorModules: workflowInterceptorModules(tracing) });
 }
 
-/** A worker polling `taskQueue` with gpuprov's workflows (or the given ones) and activities. */
-export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
+/**
+ * gpuprov's workers: one polling `taskQueue` with the workflows (or the given ones) and activities,
+ * and one per cloud polling that cloud's task queue with the same activities, no workflows, and the
+ * cloud's activities-per-second limit (`maxTaskQueueActivitiesPerSecond`: the server enforces it for
+ * every worker of the queue together; src/core/rate-limits.ts says why).
+ */
+export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
   const interceptorModules = workflowInterceptorModules(o.tracing !== undefined);
   const workflows = o.workflows ?? {
     bundlePath: defaultWorkflowBundle(o.tracing !== undefined, { ...(o.env ? { env: o.env } : {}), ...(o.log ? { log: o.log } : {}) }),
@@ -92,10 +107,28 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
     // A prebuilt bundle holds its modules already; webpack here needs them named.
     ...('workflowsPath' in workflows ? { workflowModules: [...interceptorModules, ...(o.interceptors?.workflowModules ?? [])] } : {}),
   };
-  return Worker.create({
+  const taskQueue = o.taskQueue ?? TASK_QUEUE;
+  const clouds = o.clouds ?? (o.deps ? o.deps.registry.names() : servedClouds(activities));
+  const env = o.env ?? process.env;
+  const cloudWorkers = new Map<string, Worker>();
+  for (const cloud of clouds ?? []) {
+    const limit = o.rateLimits && cloud in o.rateLimits ? o.rateLimits[cloud] : rateLimitFor(cloud, env);
+    const worker = await Worker.create({
+      connection: o.connection,
+      namespace: o.namespace,
+      taskQueue: cloudTaskQueue(taskQueue, cloud),
+      activities,
+      maxHeartbeatThrottleInterval: '3s',
+      interceptors: { activity: interceptors.activity ?? [] },
+      ...(limit !== undefined ? { maxTaskQueueActivitiesPerSecond: limit } : {}),
+      ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
+    });
+    cloudWorkers.set(cloud, worker);
+  }
+  const main = await Worker.create({
     connection: o.connection,
     namespace: o.namespace,
-    taskQueue: o.taskQueue ?? TASK_QUEUE,
+    taskQueue,
     ...('bundlePath' in workflows ? { workflowBundle: { codePath: await workflows.bundlePath } } : { workflowsPath: workflows.workflowsPath }),
     activities,
     // Heartbeats reach the server at least this often, well inside the workflows' heartbeat
@@ -106,11 +139,12 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<Worker> {
     ...(o.tracing ? { sinks: o.tracing.sinks } : {}),
     ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
   });
+  return new WorkerGroup(main, cloudWorkers);
 }
 
 /** A worker running in the background of this process (tests, the bench). */
 export interface RunningWorker {
-  worker: Worker;
+  worker: WorkerGroup;
   /** Settles when the worker stopped (rejects when it failed). */
   done: Promise<void>;
   /** Shuts the worker down and waits for `run()` to finish; idempotent. */
@@ -118,7 +152,7 @@ export interface RunningWorker {
 }
 
 /** Starts `worker.run()` and resolves once it polls (or stopped trying). */
-export async function runInBackground(worker: Worker): Promise<RunningWorker> {
+export async function runInBackground(worker: WorkerGroup): Promise<RunningWorker> {
   const done = worker.run();
   done.catch(() => undefined); // the caller reads it through `done` or `stop()`
   while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 10));
@@ -164,7 +198,7 @@ export function taskQueueFromEnv(env: NodeJS.ProcessEnv = process.env): string {
  * Runs `worker` until SIGINT/SIGTERM, logging one line (WORKER_READY_TEXT …) once it polls;
  * closes the connection afterwards. `onSignal` runs first when a signal arrives.
  */
-export async function runUntilSignal(worker: Worker, conn: WorkerConnection, taskQueue: string, clouds: string[], onSignal?: () => void): Promise<void> {
+export async function runUntilSignal(worker: WorkerGroup, conn: WorkerConnection, taskQueue: string, clouds: string[], onSignal?: () => void): Promise<void> {
   const stop = (): void => {
     onSignal?.();
     if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -33,6 +33,7 @@ import type { SshEndpoint } from '../core/provider';
 import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
 import { activityLog } from './activity-log';
+import { withServedClouds } from './served-clouds';
 
 export interface ActivityDeps {
   registry: ProviderRegistry;
@@ -106,6 +107,11 @@ function orderOffers(perCloud: Offer[][], userOrdered: boolean): Offer[] {
 }
 
 export function createActivities(deps: ActivityDeps) {
+  // buildWorker runs a worker on each of these clouds' task queues (src/core/rate-limits.ts).
+  return withServedClouds(activitiesOf(deps), deps.registry.names());
+}
+
+function activitiesOf(deps: ActivityDeps) {
   const prober = deps.prober ?? sshProber;
   const now = deps.now ?? Date.now;
   const provider = (cloud: string) => providerOf(deps.registry, cloud);
@@ -249,4 +255,4 @@ export function createActivities(deps: ActivityDeps) {
   });
 }
 
-export type Activities = ReturnType<typeof createActivities>;
+export type Activities = ReturnType<typeof activitiesOf>;

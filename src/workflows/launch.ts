@@ -96,14 +96,14 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
       if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
       phase = 'create'; // a failed prepare step says so in its failure details
       createdAtMs = billedFromMs = Date.now();
-      created = await mutating(t, `prepare and create ${where}`).prepareAndCreate(offer, instSpec);
+      created = await mutating(t, `prepare and create ${where}`, offer.cloud).prepareAndCreate(offer, instSpec);
     } else {
-      const prepared = await mutating(t, `prepare ${key}`).prepareOffer(offer, instSpec);
+      const prepared = await mutating(t, `prepare ${key}`, offer.cloud).prepareOffer(offer, instSpec);
       if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
       phase = 'create';
       ctx.setStage('creating');
       createdAtMs = billedFromMs = Date.now();
-      created = await mutating(t, `create ${where}`).createInstance(offer, prepared, instSpec);
+      created = await mutating(t, `create ${where}`, offer.cloud).createInstance(offer, prepared, instSpec);
     }
     instanceIds = [created.instanceId];
     if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
@@ -111,7 +111,12 @@ async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Cap
     phase = 'boot';
     ctx.setStage('booting', { instanceIds });
     const running = await ctx.interruptibly(() =>
-      polling(bootPolling(caps), `wait for ${created.instanceId} to run`).awaitRunning({ at, vmName: spec.name, instanceId: created.instanceId, createdAtMs }),
+      polling(bootPolling(caps), `wait for ${created.instanceId} to run`, offer.cloud).awaitRunning({
+        at,
+        vmName: spec.name,
+        instanceId: created.instanceId,
+        createdAtMs,
+      }),
     );
     instanceIds = [running.instanceId];
 

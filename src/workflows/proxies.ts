@@ -2,10 +2,11 @@
  * Every activity option set of the workflows, in one place: typed proxies with their retry
  * policies. Non-retryable types come from the one failure vocabulary (src/core/failures.ts).
  */
-import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { NON_RETRYABLE_TYPES } from '../core/failures';
 import type { PollSchedule } from '../core/polling';
+import { cloudTaskQueue } from '../core/rate-limits';
 import type { Tuning } from '../core/tuning';
 
 /**
@@ -17,6 +18,20 @@ export const HEARTBEAT_TIMEOUT = '15s';
 /** A typed proxy with the heartbeat timeout every option set shares. */
 function proxy(options: ActivityOptions): Activities {
   return proxyActivities<Activities>({ heartbeatTimeout: HEARTBEAT_TIMEOUT, ...options });
+}
+
+/**
+ * The routing of cloud API calls: `options` on `cloud`'s task queue (`<this workflow's queue>-cloud-<cloud>`,
+ * src/core/rate-limits.ts), which the worker polls with the cloud's activities-per-second limit.
+ * Every activity that calls a cloud's API goes through here; SSH, k3s and bootstrap stay on the main queue.
+ */
+export function cloudActivities(cloud: string, options: ActivityOptions): Activities {
+  return proxy({ ...options, taskQueue: cloudTaskQueue(workflowInfo().taskQueue, cloud) });
+}
+
+/** A proxy on `cloud`'s queue when one is named, else on the workflow's own. */
+function routed(options: ActivityOptions, cloud: string | undefined): Activities {
+  return cloud === undefined ? proxy(options) : cloudActivities(cloud, options);
 }
 
 function pollOptions(p: PollSchedule, summary: string): ActivityOptions {
@@ -47,9 +62,9 @@ function fewRetries(t: Tuning): RetryPolicy {
   };
 }
 
-/** Mutating cloud calls: a few retries on Transient, never retried on a classified error. */
-export function mutating(t: Tuning, summary: string): Activities {
-  return proxy({
+/** Mutating cloud calls on `cloud`'s queue: a few retries on Transient, never retried on a classified error. */
+export function mutating(t: Tuning, summary: string, cloud: string): Activities {
+  return cloudActivities(cloud, {
     summary,
     startToCloseTimeout: '2 minutes',
     retry: fewRetries(t),
@@ -61,26 +76,29 @@ export function mutating(t: Tuning, summary: string): Activities {
  * dead worker is noticed within the heartbeat timeout). Transient errors get the mutating retries;
  * the gone wait's own deadline travels in the input.
  */
-export function releasing(t: Tuning, summary: string): Activities {
-  return proxy({
+export function releasing(t: Tuning, summary: string, cloud: string): Activities {
+  return cloudActivities(cloud, {
     summary,
     startToCloseTimeout: t.goneDeadlineMs + 2 * 60_000,
     retry: fewRetries(t),
   });
 }
 
-/** Waits done by retry (awaitRunning, probeSsh, awaitGone). */
-export function polling(p: PollSchedule, summary: string): Activities {
-  return proxy(pollOptions(p, summary));
+/** Waits done by retry (awaitRunning, awaitGone on `cloud`'s queue; probeSsh on the main queue: no `cloud`). */
+export function polling(p: PollSchedule, summary: string, cloud?: string): Activities {
+  return routed(pollOptions(p, summary), cloud);
 }
 
-/** Read-only calls (plan, health observe). */
-export function reading(t: Tuning, summary: string): Activities {
-  return proxy({
-    summary,
-    startToCloseTimeout: '2 minutes',
-    retry: fewRetries(t),
-  });
+/** Read-only calls (health observe on `cloud`'s queue; plan and the k3s boot script on the main queue: no `cloud`). */
+export function reading(t: Tuning, summary: string, cloud?: string): Activities {
+  return routed(
+    {
+      summary,
+      startToCloseTimeout: '2 minutes',
+      retry: fewRetries(t),
+    },
+    cloud,
+  );
 }
 
 // ---- k3s step ----

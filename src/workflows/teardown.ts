@@ -28,17 +28,18 @@ async function onePass(t: Tuning, target: TeardownTarget): Promise<void> {
   const where = `${target.at.cloud}/${target.at.region}${target.at.zone ? `/${target.at.zone}` : ''}`;
   if (patched(CLOUD_CALLS_PATCH)) {
     const what = target.mode === 'full' ? `delete ${target.vmName}, wait until gone, clean up` : `clean up ${target.vmName} side resources`;
-    await releasing(t, `${what} in ${where}`).releaseAt({ ...target, deadlineAtMs: Date.now() + t.goneDeadlineMs });
+    await releasing(t, `${what} in ${where}`, target.at.cloud).releaseAt({ ...target, deadlineAtMs: Date.now() + t.goneDeadlineMs });
     return;
   }
   if (target.mode === 'full') {
-    await mutating(t, `delete ${target.vmName} instances in ${where}`).deleteInstances(target.at, target.vmName, target.instanceIds);
+    await mutating(t, `delete ${target.vmName} instances in ${where}`, target.at.cloud).deleteInstances(target.at, target.vmName, target.instanceIds);
     await polling(
       { ...gonePolling({ pollIntervalMs: target.pollIntervalMs }), deadlineMs: t.goneDeadlineMs },
       `wait until ${target.vmName} is gone in ${where}`,
+      target.at.cloud,
     ).awaitGone(target.at, target.vmName);
   }
-  await mutating(t, `clean up ${target.vmName} side resources in ${where}`).cleanup(target.at, target.vmName);
+  await mutating(t, `clean up ${target.vmName} side resources in ${where}`, target.at.cloud).cleanup(target.at, target.vmName);
 }
 
 /**

@@ -48,7 +48,7 @@ async function healthy(ctx: VmContext): Promise<boolean> {
   const s = ctx.status;
   if (!s.location) return true;
   try {
-    const seen = await reading(ctx.tuning, `health check ${s.name}`).observeVm(s.location, s.name);
+    const seen = await reading(ctx.tuning, `health check ${s.name}`, s.location.cloud).observeVm(s.location, s.name);
     const mine = seen.find((o) => s.instanceIds.includes(o.id)) ?? seen[0];
     return mine !== undefined && (mine.status === 'Running' || mine.status === 'Pending');
   } catch {

@@ -54,6 +54,8 @@ export interface TemporalCluster {
    * comes back NotFound, not Unavailable); resolves with the time it first did (Date.now()).
    */
   waitServing(timeoutMs?: number): Promise<number>;
+  /** Process ids of the running services (PostgreSQL not included). */
+  pids(): number[];
   /** The last lines a service logged. */
   logTail(service: ServiceName, bytes?: number): string;
   /** Stops every service and PostgreSQL and removes the directory (kept with GPUPROV_KEEP_CLUSTER=1). */
@@ -230,6 +232,7 @@ export async function startCluster(o: ClusterOptions): Promise<TemporalCluster> 
       address,
       namespace,
       dir,
+      pids: () => [...procs.values()].flatMap((c) => (c.pid !== undefined && c.exitCode === null ? [c.pid] : [])),
       kill: async (w, signal = 'SIGKILL') => {
         await Promise.all(
           which(w).map(async (s) => {

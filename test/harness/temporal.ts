@@ -5,9 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker, type WorkerInterceptors } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type WorkerInterceptors } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { buildWorker, runInBackground, type ActivitySource } from '../../src/worker';
+import type { WorkerGroup } from '../../src/worker-group';
 
 export interface TestEnv {
   address: string;
@@ -60,7 +61,8 @@ export function requireTool(name: string, found: boolean, install: string): bool
 
 export interface TestWorker {
   taskQueue: string;
-  worker: Worker;
+  /** The main worker and one per cloud (`<taskQueue>-cloud-<cloud>`). */
+  worker: WorkerGroup;
   /** Shuts the worker down and waits for `run()` to finish. */
   stop(): Promise<void>;
 }

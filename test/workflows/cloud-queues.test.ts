@@ -1,0 +1,43 @@
+/** Cloud API activities run on their cloud's task queue; plan, SSH and the workflow stay on the main one. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cloudTaskQueue } from '../../src/core/rate-limits';
+import { requireServer } from '../harness/temporal';
+import { startLab, waitStage, type Lab } from './helpers';
+
+describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => {
+  let lab: Lab;
+  beforeAll(async () => {
+    lab = await startLab();
+  });
+  afterAll(async () => {
+    await lab?.stop();
+  });
+
+  it("a launch's create, boot wait and release are scheduled on <queue>-cloud-fake, plan and the SSH probe on the main queue", async () => {
+    // A failed first attempt: its release (delete, wait gone, clean up) is a cloud call too.
+    lab.fake.script({ primitive: 'create', region: 'fake-a', instanceType: 'gpu-1', error: 'Capacity', ambiguous: true });
+    const h = await lab.start({ name: 'queues1', k8s: 'off' });
+    await waitStage(h, 'ready');
+    await h.signal('teardown');
+    await h.result();
+
+    const history = await h.fetchHistory();
+    const queueOf = new Map<string, string[]>();
+    for (const e of history.events ?? []) {
+      const a = e.activityTaskScheduledEventAttributes;
+      if (!a?.activityType?.name || !a.taskQueue?.name) continue;
+      queueOf.set(a.activityType.name, [...(queueOf.get(a.activityType.name) ?? []), a.taskQueue.name]);
+    }
+    const cloudQueue = cloudTaskQueue(lab.worker.taskQueue, 'fake');
+    expect([...queueOf.keys()].sort()).toEqual(['awaitRunning', 'planOffers', 'prepareAndCreate', 'probeSsh', 'releaseAt']);
+    for (const name of ['prepareAndCreate', 'awaitRunning', 'releaseAt']) expect(new Set(queueOf.get(name))).toEqual(new Set([cloudQueue]));
+    for (const name of ['planOffers', 'probeSsh']) expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
+    expect(queueOf.get('releaseAt')).toHaveLength(2); // the failed attempt's compensation and the teardown
+    expect(lab.fake.liveCount('queues1')).toBe(0);
+  });
+
+  it('the worker runs one extra worker per cloud of its registry, on that cloud’s queue', () => {
+    expect([...lab.worker.worker.cloudWorkers.keys()]).toEqual(['fake']);
+    expect(lab.worker.worker.cloudWorkers.get('fake')!.options.taskQueue).toBe(cloudTaskQueue(lab.worker.taskQueue, 'fake'));
+  });
+});
