@@ -35,7 +35,7 @@ export type WorkflowSource =
 /** The activities: given implementations (tests, the bench), or the deps `createActivities` takes. */
 export type ActivitySource =
   | { activities: object; deps?: never }
-  /** `owner` defaults to the namespace. */
+  /** `owner` (the deployment) defaults to the namespace; give the one the registry's adapters were built with. */
   | { deps: Omit<ActivityDeps, 'owner'> & { owner?: string }; activities?: never };
 
 export type BuildWorkerOptions = ActivitySource & {
@@ -97,7 +97,8 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
   if (o.deps) {
     // Loaded only here: activities pull in every cloud SDK, which workers given fakes do not need.
     const { createActivities } = await import('./activities');
-    activities = createActivities({ ...o.deps, owner: o.deps.owner ?? o.namespace });
+    const { deploymentFromEnv } = await import('./providers/deployment');
+    activities = createActivities({ ...o.deps, owner: o.deps.owner ?? deploymentFromEnv({}, o.namespace) });
   } else {
     activities = o.activities;
   }
@@ -234,14 +235,18 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   bundlePath.catch(() => undefined); // awaited by buildWorker; not unhandled if connecting fails first
   // Loaded here, not at the top: they pull in every cloud SDK.
   const { registryFromEnv } = await import('./providers/default-registry');
+  const { deploymentFromEnv } = await import('./providers/deployment');
+  // A bad GPUPROV_DEPLOYMENT exits 2 before connecting; the namespace default is known once connected.
+  if (env.GPUPROV_DEPLOYMENT !== undefined) deploymentFromEnv(env, 'default');
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
-  const registry = registryFromEnv(env);
+  const deployment = deploymentFromEnv(env, conn.namespace);
+  const registry = registryFromEnv(env, { deployment });
   const worker = await buildWorker({
     connection: conn.connection,
     namespace: conn.namespace,
     taskQueue,
-    deps: { registry, ssh },
+    deps: { registry, ssh, owner: deployment },
     workflows: { bundlePath },
     ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
   });

@@ -19,6 +19,8 @@ export interface AttemptDeps {
   publicKey: string;
   /** `SHA256:…` of that key, returned by the create so that the VM records which key it trusts. */
   keyFingerprint?: string;
+  /** The worker's deployment: every spec's `owner` (the workflow's own value, the namespace, is replaced). */
+  owner?: string;
   now?: () => number;
   /** Injected for tests; default: the activity context's cancellable sleep. */
   sleep?: (ms: number) => Promise<void>;
@@ -64,8 +66,10 @@ export function providerOf(registry: ProviderRegistry, cloud: string): CloudProv
   }
 }
 
-export function withWorkerKey(spec: InstanceSpec, key: string): InstanceSpec {
-  return spec.publicKeys.includes(key) ? spec : { ...spec, publicKeys: [key, ...spec.publicKeys] };
+/** The spec as this worker creates it: its key first, and its deployment as the owner (when given). */
+export function withWorkerKey(spec: InstanceSpec, key: string, owner?: string): InstanceSpec {
+  const s = owner === undefined || spec.owner === owner ? spec : { ...spec, owner };
+  return s.publicKeys.includes(key) ? s : { ...s, publicKeys: [key, ...s.publicKeys] };
 }
 
 /** The create's result naming the worker key it installed (the VM's status records it). */
@@ -87,7 +91,7 @@ export function createAttemptActivities(deps: AttemptDeps) {
      */
     async prepareAndCreate(offer: Offer, spec: InstanceSpec): Promise<CreateResult> {
       const p = providerOf(deps.registry, offer.cloud);
-      const s = withWorkerKey(spec, deps.publicKey);
+      const s = withWorkerKey(spec, deps.publicKey, deps.owner);
       let prepared;
       try {
         prepared = await p.prepare(offer, s);

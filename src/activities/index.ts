@@ -39,7 +39,7 @@ export interface ActivityDeps {
   registry: ProviderRegistry;
   /** The worker's SSH identity (its public key is added to every instance). */
   ssh: SshIdentity;
-  /** The owning deployment (Temporal namespace), tagged on every resource. */
+  /** The owning deployment (GPUPROV_DEPLOYMENT, else the namespace): every spec's owner, as the registry's adapters were built with it. */
   owner: string;
   /** SSH probe; tests of the in-memory FakeProvider pass their own. */
   prober?: SshProber;
@@ -160,7 +160,7 @@ function activitiesOf(deps: ActivityDeps) {
   return withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
-    ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, now }),
+    ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, owner: deps.owner, now }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
       const clouds = input.clouds?.length ? input.clouds : defaultClouds(deps.registry);
@@ -208,13 +208,13 @@ function activitiesOf(deps: ActivityDeps) {
     // that workflows started before CLOUD_CALLS_PATCH (src/workflows/patches.ts) still schedule.
     // New runs use prepareAndCreate and releaseAt. Remove them with the patch's deprecation.
     async prepareOffer(offer: Offer, spec: InstanceSpec): Promise<Json> {
-      return translated(() => provider(offer.cloud).prepare(offer, withWorkerKey(spec, deps.ssh.publicKey)));
+      return translated(() => provider(offer.cloud).prepare(offer, withWorkerKey(spec, deps.ssh.publicKey, deps.owner)));
     },
 
     /** Observe first and adopt an instance that already carries the identity; else create once. */
     async createInstance(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
       return withKeyFingerprint(
-        await translated(() => createOrAdopt(provider(offer.cloud), offer, prepared, withWorkerKey(spec, deps.ssh.publicKey))),
+        await translated(() => createOrAdopt(provider(offer.cloud), offer, prepared, withWorkerKey(spec, deps.ssh.publicKey, deps.owner))),
         deps.ssh.fingerprint,
       );
     },

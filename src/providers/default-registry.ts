@@ -4,6 +4,7 @@
  */
 import { ProviderRegistry } from './registry';
 import type { CloudProvider } from '../core/provider';
+import type { DeploymentOption } from './deployment';
 import * as aws from './aws';
 import * as gcp from './gcp';
 import * as lambda from './lambda';
@@ -19,7 +20,7 @@ import * as docker from './docker';
 import * as local from './local';
 
 /** Adapter factories in the default preference order. */
-const FACTORIES: ((env: NodeJS.ProcessEnv) => CloudProvider | undefined)[] = [
+const FACTORIES: ((env: NodeJS.ProcessEnv, opts: DeploymentOption) => CloudProvider | undefined)[] = [
   aws.fromEnv,
   gcp.fromEnv,
   lambda.fromEnv,
@@ -48,15 +49,16 @@ export function defaultClouds(registry: ProviderRegistry): string[] {
   return names.includes('local') ? ['local'] : names;
 }
 
-export function registryFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderRegistry {
+/** Every adapter is built knowing `opts.deployment`: it tags and sees only that deployment's resources. */
+export function registryFromEnv(env: NodeJS.ProcessEnv = process.env, opts: DeploymentOption = {}): ProviderRegistry {
   const providers: CloudProvider[] = [];
   const only = env.GPUPROV_CLOUDS?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   for (const make of FACTORIES) {
-    const p = make(env);
+    const p = make(env, opts);
     if (p && (!only || only.includes(p.name))) providers.push(p);
   }
-  if (!only || only.includes('local')) providers.push(local.fromEnv(env));
+  if (!only || only.includes('local')) providers.push(local.fromEnv(env, opts));
   return new ProviderRegistry(providers);
 }

@@ -5,6 +5,7 @@
  *   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, GPUPROV_TASK_QUEUE   where to poll
  *   GPUPROV_FAKE_STATE=<file>      add the in-memory FakeProvider, its state kept in <file>
  *   GPUPROV_LOCAL_ROOT=<dir>       add the local cloud (GPUPROV_LOCAL_FAULTS = its fault file)
+ *   GPUPROV_DEPLOYMENT=<id>        the local cloud's deployment and the activities' owner (default: the namespace)
  *   GPUPROV_FAKE_PROBE=1           answer SSH probes without connecting (for FakeProvider endpoints)
  *   GPUPROV_SSH_DIR=<dir>          the worker's SSH key (default: a fresh temp dir)
  *   GPUPROV_WORKFLOWS_PATH=<file>  workflows module, bundled here (default: the prebuilt bundle …
@@ -19,6 +20,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { SshProber } from '../../src/ssh';
 import { LocalProvider } from '../../src/providers/local';
+import { deploymentFromEnv } from '../../src/providers/deployment';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { CloudProvider } from '../../src/core/provider';
 import { buildWorker, connectWorker, runUntilSignal, taskQueueFromEnv, type WorkflowSource } from '../../src/worker';
@@ -43,9 +45,10 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const providers: CloudProvider[] = [];
   const fake = env.GPUPROV_FAKE_STATE ? new FakeProvider({ stateFile: env.GPUPROV_FAKE_STATE }) : undefined;
   if (fake) providers.push(fake);
-  if (env.GPUPROV_LOCAL_ROOT) providers.push(new LocalProvider({ root: env.GPUPROV_LOCAL_ROOT, faultsFile: env.GPUPROV_LOCAL_FAULTS }));
-  const registry = new ProviderRegistry(providers);
   const conn = await connectWorker(env);
+  const deployment = deploymentFromEnv(env, conn.namespace);
+  if (env.GPUPROV_LOCAL_ROOT) providers.push(new LocalProvider({ root: env.GPUPROV_LOCAL_ROOT, faultsFile: env.GPUPROV_LOCAL_FAULTS, deployment }));
+  const registry = new ProviderRegistry(providers);
   const taskQueue = taskQueueFromEnv(env);
   const sshDir = env.GPUPROV_SSH_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'gpuprov-worker-keys-'));
   const ssh = await loadOrCreateSshIdentity(sshDir);
@@ -56,7 +59,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     namespace: conn.namespace,
     taskQueue,
     // The FakeProvider's prober answers only for its Running instances (and takes scripted 'probe' faults).
-    deps: { registry, ssh, ...(env.GPUPROV_FAKE_PROBE === '1' ? { prober: fake ? fake.prober() : fakeProber } : {}) },
+    deps: { registry, ssh, owner: deployment, ...(env.GPUPROV_FAKE_PROBE === '1' ? { prober: fake ? fake.prober() : fakeProber } : {}) },
     ...(workflows ? { workflows } : {}),
     ...(activity ? { interceptors: { activity } } : {}),
     env,

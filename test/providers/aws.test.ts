@@ -17,6 +17,8 @@ describe.skipIf(motoMissing())('aws on moto', () => {
         provider: d.provider,
         request: { vmName: 'conformance', k8s: false },
         countLive: () => d.countLive(),
+        countSide: () => d.countSide(),
+        twin: (deployment) => d.makeProvider({ deployment }),
         arm: (kind, primitive) => d.arm(kind, primitive),
         kinds: [
           { kind: 'Capacity', primitive: 'create' },

@@ -33,8 +33,15 @@ export interface ConformanceEnv {
   maxPolls?: number;
   /** Delay between polls, ms (for real processes). */
   pollDelayMs?: number;
+  /** The same cloud's adapter, against the same double, built for another deployment. */
+  twin?(deployment: string): CloudProvider;
+  /** Side resources (keys, security groups, firewalls, volumes, scripts) at the double, across deployments. */
+  countSide?(): Promise<number>;
   close(): Promise<void>;
 }
+
+/** The deployment every conformance double's main adapter is built with (`specFor`'s owner). */
+export const CONFORMANCE_DEPLOYMENT = 'conformance';
 
 export interface ConformanceTarget {
   name: string;
@@ -46,7 +53,7 @@ export function specFor(vmName: string, extra: Partial<InstanceSpec> = {}): Inst
   seq += 1;
   return {
     vmName,
-    owner: 'conformance',
+    owner: CONFORMANCE_DEPLOYMENT,
     publicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIg1uTmC5f4c2rJ2nU9b7cRzmXG0q8QfBq0Yv7aQw6Yb conformance@test'],
     idempotencyKey: `conformance-${vmName}-${seq}`,
     openPorts: [22],
@@ -182,6 +189,58 @@ export function runConformance(target: ConformanceTarget): void {
       await pollObserve(env, at, spec.vmName, (o) => o.length === 0);
       await env.provider.cleanup(at, spec.vmName);
       expect(await env.countLive()).toBe(live0);
+    });
+
+    it('two deployments, same VM name: each sees, lists and deletes only its own', async (ctx) => {
+      if (!env.twin) return ctx.skip();
+      const a = env.provider;
+      const b = env.twin('conformance-b');
+      const name = vm('twin');
+      const at = locationOf(offer);
+      const side = async (): Promise<number> => (env.countSide ? env.countSide() : 0);
+      const live0 = await env.countLive();
+      const side0 = await side();
+      const specA = specFor(name);
+      const made = await createOrAdopt(a, offer, await a.prepare(offer, specA), specA);
+      const sideA = await side();
+      const specB = specFor(name, { owner: 'conformance-b' });
+      const other = await createOrAdopt(b, offer, await b.prepare(offer, specB), specB);
+      expect(other.adopted, "B adopted A's instance").toBe(false);
+      expect(other.instanceId).not.toBe(made.instanceId);
+      const sideAB = await side();
+      expect(await env.countLive()).toBe(live0 + 2);
+
+      const seenA = await pollObserve(env, at, name, (o) => o.length > 0);
+      expect(seenA.map((o) => o.id)).toEqual([made.instanceId]);
+      expect((await b.observe(at, name)).map((o) => o.id)).toEqual([other.instanceId]);
+      if (a.inventory && b.inventory) {
+        const invA = await a.inventory(at);
+        const invB = await b.inventory(at);
+        expect(invA.filter((o) => o.vmName === name).map((o) => o.id)).toEqual([made.instanceId]);
+        expect(invB.filter((o) => o.vmName === name).map((o) => o.id)).toEqual([other.instanceId]);
+        expect(invA.map((o) => o.id)).not.toContain(other.instanceId);
+        expect(invB.map((o) => o.id)).not.toContain(made.instanceId);
+        for (const o of invA) expect(o.location.cloud).toBe(env.provider.name);
+      }
+
+      // A tears its VM down, even naming B's id: B's instance and side resources stay at the double.
+      await a.delete(at, name, [other.instanceId]);
+      await a.delete(at, name, []);
+      expect(await pollObserve(env, at, name, (o) => o.length === 0)).toEqual([]);
+      await a.cleanup(at, name);
+      expect(await env.countLive()).toBe(live0 + 1);
+      expect(await side()).toBe(side0 + (sideAB - sideA));
+      expect((await b.observe(at, name)).map((o) => o.id)).toEqual([other.instanceId]);
+
+      await b.delete(at, name, []);
+      for (let i = 0; i < (env.maxPolls ?? 20) && (await b.observe(at, name)).length > 0; i++) {
+        if (env.tick) await env.tick();
+        if (env.pollDelayMs) await new Promise((r) => setTimeout(r, env.pollDelayMs));
+      }
+      expect(await b.observe(at, name)).toEqual([]);
+      await b.cleanup(at, name);
+      expect(await env.countLive()).toBe(live0);
+      expect(await side()).toBe(side0);
     });
 
     it('each error kind comes back typed', async () => {

@@ -1,11 +1,14 @@
 /**
  * DigitalOcean's per-VM cloud firewall: made once in prepare, covering droplets by the VM's
- * identity tag, opening 22 (and 6443 only when the spec asks), removed by cleanup.
+ * deployment tag (`gpuprov-<vm>-<deployment hash>`, also its name), opening 22 (and 6443 only when the spec asks), removed by cleanup.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { specFor } from './conformance';
+import { CONFORMANCE_DEPLOYMENT, specFor } from './conformance';
+import { ownedName } from '../../src/providers/deployment';
 import { startDigitalOceanDouble, type DigitalOceanDouble } from './digitalocean/double';
 import { planned } from './planned';
+
+const fw = (vm: string): string => ownedName(vm, CONFORMANCE_DEPLOYMENT);
 
 describe('digitalocean per-VM firewall', () => {
   let d: DigitalOceanDouble;
@@ -22,22 +25,22 @@ describe('digitalocean per-VM firewall', () => {
     const spec = specFor('do-fw', { openPorts: [22, 6443] });
     const prepared = await d.provider.prepare(offer!, spec);
     expect(await d.provider.prepare(offer!, spec)).toEqual(prepared); // a retried prepare finds it
-    const mine = [...d.server.firewalls.values()].filter((f) => f.name === 'gpuprov-do-fw');
+    const mine = [...d.server.firewalls.values()].filter((f) => f.name === fw('do-fw'));
     expect(mine).toHaveLength(1);
-    expect(mine[0]!.tags).toEqual(['gpuprov-vm-name:do-fw']);
-    expect(d.server.tags.has('gpuprov-vm-name:do-fw')).toBe(true);
-    expect(inboundPorts('gpuprov-do-fw')).toEqual(['22', '6443']);
+    expect(mine[0]!.tags).toEqual([fw('do-fw')]);
+    expect(d.server.tags.has(fw('do-fw'))).toBe(true);
+    expect(inboundPorts(fw('do-fw'))).toEqual(['22', '6443']);
     expect(mine[0]!.inbound_rules).toContainEqual({ protocol: 'tcp', ports: '22', sources: { addresses: ['0.0.0.0/0', '::/0'] } });
     expect((mine[0]!.outbound_rules as { protocol: string }[]).map((r) => r.protocol)).toEqual(['tcp', 'udp', 'icmp']);
 
     const id = await d.provider.create(offer!, prepared, spec);
-    expect(d.server.firewallsOf(Number(id)).map((f) => f.name)).toEqual(['gpuprov-do-fw']);
+    expect(d.server.firewallsOf(Number(id)).map((f) => f.name)).toEqual([fw('do-fw')]);
 
     const at = { cloud: 'digitalocean', region: offer!.region };
     await d.provider.delete(at, spec.vmName, [id]);
     await d.provider.observe(at, spec.vmName);
     await d.provider.cleanup(at, spec.vmName);
-    expect([...d.server.firewalls.values()].filter((f) => f.name === 'gpuprov-do-fw')).toEqual([]);
+    expect([...d.server.firewalls.values()].filter((f) => f.name === fw('do-fw'))).toEqual([]);
     await d.provider.cleanup(at, spec.vmName); // already gone: still fine
   });
 
@@ -45,9 +48,9 @@ describe('digitalocean per-VM firewall', () => {
     const [offer] = await planned(d.provider, { vmName: 'p', k8s: false });
     await d.provider.prepare(offer!, specFor('do-ssh-only', { openPorts: [22] }));
     await d.provider.prepare(offer!, specFor('do-other', { openPorts: [22, 6443] }));
-    expect(inboundPorts('gpuprov-do-ssh-only')).toEqual(['22']);
+    expect(inboundPorts(fw('do-ssh-only'))).toEqual(['22']);
     await d.provider.cleanup({ cloud: 'digitalocean', region: offer!.region }, 'do-ssh-only');
-    expect(inboundPorts('gpuprov-do-ssh-only')).toEqual([]);
-    expect(inboundPorts('gpuprov-do-other')).toEqual(['22', '6443']);
+    expect(inboundPorts(fw('do-ssh-only'))).toEqual([]);
+    expect(inboundPorts(fw('do-other'))).toEqual(['22', '6443']);
   });
 });

@@ -1,3 +1,4 @@
+import { ownedName } from '../../src/providers/deployment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { DigitalOceanProvider, fromEnv } from '../../src/providers/digitalocean';
@@ -88,10 +89,10 @@ describe('digitalocean specifics', () => {
 
   it('GPU droplets are found via type=gpus; tags use key:value; user_data is cloud-init', async () => {
     const [offer] = await planned(d.provider, { vmName: 'p', gpu: { model: 'H100', count: 1 }, k8s: false });
-    const spec = specFor('do-gpu', { owner: 'ns.with.dots' });
+    const spec = specFor('do-gpu');
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const drop = d.server.droplets.get(Number(id))!;
-    expect(drop.tags).toEqual(['gpuprov-vm-name:do-gpu', 'gpuprov-owner:ns_with_dots']);
+    expect(drop.tags).toEqual(['gpuprov-vm-name:do-gpu', 'gpuprov-owner:conformance', ownedName('do-gpu', 'conformance')]);
     expect(drop.name).toBe('gpuprov-do-gpu');
     expect(drop.userData.startsWith('#cloud-config')).toBe(true);
     const at = { cloud: 'digitalocean', region: offer!.region };

@@ -1,3 +1,4 @@
+import { ownedName } from '../../src/providers/deployment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/core/errors';
 import { renderShellScript } from '../../src/providers/cloud-init';
@@ -97,11 +98,11 @@ describe('docker: vendor specifics against the socket double', () => {
 
   it('creates a labelled container with keys, the rendered boot script and loopback-only ports', async () => {
     const [, offer] = await planned(d.provider, { vmName: 'p', k8s: false });
-    const spec = specFor('dk-spec', { owner: 'ns1', openPorts: [22, 6443], bootScript: { script: 'touch /ok', env: { X: 'y' } } });
+    const spec = specFor('dk-spec', { openPorts: [22, 6443], bootScript: { script: 'touch /ok', env: { X: 'y' } } });
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const c = d.server.containers().find((x) => x.Id === id)!;
-    expect(c.Name).toBe('/gpuprov-dk-spec');
-    expect(c.Labels).toEqual({ 'gpuprov-vm-name': 'dk-spec', 'gpuprov-owner': 'ns1' });
+    expect(c.Name).toBe(`/${ownedName('dk-spec', 'conformance')}`);
+    expect(c.Labels).toEqual({ 'gpuprov-vm-name': 'dk-spec', 'gpuprov-owner': 'conformance' });
     expect(c.Env).toContain(`SSH_AUTHORIZED_KEYS=${spec.publicKeys[0]}`);
     const b64 = c.Env.find((e) => e.startsWith('GPUPROV_BOOT_SCRIPT_B64='))!.split('=')[1]!;
     expect(Buffer.from(b64, 'base64').toString('utf8')).toBe(renderShellScript(spec.bootScript!));

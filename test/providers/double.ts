@@ -15,6 +15,10 @@ export interface Double<P, S> {
   countLive(): Promise<number>;
   /** Make the next `primitive` call fail as the vendor does for `kind`. */
   arm(kind: ErrorKind, primitive: Primitive): Promise<void>;
+  /** The adapter for another deployment against the same fixture (the conformance battery's two-deployment case). */
+  twin?(deployment: string): P;
+  /** Side resources at the fixture (keys, groups, firewalls, scripts, volumes), across deployments. */
+  countSide?(): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -15,9 +15,10 @@ describe('gcp map', () => {
   it('label values are lowercase [a-z0-9_-] and at most 63 chars; names are validated', () => {
     expect(labelValue('Team.Prod/EU')).toBe('team-prod-eu');
     expect(labelValue('x'.repeat(80))).toHaveLength(63);
-    expect(resourceName('gpu1')).toBe('gpuprov-gpu1');
-    expect(() => resourceName('GPU_1')).toThrow(expect.objectContaining({ kind: 'InvalidRequest' }));
-    expect(() => resourceName('a'.repeat(60))).toThrow(expect.objectContaining({ kind: 'InvalidRequest' }));
+    expect(resourceName('gpu1', 'prod')).toMatch(/^gpuprov-gpu1-[0-9a-f]{6}$/);
+    expect(resourceName('gpu1', 'prod')).not.toBe(resourceName('gpu1', 'staging'));
+    expect(() => resourceName('GPU_1', 'prod')).toThrow(expect.objectContaining({ kind: 'InvalidRequest' }));
+    expect(() => resourceName('a'.repeat(60), 'prod')).toThrow(expect.objectContaining({ kind: 'InvalidRequest' }));
   });
 
   it('has a literal status for every documented Compute status; TERMINATED is Stopped', () => {

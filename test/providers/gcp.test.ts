@@ -1,3 +1,4 @@
+import { ownedName } from '../../src/providers/deployment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/core/errors';
 import { GcpProvider, fromEnv } from '../../src/providers/gcp';
@@ -33,7 +34,7 @@ describe('gcp adapter', () => {
 
   it('creates with a deterministic requestId, labels, ssh-keys, user-data, GPU scheduling and a tagged firewall', async () => {
     const [offer] = await planned(d.provider, GCP_REQUEST);
-    const spec = specFor('body-check', { owner: 'Team.Prod', openPorts: [22, 6443], bootScript: { script: 'echo hi', env: { A: '1' } } });
+    const spec = specFor('body-check', { openPorts: [22, 6443], bootScript: { script: 'echo hi', env: { A: '1' } } });
     const prepared = await d.provider.prepare(offer!, spec);
     const id = await d.provider.create(offer!, prepared, spec);
     const again = await d.provider.create(offer!, prepared, spec); // same requestId → same operation
@@ -48,23 +49,26 @@ describe('gcp adapter', () => {
       guestAccelerators: { acceleratorType: string }[];
       metadata: { items: { key: string; value: string }[] };
     };
-    expect(body.name).toBe('gpuprov-body-check');
-    expect(body.labels).toEqual({ 'gpuprov-vm-name': 'body-check', 'gpuprov-owner': 'team-prod' });
+    const name = ownedName('body-check', 'conformance');
+    expect(body.name).toBe(name);
+    expect(body.labels).toEqual({ 'gpuprov-vm-name': 'body-check', 'gpuprov-owner': 'conformance' });
     expect(body.scheduling.onHostMaintenance).toBe('TERMINATE');
     expect(body.guestAccelerators[0]!.acceleratorType).toMatch(/zones\/us-central1-a\/acceleratorTypes\/nvidia-tesla-t4$/);
     const meta = Object.fromEntries(body.metadata.items.map((i) => [i.key, i.value]));
     expect(meta['ssh-keys']).toBe(`ubuntu:${spec.publicKeys[0]}`);
     expect(meta['user-data']).toMatch(/^#cloud-config\n/);
-    expect(body.tags.items).toEqual(['gpuprov-body-check']);
-    const fw = d.server.firewalls.get('gpuprov-body-check')!;
-    expect(fw.targetTags).toEqual(['gpuprov-body-check']);
+    expect(body.tags.items).toEqual([name]);
+    const fw = d.server.firewalls.get(name)!;
+    expect(fw.targetTags).toEqual([name]);
     expect(fw.allowed).toEqual([{ IPProtocol: 'tcp', ports: ['22', '6443'] }]);
     // A different attempt key with the name taken: 409 alreadyExists → adopt the same instance.
     const adopted = await d.provider.create(offer!, prepared, { ...spec, idempotencyKey: 'another-attempt' });
     expect(adopted).toBe(id);
     expect(d.server.instances.size).toBe(1);
     // Someone else's instance under our name is not adopted.
-    await expect(d.provider.create(offer!, prepared, { ...spec, owner: 'other', idempotencyKey: 'third' })).rejects.toMatchObject({ kind: 'InvalidRequest' });
+    d.server.instances.get(`us-central1-a/${name}`)!.labels['gpuprov-owner'] = 'other';
+    await expect(d.provider.create(offer!, prepared, { ...spec, idempotencyKey: 'third' })).rejects.toMatchObject({ kind: 'InvalidRequest' });
+    d.server.instances.get(`us-central1-a/${name}`)!.labels['gpuprov-owner'] = 'conformance';
     const at = { cloud: 'gcp', region: 'us-central1', zone: 'us-central1-a' };
     await d.provider.delete(at, spec.vmName, [id]);
     d.server.tick();
@@ -113,8 +117,8 @@ describe('gcp adapter', () => {
   it('observe follows nextPageToken and maps TERMINATED to Stopped', async () => {
     const small = await startGcpDouble();
     try {
-      for (const n of ['p1', 'p2']) small.server.seed('us-central1-b', `gpuprov-pg-${n}`, { 'gpuprov-vm-name': 'pg', 'gpuprov-owner': 'x' });
-      small.server.seed('us-central1-b', 'gpuprov-pg-p3', { 'gpuprov-vm-name': 'pg', 'gpuprov-owner': 'x' }, 'TERMINATED');
+      for (const n of ['p1', 'p2']) small.server.seed('us-central1-b', `gpuprov-pg-${n}`, { 'gpuprov-vm-name': 'pg', 'gpuprov-owner': 'default' });
+      small.server.seed('us-central1-b', 'gpuprov-pg-p3', { 'gpuprov-vm-name': 'pg', 'gpuprov-owner': 'default' }, 'TERMINATED');
       small.server.seed('us-central1-b', 'gpuprov-other', { 'gpuprov-vm-name': 'other' });
       const paged = new GcpProvider({ project: small.server.project, endpoint: small.server.url, pageSize: 2 });
       const at = { cloud: 'gcp', region: 'us-central1', zone: 'us-central1-b' };

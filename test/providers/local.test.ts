@@ -127,7 +127,7 @@ describeEachSshd('local cloud with a real SSH server', (mode) => {
     const id = await cloud.provider.create(offer, await cloud.provider.prepare(offer, s), s);
 
     const labels = JSON.parse(await readFile(join(cloud.root, 'instances', id, 'labels.json'), 'utf8'));
-    expect(labels).toMatchObject({ vmName: 'ssh-me', owner: 'local-test', region: 'local-a', instanceType: 'cpu-small', idempotencyKey: 'ssh-me-key' });
+    expect(labels).toMatchObject({ vmName: 'ssh-me', owner: 'conformance', region: 'local-a', instanceType: 'cpu-small', idempotencyKey: 'ssh-me-key' });
     expect(Date.parse(labels.createdAt)).toBeGreaterThan(0);
     const config = await readFile(join(cloud.root, 'instances', id, 'sshd_config'), 'utf8');
     expect(config).toMatch(/^ListenAddress 127\.0\.0\.1$/m);
@@ -244,7 +244,7 @@ describeEachSshd('local cloud with a real SSH server', (mode) => {
     const s = spec('prep');
     const a = await cloud.provider.prepare(offer, s);
     expect(await cloud.provider.prepare(offer, s)).toEqual(a);
-    const dir = join(cloud.root, 'vms', 'local-a', 'prep');
+    const dir = join(cloud.root, 'vms', 'local-a', 'conformance', 'prep');
     expect((await stat(dir)).isDirectory()).toBe(true);
     await cloud.provider.cleanup(A, 'prep');
     await expect(stat(dir)).rejects.toThrow();
@@ -257,7 +257,7 @@ describeEachSshd('local cloud with a real SSH server', (mode) => {
     const createdAt = new Date(Date.now() - 120_000).toISOString();
     await writeFile(
       join(dir, 'labels.json'),
-      JSON.stringify({ vmName: 'crashed', owner: 'o', region: 'local-a', instanceType: 'cpu-small', idempotencyKey: 'k', createdAt }),
+      JSON.stringify({ vmName: 'crashed', owner: 'conformance', region: 'local-a', instanceType: 'cpu-small', idempotencyKey: 'k', createdAt }),
     );
     expect(await cloud.provider.observe(A, 'crashed')).toEqual([
       expect.objectContaining({ id: 'lc-00000000abcd', status: 'Failed', reason: expect.stringContaining('create did not finish') }),

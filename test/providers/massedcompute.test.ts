@@ -1,3 +1,4 @@
+import { ownedName } from '../../src/providers/deployment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { fromEnv, MassedComputeProvider } from '../../src/providers/massedcompute';
@@ -76,7 +77,7 @@ describe('massedcompute specifics', () => {
     expect(d.server.keys).toHaveLength(1);
     const id = await d.provider.create(offer!, prepared, spec);
     const vm = d.server.vms.get(id)!;
-    expect(vm).toMatchObject({ name: 'gpuprov-mc-boot', regionName: 'any', product: 'gpu_1x_l40' });
+    expect(vm).toMatchObject({ name: ownedName('mc-boot', 'conformance'), regionName: 'any', product: 'gpu_1x_l40' });
     expect(vm.command).toContain("export X='y z'");
     expect(vm.command.startsWith('#!/bin/bash')).toBe(true);
   });

@@ -156,13 +156,13 @@ describe('nebius: vendor specifics against the fixture', () => {
 
   it('creates with labels, cloud-init keys, the prepared boot disk; a failed Operation is classified; cleanup deletes the disk', async () => {
     const [offer] = await planned(d.provider, { vmName: 'v', gpu: { model: 'H100', count: 1 }, k8s: false, regions: ['eu-north1'] });
-    const spec = specFor('nb-Vendor.1', { owner: 'ns.prod', bootScript: { script: 'echo hi', env: { A: '1' } } });
+    const spec = specFor('nb-Vendor.1', { bootScript: { script: 'echo hi', env: { A: '1' } } });
     const prepared = await d.provider.prepare(offer!, spec);
     d.server.arm('InstanceService.Create', 'capacityOp');
     await expect(d.provider.create(offer!, prepared, spec)).rejects.toMatchObject({ kind: 'Capacity' });
     const id = await d.provider.create(offer!, prepared, spec);
     const inst = d.server.instances().find((i) => i.metadata.id === id)!;
-    expect(inst.metadata.labels).toEqual({ 'gpuprov-vm-name': 'nb-vendor_1', 'gpuprov-owner': 'ns_prod' });
+    expect(inst.metadata.labels).toEqual({ 'gpuprov-vm-name': 'nb-vendor_1', 'gpuprov-owner': 'conformance' });
     const ci = (inst.spec as { cloud_init_user_data: string }).cloud_init_user_data;
     expect(ci.startsWith('#cloud-config')).toBe(true);
     expect(ci).toContain(spec.publicKeys[0]);

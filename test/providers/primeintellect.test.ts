@@ -1,3 +1,4 @@
+import { ownedName } from '../../src/providers/deployment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { PrimeIntellectProvider, fromEnv } from '../../src/providers/primeintellect';
@@ -133,7 +134,7 @@ describe('primeintellect: vendor specifics against the fixture', () => {
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const body = d.server.pods.get(id)!.body as { pod: Record<string, unknown>; provider: unknown };
     expect(body).toMatchObject({
-      pod: { name: 'gpuprov-pi-life', cloudId: 'c3', gpuType: 'H100_80GB', gpuCount: 1, socket: 'PCIe', dataCenterId: 'US-TX-1' },
+      pod: { name: ownedName('pi-life', 'conformance'), cloudId: 'c3', gpuType: 'H100_80GB', gpuCount: 1, socket: 'PCIe', dataCenterId: 'US-TX-1' },
       provider: { type: 'massedcompute' },
     });
     const at = { cloud: 'primeintellect', region: offer!.region };

@@ -1,3 +1,4 @@
+import { ownedName } from '../../src/providers/deployment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorKind, ProviderError } from '../../src/core/errors';
 import { RunPodProvider, fromEnv } from '../../src/providers/runpod';
@@ -127,7 +128,7 @@ describe('runpod: vendor specifics against the fixture', () => {
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
     const body = d.server.creates.at(-1) as Record<string, unknown>;
     expect(body).toMatchObject({
-      name: 'gpuprov-rp-ssh',
+      name: ownedName('rp-ssh', 'conformance'),
       startSsh: true,
       ports: ['22/tcp', '8888/tcp'],
       dataCenterIds: [offer!.region],

@@ -1,3 +1,4 @@
+import { ownedName } from '../../src/providers/deployment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError, type ErrorKind } from '../../src/core/errors';
 import { VastProvider, fromEnv } from '../../src/providers/vastai';
@@ -171,7 +172,13 @@ describe('vastai: vendor specifics against the fixture', () => {
     });
     const id = await d.provider.create(direct, await d.provider.prepare(direct, spec), spec);
     const body = d.server.instances.get(Number(id))!.body;
-    expect(body).toMatchObject({ label: 'gpuprov-va-direct', runtype: 'ssh_direc ssh_proxy', cancel_unavail: true, client_id: 'me', disk: 50 });
+    expect(body).toMatchObject({
+      label: ownedName('va-direct', 'conformance'),
+      runtype: 'ssh_direc ssh_proxy',
+      cancel_unavail: true,
+      client_id: 'me',
+      disk: 50,
+    });
     expect(body.env).toEqual({ '-p 22:22': '1', GPUPROV_VM_NAME: 'va-direct', GPUPROV_OWNER: expect.any(String) as unknown });
     expect(body.onstart).toMatch(/^#!\/bin\/bash\n/);
     expect(body.onstart).toContain("export X='y'");
@@ -184,7 +191,7 @@ describe('vastai: vendor specifics against the fixture', () => {
     for (let i = 0; i < 3 && obs[0]?.status !== 'Running'; i++) obs = await d.provider.observe(at, 'va-direct');
     expect(obs[0]).toMatchObject({ id, status: 'Running', endpoint: { host: '198.51.100.20', user: 'root' } });
     expect(obs[0]!.endpoint!.port).toBeGreaterThanOrEqual(40000);
-    expect(d.server.lastFilters).toEqual({ label: { eq: 'gpuprov-va-direct' } });
+    expect(d.server.lastFilters).toEqual({ label: { eq: ownedName('va-direct', 'conformance') } });
     await d.provider.delete(at, 'va-direct', [id]);
     expect(d.server.instances.has(Number(id))).toBe(false);
   });

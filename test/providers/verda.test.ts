@@ -102,8 +102,8 @@ describe('verda specifics', () => {
     await d.provider.prepare(offer!, other);
     expect(d.server.sshKeys).toHaveLength(2);
     expect(d.server.scripts.map((s) => s.name)).toEqual([
-      expect.stringMatching(/^gpuprov-vd-a\.[0-9a-f]{8}$/),
-      expect.stringMatching(/^gpuprov-vd-a-b\.[0-9a-f]{8}$/),
+      expect.stringMatching(/^gpuprov-vd-a-[0-9a-f]{6}\.[0-9a-f]{8}$/),
+      expect.stringMatching(/^gpuprov-vd-a-b-[0-9a-f]{6}\.[0-9a-f]{8}$/),
     ]);
     expect(d.server.scripts[0]!.script).toContain("export K='v'");
     const id = await d.provider.create(offer!, a, spec);
@@ -125,7 +125,7 @@ describe('verda specifics', () => {
     expect(d.server.volumes.size).toBe(volumes0 - 1);
     await d.provider.cleanup(at, 'vd-a');
     await d.provider.cleanup(at, 'vd-a');
-    expect(d.server.scripts.map((s) => s.name)).toEqual([expect.stringMatching(/^gpuprov-vd-a-b\./)]);
+    expect(d.server.scripts.map((s) => s.name)).toEqual([expect.stringMatching(/^gpuprov-vd-a-b-[0-9a-f]{6}\./)]);
     await d.provider.cleanup(at, 'vd-a-b');
     expect(d.server.scripts).toHaveLength(0);
   });

@@ -2,7 +2,7 @@ import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, EC2ClientConfig, Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
-import { IDENTITY_TAG } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type { ImageFamily } from './catalog';
 import { redactError } from '../redact';
 import { classify } from './errors';
@@ -54,6 +54,7 @@ const Instance = z.object({
   PublicDnsName: z.string().optional(),
   PrivateIpAddress: z.string().optional(),
   Placement: z.object({ AvailabilityZone: z.string().optional() }).optional(),
+  Tags,
 });
 const Reservations = z.object({
   Reservations: z.array(z.object({ Instances: z.array(Instance).default([]) })).default([]),
@@ -196,14 +197,15 @@ export class Ec2Api {
     return { groupId: g.GroupId, tcpPorts };
   }
 
-  /** Security groups named `name` and tagged with the VM's identity, in any VPC of the region. */
-  async securityGroupIdsByName(region: string, name: string, vmName: string): Promise<string[]> {
+  /** Security groups named `name` and tagged with the VM's identity and deployment, in any VPC of the region. */
+  async securityGroupIdsByName(region: string, name: string, vmName: string, deployment: string): Promise<string[]> {
     const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) =>
       c.send(
         new DescribeSecurityGroupsCommand({
           Filters: [
             { Name: 'group-name', Values: [name] },
             { Name: `tag:${IDENTITY_TAG}`, Values: [vmName] },
+            { Name: `tag:${OWNER_TAG}`, Values: [deployment] },
           ],
         }),
       ),

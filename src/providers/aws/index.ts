@@ -8,11 +8,12 @@ import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
 import { stateDir } from '../../paths';
+import { deploymentOf, ownedName, type DeploymentOption } from '../deployment';
 import { Ec2Api } from './api';
 import { CATALOG } from './catalog';
-import { LIVE_STATES, imageFamilyOf, observedOf, offerFor } from './map';
+import { LIVE_STATES, imageFamilyOf, observedOf, offerFor, tagOf } from './map';
 import { AwsPricing } from './pricing';
 
 /** Tag holding a hash of `spec.idempotencyKey`; `create` looks for it before RunInstances. */
@@ -21,7 +22,7 @@ const IDEM_TAG = 'gpuprov-idem';
 const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
 
 /** Construction options; every one defaults from the environment (see {@link fromEnv}). */
-export interface AwsProviderOptions {
+export interface AwsProviderOptions extends DeploymentOption {
   env?: NodeJS.ProcessEnv;
   /** Regions to plan in; default `AWS_REGIONS` (comma list), else `AWS_REGION`/`AWS_DEFAULT_REGION`, else us-east-1. */
   regions?: string[];
@@ -71,6 +72,8 @@ function hasCredentials(env: NodeJS.ProcessEnv): boolean {
  * the region level: it tries the default subnet of each AZ that offers the type, in AZ order,
  * and moves to the next subnet only on Capacity/Unavailable; the first instance launched ends it.
  * SSH keys and the boot script reach the VM through cloud-init user-data (no key pair).
+ * Identity: tags `gpuprov-vm-name` and `gpuprov-owner` (the deployment), both matched; the per-VM
+ * security group is named `gpuprov-<vm>-<deployment hash>` (names are unique per VPC).
  */
 export class AwsProvider implements CloudProvider {
   readonly name = 'aws';
@@ -79,8 +82,10 @@ export class AwsProvider implements CloudProvider {
   private readonly amiId: string | undefined;
   private readonly usePrivateIp: boolean;
   private readonly pricing: AwsPricing | undefined;
+  readonly deployment: string;
 
   constructor(opts: AwsProviderOptions = {}) {
+    this.deployment = deploymentOf(opts);
     const env = opts.env ?? process.env;
     if (!opts.credentials && !hasCredentials(env)) {
       throw new ProviderError(
@@ -170,7 +175,7 @@ export class AwsProvider implements CloudProvider {
     return [
       { Key: 'Name', Value: identityName(spec.vmName) },
       { Key: IDENTITY_TAG, Value: spec.vmName },
-      { Key: OWNER_TAG, Value: spec.owner },
+      { Key: OWNER_TAG, Value: this.deployment },
     ];
   }
 
@@ -196,7 +201,7 @@ export class AwsProvider implements CloudProvider {
       });
     }
 
-    const groupName = identityName(spec.vmName);
+    const groupName = ownedName(spec.vmName, this.deployment);
     const ports = [...new Set([22, ...spec.openPorts])].sort((a, b) => a - b);
     const found = await this.api.findSecurityGroup(region, vpcId, groupName);
     const groupId =
@@ -294,6 +299,7 @@ export class AwsProvider implements CloudProvider {
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const filters: Filter[] = [
       { Name: `tag:${IDENTITY_TAG}`, Values: [vmName] },
+      { Name: `tag:${OWNER_TAG}`, Values: [this.deployment] },
       { Name: 'instance-state-name', Values: LIVE_STATES },
     ];
     if (at.zone) filters.push({ Name: 'availability-zone', Values: [at.zone] });
@@ -301,9 +307,28 @@ export class AwsProvider implements CloudProvider {
     return found.flatMap((i) => observedOf(this.name, at.region, i, this.usePrivateIp) ?? []);
   }
 
+  async inventory(at: Location): Promise<Owned[]> {
+    const filters: Filter[] = [
+      { Name: `tag:${OWNER_TAG}`, Values: [this.deployment] },
+      { Name: 'instance-state-name', Values: LIVE_STATES },
+    ];
+    if (at.zone) filters.push({ Name: 'availability-zone', Values: [at.zone] });
+    return (await this.api.describeInstances(at.region, filters)).flatMap((i) => {
+      const vmName = tagOf(i, IDENTITY_TAG);
+      const o = vmName === undefined ? undefined : observedOf(this.name, at.region, i, this.usePrivateIp);
+      return o && vmName !== undefined ? [{ ...o, vmName }] : [];
+    });
+  }
+
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = (await this.observe(at, vmName)).map((o) => o.id);
-    const given = ids.filter((id) => INSTANCE_ID.test(id) && !found.includes(id));
+    let given = ids.filter((id) => INSTANCE_ID.test(id) && !found.includes(id));
+    if (given.length > 0) {
+      // Another deployment's instance is never terminated, even by id.
+      const listed = await this.api.describeInstances(at.region, [{ Name: 'instance-id', Values: given }]);
+      const foreign = new Set(listed.filter((i) => (tagOf(i, OWNER_TAG) ?? this.deployment) !== this.deployment).map((i) => i.InstanceId));
+      given = given.filter((id) => !foreign.has(id));
+    }
     // Two calls: one unknown id fails a whole TerminateInstances batch with NotFound, and the
     // instances found by identity must be terminated regardless.
     for (const batch of [found, given]) {
@@ -317,7 +342,7 @@ export class AwsProvider implements CloudProvider {
 
   /** Delete the per-VM security group; while a terminating instance still uses it, Transient. */
   async cleanup(at: Location, vmName: string): Promise<void> {
-    const groups = await this.api.securityGroupIdsByName(at.region, identityName(vmName), vmName);
+    const groups = await this.api.securityGroupIdsByName(at.region, ownedName(vmName, this.deployment), vmName, this.deployment);
     for (const groupId of groups) {
       try {
         await this.api.deleteSecurityGroup(at.region, groupId);
@@ -329,7 +354,7 @@ export class AwsProvider implements CloudProvider {
 }
 
 /** The AWS provider when credentials are configured (keys, a profile or ~/.aws/credentials), else undefined. */
-export function fromEnv(env: NodeJS.ProcessEnv): CloudProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): CloudProvider | undefined {
   if (!hasCredentials(env) || (env.AWS_ACCESS_KEY_ID && !env.AWS_SECRET_ACCESS_KEY)) return undefined;
-  return new AwsProvider({ env });
+  return new AwsProvider({ ...opts, env });
 }

@@ -61,6 +61,12 @@ export interface Ec2Instance {
   PublicDnsName?: string | undefined;
   PrivateIpAddress?: string | undefined;
   Placement?: { AvailabilityZone?: string | undefined } | undefined;
+  Tags?: { Key?: string | undefined; Value?: string | undefined }[] | undefined;
+}
+
+/** The value of tag `key` on an instance. */
+export function tagOf(i: Ec2Instance, key: string): string | undefined {
+  return i.Tags?.find((t) => t.Key === key)?.Value;
 }
 
 function endpointOf(i: Ec2Instance, usePrivateIp: boolean): SshEndpoint | undefined {

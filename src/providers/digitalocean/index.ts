@@ -11,15 +11,31 @@ import {
   type Location,
   type Observed,
   type Offer,
+  type Owned,
   type ResourceRequest,
 } from '../../core/provider';
+import { deploymentOf, type DeploymentOption } from '../deployment';
 import { DEFAULT_BASE_URL, DoApi } from './api';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
-import { CLOUD, SSH_USER, fingerprint, firewallBody, firewallName, identityTag, ownerTag, toObserved, toOffers } from './map';
+import {
+  CLOUD,
+  SSH_USER,
+  deploymentVmTag,
+  fingerprint,
+  firewallBody,
+  firewallName,
+  identityTag,
+  isForeign,
+  ownerTag,
+  toObserved,
+  toOffers,
+  vmNameOf,
+} from './map';
+import type { DoDroplet } from './api';
 import { deleteEach } from '../delete-each';
 
-export interface DigitalOceanOptions {
+export interface DigitalOceanOptions extends DeploymentOption {
   /** DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN). */
   token?: string;
   /** Defaults to DIGITALOCEAN_API_URL, then https://api.digitalocean.com. */
@@ -33,14 +49,17 @@ const Prepared = z.object({ sshKeys: z.array(z.string()).min(1), firewallId: z.s
 
 /**
  * DigitalOcean droplets (GPU and CPU). Identity = tags `gpuprov-vm-name:<vm>` and
- * `gpuprov-owner:<owner>`; the droplet is named `gpuprov-<vm>`. A per-VM cloud firewall, also
- * named `gpuprov-<vm>`, covers droplets carrying the identity tag: SSH in (plus 6443 when asked).
+ * `gpuprov-owner:<deployment>` (both matched); the droplet is named `gpuprov-<vm>`. A per-VM cloud
+ * firewall named `gpuprov-<vm>-<deployment hash>` covers the droplets carrying that name as a tag:
+ * SSH in (plus 6443 when asked).
  */
 export class DigitalOceanProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: DoApi;
+  readonly deployment: string;
 
   constructor(opts: DigitalOceanOptions = {}) {
+    this.deployment = deploymentOf(opts);
     if (!opts.token) throw new ProviderError('Credentials', 'digitalocean: no API token; set DIGITALOCEAN_TOKEN');
     this.api = new DoApi(opts.token, opts.baseUrl ?? DEFAULT_BASE_URL, opts.perPage ?? 200);
   }
@@ -85,12 +104,12 @@ export class DigitalOceanProvider implements CloudProvider {
 
   /** The VM's firewall, created once; it reaches droplets by the identity tag, made first. */
   private async ensureFirewall(spec: InstanceSpec): Promise<string> {
-    const name = firewallName(spec.vmName);
-    const tag = identityTag(spec.vmName);
+    const name = firewallName(spec.vmName, this.deployment);
+    const tag = deploymentVmTag(spec.vmName, this.deployment);
     const existing = (await this.api.firewalls()).find((f) => f.name === name && f.tags.includes(tag));
     if (existing) return existing.id;
     await this.api.createTag(tag);
-    return (await this.api.createFirewall(firewallBody(spec.vmName, spec.openPorts))).id;
+    return (await this.api.createFirewall(firewallBody(spec.vmName, this.deployment, spec.openPorts))).id;
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
@@ -106,26 +125,42 @@ export class DigitalOceanProvider implements CloudProvider {
       size: offer.instanceType,
       image,
       ssh_keys: p.data.sshKeys,
-      tags: [identityTag(spec.vmName), ownerTag(spec.owner)],
+      tags: [identityTag(spec.vmName), ownerTag(this.deployment), deploymentVmTag(spec.vmName, this.deployment)],
       user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
     });
     return String(id);
   }
 
-  async observe(at: Location, vmName: string): Promise<Observed[]> {
-    const tag = identityTag(vmName);
+  /** Droplets carrying `tag` in the region. */
+  private async tagged(at: Location, tag: string): Promise<DoDroplet[]> {
     // Hazard: whether tag_name lists GPU droplets is undocumented, and tag_name cannot be combined
     // with type=gpus; list both and filter by tag client-side.
     const [tagged, gpus] = await Promise.all([this.api.dropletsByTag(tag), this.api.gpuDroplets()]);
     const byId = new Map([...tagged, ...gpus.filter((d) => d.tags.includes(tag))].map((d) => [d.id, d]));
-    return [...byId.values()].filter((d) => d.region.slug === at.region).flatMap((d) => toObserved(d, at) ?? []);
+    return [...byId.values()].filter((d) => d.region.slug === at.region);
+  }
+
+  async observe(at: Location, vmName: string): Promise<Observed[]> {
+    const mine = (await this.tagged(at, identityTag(vmName))).filter((d) => vmNameOf(d, this.deployment) !== undefined);
+    return mine.flatMap((d) => toObserved(d, at) ?? []);
+  }
+
+  /** This deployment's droplets in the region: listed by the owner tag (plus the GPU list, as observe does). */
+  async inventory(at: Location): Promise<Owned[]> {
+    return (await this.tagged(at, ownerTag(this.deployment))).flatMap((d) => {
+      const vmName = vmNameOf(d, this.deployment);
+      const o = vmName === undefined ? undefined : toObserved(d, at);
+      return o && vmName !== undefined ? [{ ...o, vmName }] : [];
+    });
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    const found = await this.observe(at, vmName);
+    const listed = await this.tagged(at, identityTag(vmName));
+    const foreign = new Set(listed.filter((d) => isForeign(d, this.deployment)).map((d) => String(d.id)));
+    const found = listed.filter((d) => vmNameOf(d, this.deployment) !== undefined).flatMap((d) => toObserved(d, at) ?? []);
     // "a destroy is already in progress" is success for an idempotent delete.
     await deleteEach(
-      [...ids, ...found.map((o) => o.id)],
+      [...ids.filter((id) => !foreign.has(id)), ...found.map((o) => o.id)],
       (id) => this.api.deleteDroplet(id),
       (e) => {
         const http = httpErrorOf(e);
@@ -140,16 +175,16 @@ export class DigitalOceanProvider implements CloudProvider {
    * could find); an unused tag bills nothing.
    */
   async cleanup(_at: Location, vmName: string): Promise<void> {
-    const name = firewallName(vmName);
-    const tag = identityTag(vmName);
+    const name = firewallName(vmName, this.deployment);
+    const tag = deploymentVmTag(vmName, this.deployment);
     const mine = (await this.api.firewalls()).filter((f) => f.name === name && f.tags.includes(tag));
     for (const f of mine) await this.api.deleteFirewall(f.id);
   }
 }
 
 /** The DigitalOcean provider when DIGITALOCEAN_TOKEN (or DIGITALOCEAN_ACCESS_TOKEN) is set, else undefined. */
-export function fromEnv(env: NodeJS.ProcessEnv): DigitalOceanProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): DigitalOceanProvider | undefined {
   const token = env.DIGITALOCEAN_TOKEN || env.DIGITALOCEAN_ACCESS_TOKEN;
   if (!token) return undefined;
-  return new DigitalOceanProvider({ token, ...(env.DIGITALOCEAN_API_URL ? { baseUrl: env.DIGITALOCEAN_API_URL } : {}) });
+  return new DigitalOceanProvider({ ...opts, token, ...(env.DIGITALOCEAN_API_URL ? { baseUrl: env.DIGITALOCEAN_API_URL } : {}) });
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { ownedName } from '../deployment';
 import type { CreateFirewallBody, DoDroplet, DoSize } from './api';
 
 export const CLOUD = 'digitalocean';
@@ -24,9 +25,26 @@ export function ownerTag(owner: string): string {
   return `${OWNER_TAG}:${tagSafe(owner)}`;
 }
 
-/** The per-VM firewall's name: `gpuprov-<vm>` with only `[a-zA-Z0-9.-]` (DO's firewall name rule). */
-export function firewallName(vmName: string): string {
-  return identityName(vmName).replace(/[^a-zA-Z0-9.-]/g, '-');
+/** The tag only this deployment's droplets of the VM carry (`gpuprov-<vm>-<deployment hash>`): the firewall targets it. */
+export function deploymentVmTag(vmName: string, deployment: string): string {
+  return tagSafe(ownedName(vmName, deployment));
+}
+
+/** The VM name of a droplet tagged with `deployment`, else undefined (another deployment's, or untagged). */
+export function vmNameOf(d: DoDroplet, deployment: string): string | undefined {
+  if (!d.tags.includes(ownerTag(deployment))) return undefined;
+  const prefix = `${IDENTITY_TAG}:`;
+  return d.tags.find((t) => t.startsWith(prefix))?.slice(prefix.length);
+}
+
+/** Tagged by another deployment: never deleted, even by id. */
+export function isForeign(d: DoDroplet, deployment: string): boolean {
+  return d.tags.some((t) => t.startsWith(`${OWNER_TAG}:`)) && !d.tags.includes(ownerTag(deployment));
+}
+
+/** The per-VM firewall's name: `gpuprov-<vm>-<deployment hash>` with only `[a-zA-Z0-9.-]` (DO's firewall name rule). */
+export function firewallName(vmName: string, deployment: string): string {
+  return ownedName(vmName, deployment).replace(/[^a-zA-Z0-9.-]/g, '-');
 }
 
 const ANYWHERE = ['0.0.0.0/0', '::/0'];
@@ -34,15 +52,15 @@ const ANYWHERE = ['0.0.0.0/0', '::/0'];
 /**
  * The per-VM firewall: inbound SSH, plus the k3s API when the spec opens 6443; every outbound
  * allowed (a DO firewall with no outbound rule blocks all egress: no apt, no k3s download).
- * It covers droplets carrying the VM's identity tag.
+ * It covers this deployment's droplets of the VM (their {@link deploymentVmTag}).
  */
-export function firewallBody(vmName: string, openPorts: readonly number[]): CreateFirewallBody {
+export function firewallBody(vmName: string, deployment: string, openPorts: readonly number[]): CreateFirewallBody {
   const inbound = [22, ...(openPorts.includes(6443) ? [6443] : [])];
   return {
-    name: firewallName(vmName),
+    name: firewallName(vmName, deployment),
     inbound_rules: inbound.map((p) => ({ protocol: 'tcp', ports: String(p), sources: { addresses: ANYWHERE } })),
     outbound_rules: (['tcp', 'udp', 'icmp'] as const).map((protocol) => ({ protocol, ports: '0', destinations: { addresses: ANYWHERE } })),
-    tags: [identityTag(vmName)],
+    tags: [deploymentVmTag(vmName, deployment)],
   };
 }
 

@@ -12,13 +12,15 @@ import {
   type Json,
   type Location,
   type Observed,
+  type Owned,
   type Offer,
   type ResourceRequest,
 } from '../../core/provider';
 import { DockerApi, type CreateBody } from './api';
-import { CLOUD, DEFAULT_IMAGE, REGION, SSH_USER, containerName, hasIdentity, offersFor, sizeOf, toObserved } from './map';
+import { CLOUD, DEFAULT_IMAGE, REGION, SSH_USER, containerName, hasIdentity, isForeign, offersFor, sizeOf, toObserved } from './map';
+import { deploymentOf, type DeploymentOption } from '../deployment';
 
-export interface DockerOptions {
+export interface DockerOptions extends DeploymentOption {
   /** Daemon unix socket (from `DOCKER_HOST=unix:///…`; default `/var/run/docker.sock`). */
   socketPath?: string;
   /** `http://host:port` (from `DOCKER_HOST=tcp://host:port`). */
@@ -38,8 +40,10 @@ class DockerProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: DockerApi;
   private readonly image: string;
+  readonly deployment: string;
 
   constructor(opts: DockerOptions = {}) {
+    this.deployment = deploymentOf(opts);
     this.api = new DockerApi({
       ...(opts.socketPath ? { socketPath: opts.socketPath } : {}),
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
@@ -92,11 +96,11 @@ class DockerProvider implements CloudProvider {
     const ports = [...new Set([22, ...spec.openPorts])];
     const env = [`SSH_AUTHORIZED_KEYS=${spec.publicKeys.join('\n')}`];
     if (spec.bootScript) env.push(`GPUPROV_BOOT_SCRIPT_B64=${Buffer.from(renderShellScript(spec.bootScript), 'utf8').toString('base64')}`);
-    const name = containerName(spec.vmName);
+    const name = containerName(spec.vmName, this.deployment);
     const body: CreateBody = {
       Image: p.data.image,
       Hostname: name.slice(0, 63),
-      Labels: { [IDENTITY_TAG]: spec.vmName, [OWNER_TAG]: spec.owner },
+      Labels: { [IDENTITY_TAG]: spec.vmName, [OWNER_TAG]: this.deployment },
       Env: env,
       ExposedPorts: Object.fromEntries(ports.map((n) => [`${n}/tcp`, {}])),
       HostConfig: {
@@ -120,12 +124,22 @@ class DockerProvider implements CloudProvider {
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     if (at.region !== REGION) return [];
     const list = await this.api.listByLabel(IDENTITY_TAG, vmName);
-    return list.filter((c) => hasIdentity(c, vmName)).map(toObserved);
+    return list.filter((c) => hasIdentity(c, vmName, this.deployment)).map(toObserved);
+  }
+
+  async inventory(at: Location): Promise<Owned[]> {
+    if (at.region !== REGION) return [];
+    return (await this.api.listByLabel(OWNER_TAG, this.deployment)).flatMap((c) => {
+      const vmName = c.Labels?.[IDENTITY_TAG];
+      return vmName !== undefined && hasIdentity(c, vmName, this.deployment) ? [{ ...toObserved(c), vmName }] : [];
+    });
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const found = at.region === REGION ? await this.api.listByLabel(IDENTITY_TAG, vmName) : [];
-    const targets = new Set([...ids, ...found.filter((c) => hasIdentity(c, vmName) && c.State !== 'removing').map((c) => c.Id)]);
+    const foreign = new Set(found.filter((c) => isForeign(c, this.deployment)).map((c) => c.Id));
+    const mine = found.filter((c) => hasIdentity(c, vmName, this.deployment) && c.State !== 'removing').map((c) => c.Id);
+    const targets = new Set([...ids.filter((id) => !foreign.has(id)), ...mine]);
     for (const id of targets) await this.api.remove(id);
   }
 
@@ -137,8 +151,8 @@ class DockerProvider implements CloudProvider {
  * The Docker adapter when a daemon is configured: `DOCKER_HOST=unix:///…` or `tcp://…`, else the
  * default socket if it exists; `undefined` otherwise (there are no credentials to check).
  */
-export function fromEnv(env: NodeJS.ProcessEnv): CloudProvider | undefined {
-  const image = env.GPUPROV_DOCKER_IMAGE ? { image: env.GPUPROV_DOCKER_IMAGE } : {};
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): CloudProvider | undefined {
+  const image = { ...opts, ...(env.GPUPROV_DOCKER_IMAGE ? { image: env.GPUPROV_DOCKER_IMAGE } : {}) };
   const host = env.DOCKER_HOST;
   if (host?.startsWith('unix://')) return new DockerProvider({ socketPath: host.slice('unix://'.length), ...image });
   if (host?.startsWith('tcp://')) return new DockerProvider({ baseUrl: `http://${host.slice('tcp://'.length)}`, ...image });

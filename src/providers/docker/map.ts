@@ -1,5 +1,6 @@
 /** Pure Docker → gpuprov mapping: status table, endpoint, offers, identity. */
-import { IDENTITY_TAG, type InstanceStatus, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
+import { ownedName } from '../deployment';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
 import type { ContainerSummary, Info } from './api';
 
 export const CLOUD = 'docker';
@@ -50,9 +51,9 @@ export function sizeOf(instanceType: string): (typeof SIZES)[number] | undefined
   return SIZES.find((s) => s.instanceType === instanceType);
 }
 
-/** Container name: `gpuprov-<vm>` within Docker's `[a-zA-Z0-9][a-zA-Z0-9_.-]+`. */
-export function containerName(vmName: string): string {
-  return `gpuprov-${vmName.replace(/[^a-zA-Z0-9_.-]/g, '-')}`;
+/** Container name (unique per daemon): `gpuprov-<vm>-<deployment hash>` within Docker's `[a-zA-Z0-9][a-zA-Z0-9_.-]+`. */
+export function containerName(vmName: string, deployment: string): string {
+  return ownedName(vmName.replace(/[^a-zA-Z0-9_.-]/g, '-'), deployment);
 }
 
 /** The published host port of 22/tcp: `127.0.0.1:<PublicPort>` (a wildcard bind is reached on loopback too). */
@@ -72,6 +73,13 @@ export function toObserved(c: ContainerSummary): Observed {
   return o;
 }
 
-export function hasIdentity(c: ContainerSummary, vmName: string): boolean {
-  return c.Labels?.[IDENTITY_TAG] === vmName;
+/** The container carries this VM's identity and this deployment's owner label. */
+export function hasIdentity(c: ContainerSummary, vmName: string, deployment: string): boolean {
+  return c.Labels?.[IDENTITY_TAG] === vmName && c.Labels[OWNER_TAG] === deployment;
+}
+
+/** Labelled by another deployment: never removed, even by id. */
+export function isForeign(c: ContainerSummary, deployment: string): boolean {
+  const owner = c.Labels?.[OWNER_TAG];
+  return owner !== undefined && owner !== deployment;
 }

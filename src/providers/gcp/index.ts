@@ -1,13 +1,15 @@
 /**
- * The GCP Compute Engine adapter: zonal instances named `gpuprov-<vm>` and labelled with the
- * VM identity, a per-VM firewall rule targeted by network tag, cloud-init through `user-data`.
+ * The GCP Compute Engine adapter: zonal instances named `gpuprov-<vm>-<deployment hash>` and
+ * labelled with the VM identity and the deployment (both matched), a per-VM firewall rule of the
+ * same name targeted by network tag, cloud-init through `user-data`.
  */
 import { join } from 'node:path';
 import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
+import { deploymentOf, type DeploymentOption } from '../deployment';
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
 import { findAdcFile, findProject, parseRegions } from './config';
@@ -19,6 +21,7 @@ import {
   identityFilter,
   instanceBody,
   labelValue,
+  ownerFilter,
   regionOfZone,
   requestIdFor,
   resourceName,
@@ -28,7 +31,7 @@ import {
 } from './map';
 
 /** Settings of {@link GcpProvider}; `fromEnv` fills them from the environment. */
-export interface GcpOptions {
+export interface GcpOptions extends DeploymentOption {
   /** Project id (`GOOGLE_CLOUD_PROJECT` / `GCLOUD_PROJECT`). */
   project?: string;
   /** ADC / service-account JSON file (`GOOGLE_APPLICATION_CREDENTIALS` or gcloud's ADC file). */
@@ -80,9 +83,11 @@ export class GcpProvider implements CloudProvider {
   private readonly insertWaitMs: number;
   private readonly network: string;
   private readonly pricing: GcpPricing | undefined;
+  readonly deployment: string;
 
   /** Throws `Credentials` when the project or (outside a test endpoint) the credentials file is missing. */
   constructor(opts: GcpOptions) {
+    this.deployment = deploymentOf(opts);
     if (!opts.project) throw new ProviderError('Credentials', 'gcp: no project: set GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT)');
     if (!opts.keyFilename && !opts.endpoint) {
       throw new ProviderError(
@@ -151,7 +156,7 @@ export class GcpProvider implements CloudProvider {
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
-    const name = resourceName(spec.vmName);
+    const name = resourceName(spec.vmName, this.deployment);
     const image = await this.imageFor(offer, spec);
     const network = `projects/${this.api.project}/global/networks/${this.network}`;
     if (!(await this.api.getFirewall(name))) {
@@ -164,7 +169,7 @@ export class GcpProvider implements CloudProvider {
         allowed: [{ IPProtocol: 'tcp', ports }],
         sourceRanges: ['0.0.0.0/0'],
         targetTags: [name],
-        description: `gpuprov ${IDENTITY_TAG}=${labelValue(spec.vmName)} ${OWNER_TAG}=${labelValue(spec.owner)}`,
+        description: `gpuprov ${IDENTITY_TAG}=${labelValue(spec.vmName)} ${OWNER_TAG}=${labelValue(this.deployment)}`,
       });
     }
     const prepared: Prepared = { firewall: name, networkTag: name, network, image };
@@ -184,7 +189,7 @@ export class GcpProvider implements CloudProvider {
     const zone = zoneOf(offer);
     const parsed = PreparedSchema.safeParse(prepared);
     if (!parsed.success) throw new ProviderError('InvalidRequest', 'gcp: create needs the JSON returned by prepare');
-    const body = instanceBody(this.api.project, offer, parsed.data, spec);
+    const body = instanceBody(this.api.project, offer, parsed.data, spec, this.deployment);
     const inserted = await this.api.insertInstance(zone, body, requestIdFor(spec.idempotencyKey));
     if (inserted === 'exists') return this.adopt(zone, spec);
     // Stockouts (ZONE_RESOURCE_POOL_EXHAUSTED) and quota errors arrive on the operation, often
@@ -194,37 +199,59 @@ export class GcpProvider implements CloudProvider {
     const failure = operationFailure(op);
     if (failure?.code === 'RESOURCE_ALREADY_EXISTS') return this.adopt(zone, spec);
     if (failure) throw failure;
-    return op.targetId ?? resourceName(spec.vmName);
+    return op.targetId ?? resourceName(spec.vmName, this.deployment);
+  }
+
+  private mine(i: { labels?: Record<string, string> | null | undefined }, vmName: string): boolean {
+    return i.labels?.[IDENTITY_TAG] === labelValue(vmName) && i.labels[OWNER_TAG] === labelValue(this.deployment);
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const zone = zoneOf(at);
     const found = await this.api.listInstances(zone, identityFilter(vmName));
-    return found.filter((i) => i.labels?.[IDENTITY_TAG] === labelValue(vmName)).map((i) => toObserved(i, { ...at, region: regionOfZone(zone), zone }));
+    return found.filter((i) => this.mine(i, vmName)).map((i) => toObserved(i, { ...at, region: regionOfZone(zone), zone }));
+  }
+
+  /**
+   * This deployment's instances (owner label filter) in `at.zone`; without a zone, in every zone of
+   * the region (the zone list, then one paged list per zone: Compute lists instances per zone).
+   */
+  async inventory(at: Location): Promise<Owned[]> {
+    const zones = at.zone ? [at.zone] : (await this.api.listZones()).map((z) => z.name).filter((z) => regionOfZone(z) === at.region);
+    const owned: Owned[] = [];
+    for (const zone of zones) {
+      for (const i of await this.api.listInstances(zone, ownerFilter(this.deployment))) {
+        const vmName = i.labels?.[IDENTITY_TAG];
+        if (vmName === undefined || i.labels?.[OWNER_TAG] !== labelValue(this.deployment)) continue;
+        owned.push({ ...toObserved(i, { cloud: CLOUD, region: regionOfZone(zone), zone }), vmName });
+      }
+    }
+    return owned;
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const zone = zoneOf(at);
     const found = await this.api.listInstances(zone, identityFilter(vmName));
-    const targets = new Set(found.filter((i) => i.labels?.[IDENTITY_TAG] === labelValue(vmName)).map((i) => i.name));
+    const targets = new Set(found.filter((i) => this.mine(i, vmName)).map((i) => i.name));
+    const foreign = new Set(found.filter((i) => !this.mine(i, vmName)).flatMap((i) => [i.name, i.id]));
     for (const id of ids) {
       // A numeric id not listed under the identity is already gone; names are deleted as given
-      // (Compute paths take names; 404 = gone).
-      if (!/^\d+$/.test(id) && !found.some((i) => i.id === id)) targets.add(id);
+      // (Compute paths take names; 404 = gone), never another deployment's.
+      if (!/^\d+$/.test(id) && !found.some((i) => i.id === id) && !foreign.has(id)) targets.add(id);
     }
     for (const name of targets) await this.api.deleteInstance(zone, name);
   }
 
   async cleanup(_at: Location, vmName: string): Promise<void> {
-    await this.api.deleteFirewall(resourceName(vmName));
+    await this.api.deleteFirewall(resourceName(vmName, this.deployment));
   }
 
-  /** The instance already named `gpuprov-<vm>` in the zone: ours (same owner label) → its id. */
+  /** The instance already named `gpuprov-<vm>-<deployment hash>` in the zone: ours (same owner label) → its id. */
   private async adopt(zone: string, spec: InstanceSpec): Promise<string> {
-    const name = resourceName(spec.vmName);
+    const name = resourceName(spec.vmName, this.deployment);
     const inst = await this.api.getInstance(zone, name);
     if (!inst) throw new ProviderError('Transient', `gcp: ${name} exists in ${zone} but could not be read yet`);
-    if (inst.labels?.[OWNER_TAG] !== labelValue(spec.owner)) {
+    if (inst.labels?.[OWNER_TAG] !== labelValue(this.deployment)) {
       throw new ProviderError(
         'InvalidRequest',
         `gcp: instance ${name} in ${zone} belongs to another deployment (${OWNER_TAG}=${inst.labels?.[OWNER_TAG] ?? 'none'})`,
@@ -243,12 +270,13 @@ function zoneOf(at: { zone?: string | undefined }): string {
  * The GCP adapter from the environment, or `undefined` when no project or no credentials are
  * found. `GCP_COMPUTE_ENDPOINT` (tests) stands in for credentials.
  */
-export function fromEnv(env: NodeJS.ProcessEnv): GcpProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): GcpProvider | undefined {
   const keyFilename = findAdcFile(env);
   const project = findProject(env, keyFilename);
   const endpoint = env.GCP_COMPUTE_ENDPOINT;
   if (!project || (!keyFilename && !endpoint)) return undefined;
   return new GcpProvider({
+    ...opts,
     project,
     regions: parseRegions(env.GCP_REGIONS),
     ...(keyFilename ? { keyFilename } : {}),

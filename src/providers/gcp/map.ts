@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
+import { ownedName } from '../deployment';
 import type { InstanceSpec, InstanceStatus, Location, Observed, Offer } from '../../core/provider';
 import { PRICE_DATE, type CatalogEntry } from './catalog';
 import type { PriceLookup } from '../price-cache';
@@ -31,9 +32,12 @@ export const STATUS: Record<string, InstanceStatus> = {
 
 const RESOURCE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-/** The instance and firewall name: `gpuprov-<vm>`, a valid Compute resource name or InvalidRequest. */
-export function resourceName(vmName: string): string {
-  const name = identityName(vmName);
+/**
+ * The instance, firewall and network-tag name: `gpuprov-<vm>-<deployment hash>` (names are unique
+ * per zone/project, so two deployments' `gpu1` need two), a valid Compute resource name or InvalidRequest.
+ */
+export function resourceName(vmName: string, deployment: string): string {
+  const name = ownedName(vmName, deployment);
   if (!RESOURCE_NAME.test(name)) {
     throw new ProviderError('InvalidRequest', `gcp: "${name}" is not a valid Compute resource name (lowercase letters, digits, '-', at most 63 characters)`);
   }
@@ -48,9 +52,14 @@ export function labelValue(s: string): string {
     .slice(0, 63);
 }
 
-/** The Compute list filter that selects this VM's instances. */
+/** The Compute list filter that selects this VM's instances (every deployment's: the owner label is matched client-side). */
 export function identityFilter(vmName: string): string {
   return `labels.${IDENTITY_TAG} = "${labelValue(vmName)}"`;
+}
+
+/** The Compute list filter that selects one deployment's instances. */
+export function ownerFilter(deployment: string): string {
+  return `labels.${OWNER_TAG} = "${labelValue(deployment)}"`;
 }
 
 /**
@@ -118,16 +127,16 @@ export interface Prepared {
 }
 
 /** The `instances.insert` body for this offer and VM. */
-export function instanceBody(project: string, offer: Offer, prepared: Prepared, spec: InstanceSpec): Record<string, unknown> {
+export function instanceBody(project: string, offer: Offer, prepared: Prepared, spec: InstanceSpec, deployment: string): Record<string, unknown> {
   const zone = offer.zone ?? '';
   const extra = (offer.extra ?? {}) as { acceleratorType?: string; acceleratorCount?: number };
   const accelerators = extra.acceleratorType
     ? [{ acceleratorType: `projects/${project}/zones/${zone}/acceleratorTypes/${extra.acceleratorType}`, acceleratorCount: extra.acceleratorCount ?? 1 }]
     : [];
   return {
-    name: resourceName(spec.vmName),
+    name: resourceName(spec.vmName, deployment),
     machineType: `zones/${zone}/machineTypes/${offer.instanceType}`,
-    labels: { [IDENTITY_TAG]: labelValue(spec.vmName), [OWNER_TAG]: labelValue(spec.owner) },
+    labels: { [IDENTITY_TAG]: labelValue(spec.vmName), [OWNER_TAG]: labelValue(deployment) },
     tags: { items: [prepared.networkTag] },
     disks: [{ boot: true, autoDelete: true, initializeParams: { sourceImage: prepared.image, diskSizeGb: String(spec.diskGb ?? (offer.gpu ? 200 : 20)) } }],
     networkInterfaces: [{ network: prepared.network, accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],

@@ -11,15 +11,17 @@ import {
   type Location,
   type Observed,
   type Offer,
+  type Owned,
   type ResourceRequest,
 } from '../../core/provider';
+import { deploymentOf, type DeploymentOption } from '../deployment';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_BASE_URL, HyperstackApi } from './api';
 import { httpErrorOf } from '../http';
-import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, environmentFor, hasIdentity, identityLabels, isForeign, toObserved, toOffers, vmNameOf } from './map';
 import { deleteEach } from '../delete-each';
 
-export interface HyperstackOptions {
+export interface HyperstackOptions extends DeploymentOption {
   /** HYPERSTACK_API_KEY. */
   apiKey?: string;
   /** Defaults to HYPERSTACK_API_URL, then the public API. */
@@ -37,15 +39,18 @@ const Prepared = z.object({ environment: z.string().min(1), keyName: z.string().
 
 /**
  * Hyperstack (NexGen Cloud) VMs. One environment per region (`gpuprov-<region>`) holds the
- * hashed-name key pair; VMs are named `gpuprov-<vm>` and labelled with the identity.
+ * hashed-name key pair; VMs are named `gpuprov-<vm>` and labelled with the identity and the deployment
+ * (matched on both: another deployment's `gpuprov-<vm>` is invisible).
  */
 export class HyperstackProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: HyperstackApi;
   private readonly image: string;
   private readonly pageSize: number;
+  readonly deployment: string;
 
   constructor(opts: HyperstackOptions = {}) {
+    this.deployment = deploymentOf(opts);
     if (!opts.apiKey) throw new ProviderError('Credentials', 'hyperstack: no API key; set HYPERSTACK_API_KEY');
     this.api = new HyperstackApi(opts.apiKey, opts.baseUrl ?? DEFAULT_BASE_URL);
     this.image = opts.image ?? DEFAULT_IMAGE;
@@ -108,7 +113,7 @@ export class HyperstackProvider implements CloudProvider {
       key_name: p.data.keyName,
       count: 1,
       user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
-      labels: identityLabels(spec.vmName, spec.owner),
+      labels: identityLabels(spec.vmName, this.deployment),
       assign_floating_ip: true,
       // Port randomization would remap 22 to a random port.
       enable_port_randomization: false,
@@ -128,12 +133,28 @@ export class HyperstackProvider implements CloudProvider {
     const environment = environmentFor(at.region);
     // `search` may match by substring: filter by the exact identity client-side.
     const vms = await this.api.listVms(environment, identityName(vmName), this.pageSize);
-    return vms.filter((v) => hasIdentity(v, vmName, environment)).flatMap((v) => toObserved(v, at) ?? []);
+    return vms.filter((v) => hasIdentity(v, vmName, this.deployment, environment)).flatMap((v) => toObserved(v, at) ?? []);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    const found = await this.observe(at, vmName);
-    await deleteEach([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) => this.api.deleteVm(id));
+    const environment = environmentFor(at.region);
+    const vms = await this.api.listVms(environment, identityName(vmName), this.pageSize);
+    const foreign = new Set(vms.filter((v) => isForeign(v, this.deployment)).map((v) => String(v.id)));
+    const found = vms.filter((v) => hasIdentity(v, vmName, this.deployment, environment)).flatMap((v) => toObserved(v, at) ?? []);
+    const targets = [...ids.filter((id) => !foreign.has(id)), ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)];
+    await deleteEach(targets, (id) => this.api.deleteVm(id));
+  }
+
+  /** Every VM of the region's environment named `gpuprov-…` (one paged search), kept when labelled with this deployment. */
+  async inventory(at: Location): Promise<Owned[]> {
+    const environment = environmentFor(at.region);
+    const owned: Owned[] = [];
+    for (const v of await this.api.listVms(environment, 'gpuprov-', this.pageSize)) {
+      const vmName = vmNameOf(v, this.deployment);
+      const o = vmName !== undefined && hasIdentity(v, vmName, this.deployment, environment) ? toObserved(v, at) : undefined;
+      if (o && vmName !== undefined) owned.push({ ...o, vmName });
+    }
+    return owned;
   }
 
   /** The environment and key pair are shared per region and key; nothing per VM to remove. */
@@ -141,10 +162,11 @@ export class HyperstackProvider implements CloudProvider {
 }
 
 /** The Hyperstack provider when HYPERSTACK_API_KEY is set, else undefined. */
-export function fromEnv(env: NodeJS.ProcessEnv): HyperstackProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): HyperstackProvider | undefined {
   const apiKey = env.HYPERSTACK_API_KEY;
   if (!apiKey) return undefined;
   return new HyperstackProvider({
+    ...opts,
     apiKey,
     ...(env.HYPERSTACK_API_URL ? { baseUrl: env.HYPERSTACK_API_URL } : {}),
     ...(env.HYPERSTACK_IMAGE ? { image: env.HYPERSTACK_IMAGE } : {}),

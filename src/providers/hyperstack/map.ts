@@ -1,4 +1,4 @@
-import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
 import { envName, type HsFlavor, type HsInstance, type HsPrice } from './api';
 
 export const CLOUD = 'hyperstack';
@@ -60,11 +60,27 @@ function labelsOf(i: HsInstance): string[] {
   return (i.labels ?? []).map((l) => (typeof l === 'string' ? l : l.label));
 }
 
-/** True when the VM carries this VM's identity (label, or the identity name where labels are missing). */
-export function hasIdentity(i: HsInstance, vmName: string, environment: string): boolean {
+const labelValue = (i: HsInstance, key: string): string | undefined =>
+  labelsOf(i)
+    .find((l) => l.startsWith(`${key}=`))
+    ?.slice(key.length + 1);
+
+/** The VM name of a VM labelled with `deployment`, else undefined (another deployment's, or unlabelled). */
+export function vmNameOf(i: HsInstance, deployment: string): string | undefined {
+  return labelValue(i, OWNER_TAG) === deployment ? labelValue(i, IDENTITY_TAG) : undefined;
+}
+
+/** Labelled by another deployment: never deleted, even by id. */
+export function isForeign(i: HsInstance, deployment: string): boolean {
+  const owner = labelValue(i, OWNER_TAG);
+  return owner !== undefined && owner !== deployment;
+}
+
+/** True when the VM carries this VM's identity and deployment labels, in `environment`. */
+export function hasIdentity(i: HsInstance, vmName: string, deployment: string, environment: string): boolean {
   const env = envName(i.environment);
   if (env !== undefined && env !== environment) return false;
-  return labelsOf(i).includes(`${IDENTITY_TAG}=${vmName}`) || i.name === identityName(vmName);
+  return vmNameOf(i, deployment) === vmName;
 }
 
 /**

@@ -18,13 +18,15 @@ import {
   type Location,
   type Observed,
   type Offer,
+  type Owned,
   type ResourceRequest,
 } from '../../core/provider';
+import { deploymentOf, type DeploymentOption } from '../deployment';
 import { DEFAULT_LAMBDA_URL, LambdaApi } from './api';
 import { isDuplicate, isNotFound } from './errors';
-import { CLOUD, SSH_USER, hasIdentity, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, hasIdentity, isForeign, toObserved, toOffers, vmNameOf } from './map';
 
-export interface LambdaOptions {
+export interface LambdaOptions extends DeploymentOption {
   /** API key; `LAMBDA_API_KEY` in {@link fromEnv}. */
   apiKey?: string;
   /** Base URL including `/api/v1`; `LAMBDA_API_URL` in {@link fromEnv}. */
@@ -41,8 +43,10 @@ const IMAGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$
 export class LambdaProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: LambdaApi;
+  readonly deployment: string;
 
   constructor(opts: LambdaOptions = {}) {
+    this.deployment = deploymentOf(opts);
     if (!opts.apiKey) throw new ProviderError('Credentials', 'Lambda Cloud: no API key; set LAMBDA_API_KEY');
     this.api = new LambdaApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_LAMBDA_URL });
   }
@@ -94,7 +98,7 @@ export class LambdaProvider implements CloudProvider {
       user_data: renderCloudInit(spec.bootScript, spec.publicKeys.slice(1)),
       tags: [
         { key: IDENTITY_TAG, value: spec.vmName },
-        { key: OWNER_TAG, value: spec.owner },
+        { key: OWNER_TAG, value: this.deployment },
       ],
       // `--image`: an image id (a UUID, GET /images) or a family name (`lambda-stack-24-04`).
       ...(spec.image ? { image: IMAGE_ID.test(spec.image) ? { id: spec.image } : { family: spec.image } } : {}),
@@ -107,16 +111,29 @@ export class LambdaProvider implements CloudProvider {
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const all = await this.api.instances();
     return all
-      .filter((i) => hasIdentity(i, vmName) && (i.region?.name ?? at.region) === at.region)
+      .filter((i) => hasIdentity(i, vmName, this.deployment) && (i.region?.name ?? at.region) === at.region)
       .map((i) => toObserved(i, at))
       .filter((o): o is Observed => o !== undefined);
+  }
+
+  async inventory(at: Location): Promise<Owned[]> {
+    const owned: Owned[] = [];
+    for (const i of await this.api.instances()) {
+      const vmName = vmNameOf(i, this.deployment);
+      const o = vmName !== undefined && (i.region?.name ?? at.region) === at.region ? toObserved(i, at) : undefined;
+      if (o && vmName !== undefined) owned.push({ ...o, vmName });
+    }
+    return owned;
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const all = await this.api.instances();
     // Terminate only what the listing shows alive: an unknown id would fail the whole call.
     const targets = all
-      .filter((i) => ids.includes(i.id) || (hasIdentity(i, vmName) && (i.region?.name ?? at.region) === at.region))
+      .filter(
+        (i) =>
+          (ids.includes(i.id) && !isForeign(i, this.deployment)) || (hasIdentity(i, vmName, this.deployment) && (i.region?.name ?? at.region) === at.region),
+      )
       .filter((i) => i.status !== 'terminated' && i.status !== 'terminating' && i.status !== 'preempted')
       .map((i) => i.id);
     if (targets.length === 0) return;
@@ -132,8 +149,8 @@ export class LambdaProvider implements CloudProvider {
 }
 
 /** The Lambda provider from `LAMBDA_API_KEY` (and optional `LAMBDA_API_URL`), or undefined without a key. */
-export function fromEnv(env: NodeJS.ProcessEnv): LambdaProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): LambdaProvider | undefined {
   const apiKey = env.LAMBDA_API_KEY;
   if (!apiKey) return undefined;
-  return new LambdaProvider({ apiKey, ...(env.LAMBDA_API_URL ? { baseUrl: env.LAMBDA_API_URL } : {}) });
+  return new LambdaProvider({ ...opts, apiKey, ...(env.LAMBDA_API_URL ? { baseUrl: env.LAMBDA_API_URL } : {}) });
 }

@@ -1,5 +1,5 @@
 /** Pure Lambda → gpuprov mapping: offers, status table, identity, SSH endpoint. */
-import { IDENTITY_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
 import type { LambdaInstance, LambdaInstanceTypeEntry } from './api';
 
 export const CLOUD = 'lambda';
@@ -49,10 +49,22 @@ export function toOffers(types: Record<string, LambdaInstanceTypeEntry>, pricedA
   return offers.sort((a, b) => (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0) || a.region.localeCompare(b.region));
 }
 
-/** The instance carries this VM's identity: the tag, else (untagged) the name. */
-export function hasIdentity(inst: LambdaInstance, vmName: string): boolean {
-  const tag = inst.tags?.find((t) => t.key === IDENTITY_TAG);
-  return tag ? tag.value === vmName : inst.name === identityName(vmName);
+const tagOf = (inst: LambdaInstance, key: string): string | undefined => inst.tags?.find((t) => t.key === key)?.value;
+
+/** The VM name of an instance of `deployment` (both tags), else undefined: another deployment's instances are invisible. */
+export function vmNameOf(inst: LambdaInstance, deployment: string): string | undefined {
+  return tagOf(inst, OWNER_TAG) === deployment ? tagOf(inst, IDENTITY_TAG) : undefined;
+}
+
+/** The instance carries this VM's identity in this deployment. */
+export function hasIdentity(inst: LambdaInstance, vmName: string, deployment: string): boolean {
+  return vmNameOf(inst, deployment) === vmName;
+}
+
+/** Tagged by another deployment: never deleted, even by id. */
+export function isForeign(inst: LambdaInstance, deployment: string): boolean {
+  const owner = tagOf(inst, OWNER_TAG);
+  return owner !== undefined && owner !== deployment;
 }
 
 export function toObserved(inst: LambdaInstance, at: Location): Observed | undefined {

@@ -89,8 +89,9 @@ export class LocalApi {
     return join(this.dirOf(id), 'sshd_config');
   }
 
-  vmDir(region: string, vmName: string): string {
-    return join(this.root, 'vms', segment(region), segment(vmName));
+  /** A VM's side state (idempotency claims) of one deployment: two deployments' `gpu1` never share it. */
+  vmDir(region: string, vmName: string, owner: string): string {
+    return join(this.root, 'vms', segment(region), segment(owner), segment(vmName));
   }
 
   /** Decide the instances' SSH server once (see `chooseSshd`). */
@@ -98,15 +99,15 @@ export class LocalApi {
     return classified('ensureBinaries', async () => (this.sshd ??= await chooseSshd(this.mode, this.sshdPath)));
   }
 
-  async ensureVmDir(region: string, vmName: string): Promise<void> {
+  async ensureVmDir(region: string, vmName: string, owner: string): Promise<void> {
     return classified('ensureVmDir', async () => {
-      await mkdir(join(this.vmDir(region, vmName), 'keys'), { recursive: true });
+      await mkdir(join(this.vmDir(region, vmName, owner), 'keys'), { recursive: true });
     });
   }
 
-  async removeVmDir(region: string, vmName: string): Promise<void> {
+  async removeVmDir(region: string, vmName: string, owner: string): Promise<void> {
     return classified('removeVmDir', async () => {
-      await rm(this.vmDir(region, vmName), { recursive: true, force: true });
+      await rm(this.vmDir(region, vmName, owner), { recursive: true, force: true });
     });
   }
 
@@ -192,7 +193,7 @@ export class LocalApi {
    * the key, return its id instead (the caller then drops its own half-made directory).
    */
   private async claimKey(labels: Labels, id: string): Promise<string> {
-    const dir = join(this.vmDir(labels.region, labels.vmName), 'keys');
+    const dir = join(this.vmDir(labels.region, labels.vmName, labels.owner), 'keys');
     await mkdir(dir, { recursive: true });
     const file = join(dir, createHash('sha256').update(labels.idempotencyKey).digest('hex'));
     try {

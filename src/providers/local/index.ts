@@ -7,10 +7,11 @@ import { LocalApi, type SshdMode } from './api';
 import { injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';
 import { CLOUD, isKnownOffer, listOffers, toObserved } from './map';
+import { deploymentOf, type DeploymentOption } from '../deployment';
 
 export { countLive, liveSshdPids } from './procs';
 
-export interface LocalProviderOptions {
+export interface LocalProviderOptions extends DeploymentOption {
   /** Directory holding every instance's state; processes sharing it share the cloud. */
   root: string;
   /** JSON fault file, re-read on every call (see `faults.ts` for its rules). */
@@ -26,15 +27,18 @@ export interface LocalProviderOptions {
  * free port (OpenSSH's `sshd`, or gpuprov's built-in one where that is missing), with its state
  * directory under `root`. Regions `local-a` and
  * `local-b`; types `cpu-small`, `cpu-large` and the fake-GPU `gpu-sim-1`. A fault file can
- * inject errors, ambiguous creates, slow boots and failing deletes.
+ * inject errors, ambiguous creates, slow boots and failing deletes. Every instance records its
+ * deployment (`owner` label): another deployment's instances are invisible and never removed.
  */
 export class LocalProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: LocalApi;
   private readonly faults: Faults;
   private readonly user: string;
+  readonly deployment: string;
 
   constructor(opts: LocalProviderOptions) {
+    this.deployment = deploymentOf(opts);
     this.api = new LocalApi(opts.root, opts.sshd, opts.sshdPath);
     this.faults = new Faults(opts.faultsFile, join(this.api.root, 'faults-state'));
     this.user = userInfo().username;
@@ -66,8 +70,8 @@ export class LocalProvider implements CloudProvider {
     return this.guard(callOf('prepare', offer), async () => {
       checkOffer(offer, spec);
       await this.api.ensureBinaries();
-      await this.api.ensureVmDir(offer.region, spec.vmName);
-      return { stateDir: this.api.vmDir(offer.region, spec.vmName) };
+      await this.api.ensureVmDir(offer.region, spec.vmName, this.deployment);
+      return { stateDir: this.api.vmDir(offer.region, spec.vmName, this.deployment) };
     });
   }
 
@@ -77,7 +81,7 @@ export class LocalProvider implements CloudProvider {
       checkOffer(offer, spec);
       await this.api.ensureBinaries();
       const faults = this.faults.forCreate(call);
-      const id = await this.api.create(offer, spec, faults.bootDelayMs);
+      const id = await this.api.create(offer, { ...spec, owner: this.deployment }, faults.bootDelayMs);
       if (faults.ambiguous !== undefined) throw injected(faults.ambiguous, `${where(call)} after creating ${id}`);
       return id;
     });
@@ -85,7 +89,7 @@ export class LocalProvider implements CloudProvider {
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     return this.guard({ primitive: 'observe', region: at.region }, async () => {
-      const mine = (await this.api.list()).filter((x) => x.labels.vmName === vmName && x.labels.region === at.region);
+      const mine = (await this.api.list()).filter((x) => this.isMine(x.labels, vmName, at));
       const records = await Promise.all(mine.map((x) => this.api.record(x.id, x.labels)));
       return records.map((r) => toObserved(r, this.user));
     });
@@ -94,12 +98,12 @@ export class LocalProvider implements CloudProvider {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     return this.guard({ primitive: 'delete', region: at.region }, async () => {
       await this.api.sweepTrash();
-      const byIdentity = (await this.api.list()).filter((x) => x.labels.vmName === vmName && x.labels.region === at.region).map((x) => x.id);
+      const byIdentity = (await this.api.list()).filter((x) => this.isMine(x.labels, vmName, at)).map((x) => x.id);
       const given: string[] = [];
       for (const id of ids) {
         const labels = await this.api.labels(id);
-        // An id of another region is not at `at`: leave it alone.
-        if (labels === undefined || labels.region === at.region) given.push(id);
+        // An id of another region or another deployment is not ours to remove: leave it alone.
+        if (labels === undefined || (labels.region === at.region && labels.owner === this.deployment)) given.push(id);
       }
       for (const id of new Set([...given, ...byIdentity])) await this.api.remove(id);
     });
@@ -107,8 +111,12 @@ export class LocalProvider implements CloudProvider {
 
   async cleanup(at: Location, vmName: string): Promise<void> {
     return this.guard({ primitive: 'cleanup', region: at.region }, async () => {
-      await this.api.removeVmDir(at.region, vmName);
+      await this.api.removeVmDir(at.region, vmName, this.deployment);
     });
+  }
+
+  private isMine(labels: { vmName: string; owner: string; region: string }, vmName: string, at: Location): boolean {
+    return labels.vmName === vmName && labels.region === at.region && labels.owner === this.deployment;
   }
 
   /** Injected faults first, then the work (LocalApi classifies its own errors). */
@@ -133,9 +141,9 @@ function checkOffer(offer: Offer, spec: InstanceSpec): void {
  * `GPUPROV_LOCAL_FAULTS`, SSH server from `GPUPROV_LOCAL_SSHD` (`openssh` | `builtin`; an
  * unknown value fails the first prepare/create as InvalidRequest).
  */
-export function fromEnv(env: NodeJS.ProcessEnv): LocalProvider {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): LocalProvider {
   const root = env.GPUPROV_LOCAL_ROOT || join(env.HOME || homedir(), '.local', 'state', 'gpuprov', 'local-cloud');
   const faultsFile = env.GPUPROV_LOCAL_FAULTS || undefined;
   const sshd = (env.GPUPROV_LOCAL_SSHD || 'auto') as SshdMode;
-  return new LocalProvider(faultsFile === undefined ? { root, sshd } : { root, faultsFile, sshd });
+  return new LocalProvider(faultsFile === undefined ? { ...opts, root, sshd } : { ...opts, root, faultsFile, sshd });
 }

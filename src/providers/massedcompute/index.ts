@@ -3,7 +3,6 @@ import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import {
-  identityName,
   type Capabilities,
   type CloudProvider,
   type InstanceSpec,
@@ -11,14 +10,16 @@ import {
   type Location,
   type Observed,
   type Offer,
+  type Owned,
   type ResourceRequest,
 } from '../../core/provider';
+import { deletableByName, deploymentOf, ownedName, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';
 import { ANY_REGION, CLOUD, hasIdentity, keyName, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
-export interface MassedComputeOptions {
+export interface MassedComputeOptions extends DeploymentOption {
   /** MASSED_COMPUTE_API_KEY. */
   token?: string;
   /** Defaults to MASSED_COMPUTE_API_URL, then https://vm.massedcompute.com/api/v1. */
@@ -31,7 +32,7 @@ export interface MassedComputeOptions {
 const Prepared = z.object({ imageId: z.number(), sshKeys: z.array(z.string()) });
 
 /**
- * Massed Compute VMs. No tags: the instance name `gpuprov-<vm>` is the identity. No cloud-init:
+ * Massed Compute VMs. No tags: the instance name `gpuprov-<vm>-<deployment hash>` is the identity. No cloud-init:
  * the boot script runs as the launch `command`. Placement is `regionName: "any"`.
  *
  * Listing: `GET /instance` is documented as running instances only, yet its items carry `status`
@@ -43,8 +44,10 @@ export class MassedComputeProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: MassedApi;
   private readonly imageId: number | undefined;
+  readonly deployment: string;
 
   constructor(opts: MassedComputeOptions = {}) {
+    this.deployment = deploymentOf(opts);
     if (!opts.token) throw new ProviderError('Credentials', 'massedcompute: no API key; set MASSED_COMPUTE_API_KEY');
     this.api = new MassedApi(opts.token, opts.baseUrl ?? DEFAULT_BASE_URL);
     this.imageId = opts.imageId;
@@ -96,7 +99,7 @@ export class MassedComputeProvider implements CloudProvider {
       imageId: p.data.imageId,
       productName: offer.instanceType,
       regionName: ANY_REGION,
-      instanceName: identityName(spec.vmName),
+      instanceName: ownedName(spec.vmName, this.deployment),
       sshKeys: p.data.sshKeys,
       ...(spec.bootScript ? { command: renderShellScript(spec.bootScript) } : {}),
     });
@@ -104,12 +107,24 @@ export class MassedComputeProvider implements CloudProvider {
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     // No server-side filter: match the name client-side.
-    return (await this.api.instances()).filter((i) => hasIdentity(i, vmName)).flatMap((i) => toObserved(i, at) ?? []);
+    return (await this.api.instances()).filter((i) => hasIdentity(i, vmName, this.deployment)).flatMap((i) => toObserved(i, at) ?? []);
+  }
+
+  async inventory(at: Location): Promise<Owned[]> {
+    return (await this.api.instances()).flatMap((i) => {
+      const vmName = vmNameOfOwnedName(i.name, this.deployment);
+      const o = vmName === undefined ? undefined : toObserved(i, at);
+      return o && vmName !== undefined ? [{ ...o, vmName }] : [];
+    });
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    const found = await this.observe(at, vmName);
-    await deleteEach([...ids, ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) => this.api.terminate(id));
+    const all = await this.api.instances();
+    const found = all.filter((i) => hasIdentity(i, vmName, this.deployment)).flatMap((i) => toObserved(i, at) ?? []);
+    const named = all.map((i) => ({ id: i.uuid, name: i.name }));
+    await deleteEach([...deletableByName(ids, named, vmName, this.deployment), ...found.filter((o) => o.status !== 'Terminating').map((o) => o.id)], (id) =>
+      this.api.terminate(id),
+    );
   }
 
   /** SSH keys are shared (hash-named); nothing per VM to remove. */
@@ -117,11 +132,12 @@ export class MassedComputeProvider implements CloudProvider {
 }
 
 /** The Massed Compute provider when MASSED_COMPUTE_API_KEY is set, else undefined. */
-export function fromEnv(env: NodeJS.ProcessEnv): MassedComputeProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): MassedComputeProvider | undefined {
   const token = env.MASSED_COMPUTE_API_KEY;
   if (!token) return undefined;
   const imageId = Number(env.MASSED_COMPUTE_IMAGE_ID);
   return new MassedComputeProvider({
+    ...opts,
     token,
     ...(env.MASSED_COMPUTE_API_URL ? { baseUrl: env.MASSED_COMPUTE_API_URL } : {}),
     ...(env.MASSED_COMPUTE_IMAGE_ID && Number.isInteger(imageId) ? { imageId } : {}),

@@ -1,4 +1,5 @@
-import { identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { ownedName } from '../deployment';
 import { keyName as hashedKeyName } from '../ssh-keys';
 import type { MassedInstance, MassedProduct } from './api';
 
@@ -71,8 +72,9 @@ export function toOffers(inventory: Record<string, MassedProduct>, pricedAt: str
   return offers.sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
 }
 
-export function hasIdentity(i: MassedInstance, vmName: string): boolean {
-  return i.name === identityName(vmName);
+/** The instance is this VM's in this deployment: named `gpuprov-<vm>-<deployment hash>`. */
+export function hasIdentity(i: MassedInstance, vmName: string, deployment: string): boolean {
+  return i.name === ownedName(vmName, deployment);
 }
 
 /**

@@ -3,7 +3,19 @@ import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
+import {
+  IDENTITY_TAG,
+  type Capabilities,
+  type CloudProvider,
+  type InstanceSpec,
+  type Json,
+  type Location,
+  type Observed,
+  type Offer,
+  type Owned,
+  type ResourceRequest,
+} from '../../core/provider';
+import { deploymentOf, type DeploymentOption } from '../deployment';
 import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';
 import {
@@ -12,6 +24,7 @@ import {
   diskName,
   hasIdentity,
   identityLabels,
+  isForeign,
   instanceName,
   offersFor,
   platformsParent,
@@ -21,7 +34,7 @@ import {
 } from './map';
 
 /** Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. */
-export interface NebiusOptions {
+export interface NebiusOptions extends DeploymentOption {
   /** IAM access token (`NEBIUS_IAM_TOKEN`, e.g. from `nebius iam get-access-token`); expires within hours. */
   token?: string;
   /** A service account's key (`NEBIUS_SERVICE_ACCOUNT_FILE`), exchanged for IAM tokens that are renewed before expiry. */
@@ -58,8 +71,10 @@ class NebiusProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: NebiusApi;
   private readonly projects: Record<string, string>;
+  readonly deployment: string;
 
   constructor(private readonly opts: NebiusOptions) {
+    this.deployment = deploymentOf(opts);
     if (!opts.token && !opts.serviceAccount)
       throw new ProviderError('Credentials', 'nebius: no credentials; set NEBIUS_SERVICE_ACCOUNT_FILE or NEBIUS_IAM_TOKEN');
     if (!opts.projects || Object.keys(opts.projects).length === 0) {
@@ -124,11 +139,11 @@ class NebiusProvider implements CloudProvider {
     const projectId = this.project(offer.region);
     const subnetId = this.opts.subnetId ?? (await this.api.firstSubnetId(projectId));
     if (!subnetId) throw new ProviderError('InvalidRequest', `nebius: project ${projectId} has no subnet; create a network or set NEBIUS_SUBNET_ID`);
-    const name = diskName(spec.vmName);
+    const name = diskName(spec.vmName, this.deployment);
     let diskId = await this.usableDisk(await this.api.getDiskByName(projectId, name));
     if (!diskId) {
       const op = await this.api.createDisk({
-        metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, spec.owner) },
+        metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, this.deployment) },
         spec: {
           // `--disk-gb` and `--image` (an image family) first, then the worker's settings.
           size_gibibytes: spec.diskGb ?? this.opts.diskGiB ?? 200,
@@ -160,9 +175,9 @@ class NebiusProvider implements CloudProvider {
     const p = Prepared.safeParse(prepared);
     if (!p.success) throw new ProviderError('InvalidRequest', 'nebius: prepared data is not from this adapter');
     const { projectId, subnetId, diskId } = p.data;
-    const name = instanceName(spec.vmName);
+    const name = instanceName(spec.vmName, this.deployment);
     const req: CreateInstanceRequest = {
-      metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, spec.owner) },
+      metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, this.deployment) },
       spec: {
         resources: splitInstanceType(offer.instanceType),
         boot_disk: { attach_mode: 'READ_WRITE', existing_disk: { id: diskId } },
@@ -183,18 +198,28 @@ class NebiusProvider implements CloudProvider {
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const all = await this.api.listInstances(this.project(at.region));
-    return all.filter((i) => hasIdentity(i, vmName)).map((i) => toObserved(i, at.region));
+    return all.filter((i) => hasIdentity(i, vmName, this.deployment)).map((i) => toObserved(i, at.region));
+  }
+
+  async inventory(at: Location): Promise<Owned[]> {
+    const all = await this.api.listInstances(this.project(at.region));
+    return all
+      .filter((i) => !isForeign(i, this.deployment) && i.metadata.labels[IDENTITY_TAG] !== undefined)
+      .filter((i) => hasIdentity(i, i.metadata.labels[IDENTITY_TAG]!, this.deployment))
+      .map((i) => ({ ...toObserved(i, at.region), vmName: i.metadata.labels[IDENTITY_TAG]! }));
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    const found = (await this.api.listInstances(this.project(at.region))).filter((i) => hasIdentity(i, vmName));
+    const all = await this.api.listInstances(this.project(at.region));
+    const found = all.filter((i) => hasIdentity(i, vmName, this.deployment));
+    const foreign = new Set(all.filter((i) => isForeign(i, this.deployment)).map((i) => i.metadata.id));
     const deleting = new Set(found.filter((i) => i.status?.state === 'DELETING').map((i) => i.metadata.id));
-    const targets = new Set([...ids, ...found.map((i) => i.metadata.id)].filter((id) => id && !deleting.has(id)));
+    const targets = new Set([...ids.filter((id) => !foreign.has(id)), ...found.map((i) => i.metadata.id)].filter((id) => id && !deleting.has(id)));
     for (const id of targets) await this.api.deleteInstance(id);
   }
 
   async cleanup(at: Location, vmName: string): Promise<void> {
-    const disk = await this.api.getDiskByName(this.project(at.region), diskName(vmName));
+    const disk = await this.api.getDiskByName(this.project(at.region), diskName(vmName, this.deployment));
     if (!disk || disk.status?.state === 'DELETING') return;
     await this.api.deleteDisk(disk.metadata.id);
   }
@@ -216,11 +241,12 @@ function projectsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undef
  * The Nebius adapter, or `undefined` when no credentials (`NEBIUS_SERVICE_ACCOUNT_FILE`, else
  * `NEBIUS_IAM_TOKEN`) or no project is configured. An unreadable key file throws (Credentials).
  */
-export function fromEnv(env: NodeJS.ProcessEnv): CloudProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): CloudProvider | undefined {
   const projects = projectsFromEnv(env);
   if ((!env.NEBIUS_IAM_TOKEN && !env.NEBIUS_SERVICE_ACCOUNT_FILE) || !projects || Object.keys(projects).length === 0) return undefined;
   const diskGiB = env.NEBIUS_DISK_GIB ? Number(env.NEBIUS_DISK_GIB) : undefined;
   return new NebiusProvider({
+    ...opts,
     ...(env.NEBIUS_SERVICE_ACCOUNT_FILE ? { serviceAccount: readServiceAccountFile(env.NEBIUS_SERVICE_ACCOUNT_FILE) } : { token: env.NEBIUS_IAM_TOKEN! }),
     projects,
     ...(env.NEBIUS_API_ENDPOINT ? { endpoint: env.NEBIUS_API_ENDPOINT } : {}),

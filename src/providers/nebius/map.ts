@@ -1,4 +1,5 @@
 /** Pure Nebius → gpuprov mapping: status table, endpoints, offers, labels. */
+import { deploymentHash } from '../deployment';
 import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
 import type { Instance, Platform } from './api';
 
@@ -38,16 +39,27 @@ export function identityLabels(vmName: string, owner: string): Record<string, st
   return { [IDENTITY_TAG]: labelValue(vmName), [OWNER_TAG]: labelValue(owner) };
 }
 
-export function hasIdentity(inst: Instance, vmName: string): boolean {
-  return inst.metadata.labels[IDENTITY_TAG] === labelValue(vmName);
+/** The instance carries this VM's identity and this deployment's owner label. */
+export function hasIdentity(inst: Instance, vmName: string, deployment: string): boolean {
+  return inst.metadata.labels[IDENTITY_TAG] === labelValue(vmName) && inst.metadata.labels[OWNER_TAG] === labelValue(deployment);
 }
 
-/** Instance names: lower-case hostname-like `gpuprov-<vm>`. */
-export function instanceName(vmName: string): string {
-  return `gpuprov-${vmName.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 63).replace(/-+$/, '');
+/** Labelled by another deployment: never deleted, even by id. */
+export function isForeign(inst: Instance, deployment: string): boolean {
+  const owner = inst.metadata.labels[OWNER_TAG];
+  return owner !== undefined && owner !== labelValue(deployment);
 }
-export function diskName(vmName: string): string {
-  return `${instanceName(vmName).slice(0, 58)}-boot`;
+
+/**
+ * Instance names (unique per project): lower-case hostname-like `gpuprov-<vm>-<deployment hash>`,
+ * the VM part cut so the whole stays within 63 characters.
+ */
+export function instanceName(vmName: string, deployment: string): string {
+  const vm = `gpuprov-${vmName.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 56).replace(/-+$/, '');
+  return `${vm}-${deploymentHash(deployment)}`;
+}
+export function diskName(vmName: string, deployment: string): string {
+  return `${instanceName(vmName, deployment).slice(0, 58)}-boot`;
 }
 
 /** Public IP of the first interface that has one; Nebius reports it CIDR-suffixed (`1.2.3.4/32`). */

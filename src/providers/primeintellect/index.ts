@@ -1,13 +1,12 @@
 /**
  * Prime Intellect adapter. Offers come from availability (one per data centre); the worker's SSH
  * key is registered through the API; the login user, host and port come from `sshConnection`.
- * Identity is the pod name `gpuprov-<vm>` (no tags; the list is filtered client-side).
+ * Identity is the pod name `gpuprov-<vm>-<deployment hash>` (no tags; the list is filtered client-side).
  */
 import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import {
-  identityName,
   type Capabilities,
   type CloudProvider,
   type InstanceSpec,
@@ -15,15 +14,17 @@ import {
   type Location,
   type Observed,
   type Offer,
+  type Owned,
   type ResourceRequest,
 } from '../../core/provider';
+import { deletableByName, deploymentOf, ownedName, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
 import { isConflict, isNotFound } from './errors';
 import { CLOUD, hasIdentity, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
-export interface PrimeIntellectOptions {
+export interface PrimeIntellectOptions extends DeploymentOption {
   /** `PRIME_API_KEY` in {@link fromEnv}. */
   apiKey?: string;
   /** Base URL including `/api/v1`; `PRIME_API_URL` in {@link fromEnv}. */
@@ -56,7 +57,9 @@ export class PrimeIntellectProvider implements CloudProvider {
   private readonly api: PrimeApi;
   private readonly image: string;
 
+  readonly deployment: string;
   constructor(opts: PrimeIntellectOptions = {}) {
+    this.deployment = deploymentOf(opts);
     if (!opts.apiKey) throw new ProviderError('Credentials', 'Prime Intellect: no API key; set PRIME_API_KEY');
     this.api = new PrimeApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_PRIME_URL });
     this.image = opts.image ?? 'ubuntu_22_cuda_12';
@@ -107,7 +110,7 @@ export class PrimeIntellectProvider implements CloudProvider {
     if (!p.success || !x?.cloudId) throw new ProviderError('InvalidRequest', 'Prime Intellect create: offer or prepare data incomplete');
     const sshKeyId = p.data.sshKeyId;
     const pod: Record<string, unknown> = {
-      name: identityName(spec.vmName),
+      name: ownedName(spec.vmName, this.deployment),
       cloudId: x.cloudId,
       gpuType: x.gpuType,
       gpuCount: x.gpuCount,
@@ -115,7 +118,7 @@ export class PrimeIntellectProvider implements CloudProvider {
       sshKeyId,
       envVars: [
         { key: 'GPUPROV_VM_NAME', value: spec.vmName },
-        { key: 'GPUPROV_OWNER', value: spec.owner },
+        { key: 'GPUPROV_OWNER', value: this.deployment },
       ],
       ...(x.socket ? { socket: x.socket } : {}),
       ...(x.dataCenter ? { dataCenterId: x.dataCenter } : {}),
@@ -131,7 +134,7 @@ export class PrimeIntellectProvider implements CloudProvider {
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at));
+    const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, this.deployment, at));
     // The list may lag on connection details: ask the status endpoint for active pods without them.
     const lacking = mine.filter((p) => p.status.toUpperCase() === 'ACTIVE' && !p.sshConnection?.toString().trim()).map((p) => p.id);
     const fresh = lacking.length ? await this.api.podStatus(lacking) : [];
@@ -147,8 +150,19 @@ export class PrimeIntellectProvider implements CloudProvider {
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    const mine = (await this.api.pods()).filter((p) => hasIdentity(p, vmName, at) && !['TERMINATED', 'DELETING'].includes(p.status.toUpperCase()));
-    await deleteEach([...ids, ...mine.map((p) => p.id)], (id) => this.api.deletePod(id), isNotFound);
+    const pods = await this.api.pods();
+    const mine = pods.filter((p) => hasIdentity(p, vmName, this.deployment, at) && !['TERMINATED', 'DELETING'].includes(p.status.toUpperCase()));
+    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...mine.map((p) => p.id)], (id) => this.api.deletePod(id), isNotFound);
+  }
+
+  async inventory(at: Location): Promise<Owned[]> {
+    const owned: Owned[] = [];
+    for (const p of await this.api.pods()) {
+      const vmName = vmNameOfOwnedName(p.name, this.deployment);
+      const o = vmName !== undefined && hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined;
+      if (o && vmName !== undefined) owned.push({ ...o, vmName });
+    }
+    return owned;
   }
 
   /** Nothing per VM: the registered key is shared by every pod of this worker. */
@@ -156,8 +170,8 @@ export class PrimeIntellectProvider implements CloudProvider {
 }
 
 /** The Prime Intellect provider from `PRIME_API_KEY` (and optional `PRIME_API_URL`), or undefined. */
-export function fromEnv(env: NodeJS.ProcessEnv): PrimeIntellectProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): PrimeIntellectProvider | undefined {
   const apiKey = env.PRIME_API_KEY;
   if (!apiKey) return undefined;
-  return new PrimeIntellectProvider({ apiKey, ...(env.PRIME_API_URL ? { baseUrl: env.PRIME_API_URL } : {}) });
+  return new PrimeIntellectProvider({ ...opts, apiKey, ...(env.PRIME_API_URL ? { baseUrl: env.PRIME_API_URL } : {}) });
 }

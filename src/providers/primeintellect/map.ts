@@ -1,5 +1,6 @@
 /** Pure Prime Intellect → gpuprov mapping: one offer per data centre, status table, sshConnection parsing. */
-import { identityName, type InstanceStatus, type Json, type Location, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
+import { ownedName } from '../deployment';
+import { type InstanceStatus, type Json, type Location, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
 import type { PrimeAvailability, PrimePod } from './api';
 
 export const CLOUD = 'primeintellect';
@@ -102,8 +103,9 @@ export function parseSshConnection(v: string | (string | null)[] | null | undefi
   return { host, port: p, ...(u ? { user: u } : {}) };
 }
 
-export function hasIdentity(pod: PrimePod, vmName: string, at: Location): boolean {
-  return pod.name === identityName(vmName) && (pod.dataCenterId ?? at.region) === at.region;
+/** The pod is this VM's in this deployment (its name) and at `at`. */
+export function hasIdentity(pod: PrimePod, vmName: string, deployment: string, at: Location): boolean {
+  return pod.name === ownedName(vmName, deployment) && (pod.dataCenterId ?? at.region) === at.region;
 }
 
 export function toObserved(pod: PrimePod, at: Location): Observed | undefined {

@@ -1,11 +1,10 @@
 /**
  * RunPod adapter (REST v2). Pods are containers: no cloud-init, no k3s. Identity is the pod
- * name `gpuprov-<vm>` (v2 pods carry no tags we can filter on); the owner travels in the env.
+ * name `gpuprov-<vm>-<deployment hash>` (v2 pods carry no tags we can filter on); the owner also travels in the env.
  */
 import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import {
-  identityName,
   type Capabilities,
   type CloudProvider,
   type InstanceSpec,
@@ -13,15 +12,17 @@ import {
   type Location,
   type Observed,
   type Offer,
+  type Owned,
   type ResourceRequest,
 } from '../../core/provider';
+import { deletableByName, deploymentOf, ownedName, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
 import { isNotFound } from './errors';
 import { CLOUD, hasIdentity, mergeKeys, statusOf, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
-export interface RunPodOptions {
+export interface RunPodOptions extends DeploymentOption {
   /** `RUNPOD_API_KEY` in {@link fromEnv}. */
   apiKey?: string;
   /** Base URL including `/v2`; `RUNPOD_API_URL` in {@link fromEnv}. */
@@ -40,8 +41,10 @@ export class RunPodProvider implements CloudProvider {
   private readonly api: RunPodApi;
   private readonly image: string;
   private readonly diskGb: number;
+  readonly deployment: string;
 
   constructor(opts: RunPodOptions = {}) {
+    this.deployment = deploymentOf(opts);
     if (!opts.apiKey) throw new ProviderError('Credentials', 'RunPod: no API key; set RUNPOD_API_KEY');
     this.api = new RunPodApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_RUNPOD_URL });
     this.image = opts.image ?? DEFAULT_IMAGE;
@@ -84,7 +87,7 @@ export class RunPodProvider implements CloudProvider {
   async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
     const ports = [...new Set([22, ...spec.openPorts])].map((p) => `${p}/tcp`);
     const pod = await this.api.createPod({
-      name: identityName(spec.vmName),
+      name: ownedName(spec.vmName, this.deployment),
       image: spec.image ?? this.image,
       gpu: { id: offer.instanceType, count: offer.gpu?.count ?? 1 },
       cloud: 'SECURE',
@@ -92,7 +95,7 @@ export class RunPodProvider implements CloudProvider {
       ports,
       startSsh: true,
       // RunPod images append PUBLIC_KEY to authorized_keys: the users' keys ride here, not on the account.
-      env: { PUBLIC_KEY: spec.publicKeys.join('\n'), GPUPROV_VM_NAME: spec.vmName, GPUPROV_OWNER: spec.owner },
+      env: { PUBLIC_KEY: spec.publicKeys.join('\n'), GPUPROV_VM_NAME: spec.vmName, GPUPROV_OWNER: this.deployment },
       disk: spec.diskGb ?? this.diskGb,
     });
     return pod.id;
@@ -101,16 +104,26 @@ export class RunPodProvider implements CloudProvider {
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const pods = await this.api.pods();
     return pods
-      .filter((p) => hasIdentity(p, vmName, at))
+      .filter((p) => hasIdentity(p, vmName, this.deployment, at))
       .map((p) => toObserved(p, at))
       .filter((o): o is Observed => o !== undefined);
   }
 
+  async inventory(at: Location): Promise<Owned[]> {
+    const owned: Owned[] = [];
+    for (const p of await this.api.pods()) {
+      const vmName = vmNameOfOwnedName(p.name, this.deployment);
+      const o = vmName !== undefined && hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined;
+      if (o && vmName !== undefined) owned.push({ ...o, vmName });
+    }
+    return owned;
+  }
+
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const pods = await this.api.pods();
-    const byIdentity = pods.filter((p) => hasIdentity(p, vmName, at) && statusOf(p) !== 'TERMINATED').map((p) => p.id);
+    const byIdentity = pods.filter((p) => hasIdentity(p, vmName, this.deployment, at) && statusOf(p) !== 'TERMINATED').map((p) => p.id);
     // No bulk delete: one DELETE per pod; 404 (already gone) is success.
-    await deleteEach([...ids, ...byIdentity], (id) => this.api.deletePod(id), isNotFound);
+    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...byIdentity], (id) => this.api.deletePod(id), isNotFound);
   }
 
   /** Nothing per VM: the account key is shared by every pod of this worker. */
@@ -118,8 +131,8 @@ export class RunPodProvider implements CloudProvider {
 }
 
 /** The RunPod provider from `RUNPOD_API_KEY` (and optional `RUNPOD_API_URL`), or undefined. */
-export function fromEnv(env: NodeJS.ProcessEnv): RunPodProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): RunPodProvider | undefined {
   const apiKey = env.RUNPOD_API_KEY;
   if (!apiKey) return undefined;
-  return new RunPodProvider({ apiKey, ...(env.RUNPOD_API_URL ? { baseUrl: env.RUNPOD_API_URL } : {}) });
+  return new RunPodProvider({ ...opts, apiKey, ...(env.RUNPOD_API_URL ? { baseUrl: env.RUNPOD_API_URL } : {}) });
 }

@@ -1,5 +1,6 @@
 /** Pure RunPod → gpuprov mapping: offers per data centre, status table, NAT'd SSH endpoint. */
-import { identityName, type InstanceStatus, type Location, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
+import { type InstanceStatus, type Location, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
+import { ownedName } from '../deployment';
 import { keyMaterial } from '../ssh-keys';
 import type { RunPodGpu, RunPodPod } from './api';
 
@@ -54,8 +55,9 @@ export function statusOf(pod: RunPodPod): string {
   return (pod.status ?? pod.desiredStatus ?? 'PROVISIONING').toUpperCase();
 }
 
-export function hasIdentity(pod: RunPodPod, vmName: string, at: Location): boolean {
-  return pod.name === identityName(vmName) && (pod.dataCenterId ?? at.region) === at.region;
+/** The pod is this VM's in this deployment (its name) and at `at`. */
+export function hasIdentity(pod: RunPodPod, vmName: string, deployment: string, at: Location): boolean {
+  return pod.name === ownedName(vmName, deployment) && (pod.dataCenterId ?? at.region) === at.region;
 }
 
 /** Direct TCP to the pod's NAT port: `ssh.direct` (v2), else `publicIp` + `portMappings["22"]` (v1), else runtime ports. */

@@ -98,14 +98,15 @@ export class VastApi {
     return this.#guard(async () => z.object({ new_contract: num }).parse(await this.#http.call('create', 'PUT', `/api/v0/asks/${askId}/`, body)).new_contract);
   }
 
-  /** Instances whose label is exactly `label` (server-side filter, keyset pages of 25). */
-  async instancesByLabel(label: string): Promise<VastInstance[]> {
+  /** Instances whose label is exactly `label` (server-side filter; without a label every instance), keyset pages of 25. */
+  async instancesByLabel(label?: string): Promise<VastInstance[]> {
     return this.#guard(async () => {
       const Page = z.object({ instances: z.array(Instance), next_token: z.string().nullish() });
       const out: VastInstance[] = [];
       let token: string | undefined;
       for (let i = 0; i < MAX_PAGES; i++) {
-        const q = new URLSearchParams({ select_filters: JSON.stringify({ label: { eq: label } }), limit: '25', ...(token ? { after_token: token } : {}) });
+        const filters: Record<string, string> = label === undefined ? {} : { select_filters: JSON.stringify({ label: { eq: label } }) };
+        const q = new URLSearchParams({ ...filters, limit: '25', ...(token ? { after_token: token } : {}) });
         const r = Page.parse(await this.#http.call('list', 'GET', `/api/v1/instances/?${q.toString()}`));
         out.push(...r.instances);
         token = r.next_token ?? undefined;

@@ -1,13 +1,12 @@
 /**
  * Vast.ai adapter. Offers are marketplace asks (one machine each); identity is the instance
- * `label` `gpuprov-<vm>`, filtered server-side. A create may fail and still make an instance
+ * `label` `gpuprov-<vm>-<deployment hash>`, filtered server-side. A create may fail and still make an instance
  * (dstack saw it on spot asks): observe/delete by label find it, so teardown cleans it up.
  */
 import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import {
-  identityName,
   type Capabilities,
   type CloudProvider,
   type InstanceSpec,
@@ -15,15 +14,17 @@ import {
   type Location,
   type Observed,
   type Offer,
+  type Owned,
   type ResourceRequest,
 } from '../../core/provider';
+import { deletableByName, deploymentOf, ownedName, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
 import { isGone } from './errors';
 import { CLOUD, dockerEnv, onstartScript, regionOf, searchQuery, toObserved, bestOffers } from './map';
 import { deleteEach } from '../delete-each';
 
-export interface VastOptions {
+export interface VastOptions extends DeploymentOption {
   /** `VAST_API_KEY` in {@link fromEnv}. */
   apiKey?: string;
   /** `VAST_API_URL` in {@link fromEnv}. */
@@ -40,7 +41,9 @@ export class VastProvider implements CloudProvider {
   private readonly image: string;
   private readonly diskGb: number;
 
+  readonly deployment: string;
   constructor(opts: VastOptions = {}) {
+    this.deployment = deploymentOf(opts);
     if (!opts.apiKey) throw new ProviderError('Credentials', 'Vast.ai: no API key; set VAST_API_KEY');
     this.api = new VastApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_VAST_URL });
     this.image = opts.image ?? 'nvidia/cuda:12.4.1-runtime-ubuntu22.04';
@@ -96,10 +99,10 @@ export class VastProvider implements CloudProvider {
     const id = await this.api.create(x.askId, {
       client_id: 'me',
       image: spec.image ?? this.image,
-      label: identityName(spec.vmName),
+      label: ownedName(spec.vmName, this.deployment),
       disk: spec.diskGb ?? this.diskGb,
       runtype: x.direct === true ? 'ssh_direc ssh_proxy' : 'ssh_proxy',
-      env: dockerEnv(spec.openPorts, spec.vmName, spec.owner),
+      env: dockerEnv(spec.openPorts, spec.vmName, this.deployment),
       onstart,
       cancel_unavail: true,
     });
@@ -112,8 +115,24 @@ export class VastProvider implements CloudProvider {
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    const found = (await this.mine(at, vmName)).map((i) => String(i.id));
-    await deleteEach([...ids, ...found], (id) => this.api.destroy(id), isGone);
+    const mine = await this.mine(at, vmName);
+    const found = mine.map((i) => String(i.id));
+    // Listed by label, so an id of another deployment's instance is not listed: check it by the full list.
+    const unlisted = ids.filter((id) => !found.includes(id));
+    const listed = unlisted.length ? (await this.api.instancesByLabel()).map((i) => ({ id: String(i.id), name: i.label })) : [];
+    await deleteEach([...deletableByName(unlisted, listed, vmName, this.deployment), ...found], (id) => this.api.destroy(id), isGone);
+  }
+
+  /** One list of every instance of the account (paged), kept when its label is this deployment's. */
+  async inventory(at: Location): Promise<Owned[]> {
+    const owned: Owned[] = [];
+    for (const i of await this.api.instancesByLabel()) {
+      const vmName = vmNameOfOwnedName(i.label, this.deployment);
+      const inRegion = !i.geolocation || regionOf(i.geolocation) === at.region;
+      const o = vmName !== undefined && inRegion ? toObserved(i, at) : undefined;
+      if (o && vmName !== undefined) owned.push({ ...o, vmName });
+    }
+    return owned;
   }
 
   /** Nothing per VM: the account key is shared by every instance of this worker. */
@@ -121,14 +140,14 @@ export class VastProvider implements CloudProvider {
 
   /** Instances with the label, re-checked client-side, in this region (country). */
   private async mine(at: Location, vmName: string): Promise<VastInstance[]> {
-    const label = identityName(vmName);
+    const label = ownedName(vmName, this.deployment);
     return (await this.api.instancesByLabel(label)).filter((i) => i.label === label && (!i.geolocation || regionOf(i.geolocation) === at.region));
   }
 }
 
 /** The Vast.ai provider from `VAST_API_KEY` (and optional `VAST_API_URL`), or undefined. */
-export function fromEnv(env: NodeJS.ProcessEnv): VastProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): VastProvider | undefined {
   const apiKey = env.VAST_API_KEY;
   if (!apiKey) return undefined;
-  return new VastProvider({ apiKey, ...(env.VAST_API_URL ? { baseUrl: env.VAST_API_URL } : {}) });
+  return new VastProvider({ ...opts, apiKey, ...(env.VAST_API_URL ? { baseUrl: env.VAST_API_URL } : {}) });
 }

@@ -11,16 +11,18 @@ import {
   type Location,
   type Observed,
   type Offer,
+  type Owned,
   type ResourceRequest,
 } from '../../core/provider';
+import { deploymentOf, type DeploymentOption } from '../deployment';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi, type VerdaInstance } from './api';
 import { ALREADY_GONE, vendorError } from './errors';
-import { CLOUD, SSH_USER, description, hasIdentity, isScriptOf, scriptName, toObserved, toOffers } from './map';
+import { CLOUD, SSH_USER, description, hasIdentity, isForeign, isScriptOf, scriptName, toObserved, toOffers, vmNameOf } from './map';
 import { deleteEach } from '../delete-each';
 
-export interface VerdaOptions {
+export interface VerdaOptions extends DeploymentOption {
   /** VERDA_CLIENT_ID. */
   clientId?: string;
   /** VERDA_CLIENT_SECRET. */
@@ -38,15 +40,17 @@ const Prepared = z.object({ sshKeyIds: z.array(z.string()), startupScriptId: z.s
 
 /**
  * Verda (formerly DataCrunch) VMs. No tags: hostname `gpuprov-<vm>` plus a description with the
- * identity labels. The boot script is a per-VM startup-script resource made in prepare and
+ * identity and deployment labels (both matched). The boot script is a per-VM startup-script resource made in prepare and
  * removed in cleanup.
  */
 export class VerdaProvider implements CloudProvider {
   readonly name = CLOUD;
   private readonly api: VerdaApi;
   private readonly image: string;
+  readonly deployment: string;
 
   constructor(opts: VerdaOptions = {}) {
+    this.deployment = deploymentOf(opts);
     if (!opts.clientId) throw new ProviderError('Credentials', 'verda: no client id; set VERDA_CLIENT_ID');
     if (!opts.clientSecret) throw new ProviderError('Credentials', 'verda: no client secret; set VERDA_CLIENT_SECRET');
     this.api = new VerdaApi(opts.clientId, opts.clientSecret, opts.baseUrl ?? DEFAULT_BASE_URL);
@@ -83,7 +87,7 @@ export class VerdaProvider implements CloudProvider {
     let startupScriptId: string | null = null;
     if (spec.bootScript) {
       const script = renderShellScript(spec.bootScript);
-      const name = scriptName(spec.vmName, script);
+      const name = scriptName(spec.vmName, this.deployment, script);
       const existing = (await this.api.scripts()).find((s) => s.name === name);
       startupScriptId = existing ? existing.id : await this.api.addScript(name, script);
     }
@@ -100,7 +104,7 @@ export class VerdaProvider implements CloudProvider {
       ssh_key_ids: p.data.sshKeyIds,
       ...(p.data.startupScriptId ? { startup_script_id: p.data.startupScriptId } : {}),
       hostname: identityName(spec.vmName),
-      description: description(spec.vmName, spec.owner),
+      description: description(spec.vmName, this.deployment),
       location_code: offer.region,
       is_spot: false,
       // `--disk-gb`: the OS volume's size (the verda client's OSVolume: name and size in GB).
@@ -114,7 +118,15 @@ export class VerdaProvider implements CloudProvider {
 
   /** No server-side name filter: match hostname/description client-side. */
   private mine(all: VerdaInstance[], at: Location, vmName: string): Observed[] {
-    return all.filter((i) => hasIdentity(i, vmName) && (!i.location || i.location === at.region)).flatMap((i) => toObserved(i, at) ?? []);
+    return all.filter((i) => hasIdentity(i, vmName, this.deployment) && (!i.location || i.location === at.region)).flatMap((i) => toObserved(i, at) ?? []);
+  }
+
+  async inventory(at: Location): Promise<Owned[]> {
+    return (await this.api.instances()).flatMap((i) => {
+      const vmName = vmNameOf(i, this.deployment);
+      const o = vmName !== undefined && (!i.location || i.location === at.region) ? toObserved(i, at) : undefined;
+      return o && vmName !== undefined ? [{ ...o, vmName }] : [];
+    });
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
@@ -123,8 +135,9 @@ export class VerdaProvider implements CloudProvider {
     const live = found.filter((o) => o.status !== 'Terminating').map((o) => o.id);
     // The OS volume goes with the instance; an id no longer listed is gone (or goes with none).
     const osVolume = new Map(all.map((i) => [i.id, i.os_volume_id]));
+    const foreign = new Set(all.filter((i) => isForeign(i, this.deployment)).map((i) => i.id));
     await deleteEach(
-      [...ids, ...live],
+      [...ids.filter((id) => !foreign.has(id)), ...live],
       (id) =>
         this.api.deleteInstance(
           id,
@@ -140,7 +153,7 @@ export class VerdaProvider implements CloudProvider {
   /** Removes this VM's startup scripts; shared (hash-named) SSH keys stay. */
   async cleanup(_at: Location, vmName: string): Promise<void> {
     try {
-      const mine = (await this.api.scripts()).filter((s) => isScriptOf(s.name, vmName)).map((s) => s.id);
+      const mine = (await this.api.scripts()).filter((s) => isScriptOf(s.name, vmName, this.deployment)).map((s) => s.id);
       if (mine.length > 0) await this.api.deleteScripts(mine);
     } catch (e) {
       if (httpErrorOf(e)?.status !== 404) throw e;
@@ -149,11 +162,12 @@ export class VerdaProvider implements CloudProvider {
 }
 
 /** The Verda provider when VERDA_CLIENT_ID and VERDA_CLIENT_SECRET are set, else undefined. */
-export function fromEnv(env: NodeJS.ProcessEnv): VerdaProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): VerdaProvider | undefined {
   const clientId = env.VERDA_CLIENT_ID || env.DATACRUNCH_CLIENT_ID;
   const clientSecret = env.VERDA_CLIENT_SECRET || env.DATACRUNCH_CLIENT_SECRET;
   if (!clientId || !clientSecret) return undefined;
   return new VerdaProvider({
+    ...opts,
     clientId,
     clientSecret,
     ...(env.VERDA_API_URL ? { baseUrl: env.VERDA_API_URL } : {}),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { ownedName } from '../deployment';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
 import type { VerdaAvailability, VerdaInstance, VerdaType } from './api';
 
 export const CLOUD = 'verda';
@@ -24,12 +25,12 @@ export const STATUS: Record<string, InstanceStatus | undefined> = {
   notfound: undefined,
 };
 
-/** Startup scripts are per VM and content-addressed: `gpuprov-<vm>.<hash>`. */
-export function scriptName(vmName: string, script: string): string {
-  return `${identityName(vmName)}.${createHash('sha256').update(script).digest('hex').slice(0, 8)}`;
+/** Startup scripts are per VM and deployment, and content-addressed: `gpuprov-<vm>-<deployment hash>.<hash>`. */
+export function scriptName(vmName: string, deployment: string, script: string): string {
+  return `${ownedName(vmName, deployment)}.${createHash('sha256').update(script).digest('hex').slice(0, 8)}`;
 }
-export function isScriptOf(name: string, vmName: string): boolean {
-  const prefix = `${identityName(vmName)}.`;
+export function isScriptOf(name: string, vmName: string, deployment: string): boolean {
+  const prefix = `${ownedName(vmName, deployment)}.`;
   return name.startsWith(prefix) && /^[0-9a-f]{8}$/.test(name.slice(prefix.length));
 }
 
@@ -37,8 +38,23 @@ export function isScriptOf(name: string, vmName: string): boolean {
 export function description(vmName: string, owner: string): string {
   return `${IDENTITY_TAG}=${vmName} ${OWNER_TAG}=${owner}`;
 }
-export function hasIdentity(i: VerdaInstance, vmName: string): boolean {
-  return i.hostname === identityName(vmName) || (i.description ?? '').split(/\s+/).includes(`${IDENTITY_TAG}=${vmName}`);
+const labelOf = (i: VerdaInstance, key: string): string | undefined =>
+  (i.description ?? '')
+    .split(/\s+/)
+    .find((w) => w.startsWith(`${key}=`))
+    ?.slice(key.length + 1);
+
+/** The VM name in the description of an instance of `deployment`, else undefined (another deployment's, or unlabelled). */
+export function vmNameOf(i: VerdaInstance, deployment: string): string | undefined {
+  return labelOf(i, OWNER_TAG) === deployment ? labelOf(i, IDENTITY_TAG) : undefined;
+}
+/** Labelled by another deployment: never deleted, even by id. */
+export function isForeign(i: VerdaInstance, deployment: string): boolean {
+  const owner = labelOf(i, OWNER_TAG);
+  return owner !== undefined && owner !== deployment;
+}
+export function hasIdentity(i: VerdaInstance, vmName: string, deployment: string): boolean {
+  return vmNameOf(i, deployment) === vmName;
 }
 
 function gpuCount(t: VerdaType): number {

@@ -3,6 +3,7 @@
  * security group / subnets / image, create's tags, user-data, ClientToken and AZ failover,
  * observe pagination, delete and cleanup edge cases.
  */
+import { ownedName } from '../../../src/providers/deployment';
 import { DescribeInstanceAttributeCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../../src/core/errors';
@@ -111,7 +112,7 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
       const b = await d.provider.prepare(cpu, spec);
       expect(b).toEqual(a);
       expect(a.imageId).toBe('ami-0a1b2c3d4e5f60002'); // newest jammy amd64, not the arm64 or focal decoys
-      const groups = await d.ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: ['gpuprov-prep1'] }] }));
+      const groups = await d.ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [ownedName('prep1', 'conformance')] }] }));
       expect(groups.SecurityGroups).toHaveLength(1);
       const g = groups.SecurityGroups![0]!;
       expect(g.GroupId).toBe(a.securityGroupId);
@@ -234,7 +235,15 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
             InstanceType: 't3.micro',
             MinCount: 1,
             MaxCount: 1,
-            TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: 'gpuprov-vm-name', Value: 'many' }] }],
+            TagSpecifications: [
+              {
+                ResourceType: 'instance',
+                Tags: [
+                  { Key: 'gpuprov-vm-name', Value: 'many' },
+                  { Key: 'gpuprov-owner', Value: 'conformance' },
+                ],
+              },
+            ],
           }),
         );
       }
@@ -270,7 +279,7 @@ describe.skipIf(motoMissing())('aws adapter on moto', () => {
       d.armCode('DeleteSecurityGroup', 'InvalidGroup.NotFound');
       await d.provider.cleanup(locationOf(cpu), spec.vmName);
       await d.provider.cleanup(locationOf(cpu), spec.vmName);
-      const groups = await d.ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: ['gpuprov-sgdel'] }] }));
+      const groups = await d.ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [ownedName('sgdel', 'conformance')] }] }));
       expect(groups.SecurityGroups).toEqual([]);
     });
 

@@ -9,11 +9,11 @@
  * (the instance is created) and the caller gets a network error instead.
  */
 import { resolve } from 'node:path';
-import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeInstancesCommand, DescribeSecurityGroupsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import type { ErrorKind } from '../../../src/core/errors';
 import { AwsProvider, type AwsProviderOptions } from '../../../src/providers/aws';
 import type { CloudProvider } from '../../../src/core/provider';
-import type { Primitive } from '../conformance';
+import { CONFORMANCE_DEPLOYMENT, type Primitive } from '../conformance';
 import { errorXml, fixtureFor } from '../../fixtures/aws/errors';
 import { startMoto } from '../../harness/moto';
 
@@ -62,6 +62,8 @@ export interface AwsDouble {
   /** Every command the provider sent, in order (name without `Command`). */
   sent: SentCommand[];
   countLive(): Promise<number>;
+  /** gpuprov's security groups at moto, across deployments. */
+  countSide(): Promise<number>;
   /** Answer the next `command` (e.g. 'RunInstances') with the fixture for `code`. */
   armCode(command: string, code: string, opts?: { sticky?: boolean }): void;
   /** Let the next `command` reach moto, then fail it as a dropped connection. */
@@ -120,7 +122,16 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
   };
 
   const makeProvider = (more: Partial<AwsProviderOptions> = {}): AwsProvider =>
-    new AwsProvider({ env: {}, regions: [REGION], endpoint: moto.url, credentials: TEST_CREDENTIALS, configureClient, ...opts, ...more });
+    new AwsProvider({
+      env: {},
+      regions: [REGION],
+      endpoint: moto.url,
+      credentials: TEST_CREDENTIALS,
+      configureClient,
+      deployment: CONFORMANCE_DEPLOYMENT,
+      ...opts,
+      ...more,
+    });
 
   const ec2 = new EC2Client({ region: REGION, endpoint: moto.url, credentials: TEST_CREDENTIALS, maxAttempts: 1 });
   const provider = makeProvider();
@@ -142,6 +153,10 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
         }),
       );
       return (out.Reservations ?? []).reduce((n, r) => n + (r.Instances?.length ?? 0), 0);
+    },
+    async countSide() {
+      const out = await ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: ['gpuprov-*'] }] }));
+      return out.SecurityGroups?.length ?? 0;
     },
     armCode,
     armLostResponse(command) {

@@ -1,13 +1,16 @@
 /** The DigitalOcean test double: the provider wired to a fresh stateful fixture. Reused by cross-cloud tests. */
 import { DigitalOceanProvider } from '../../../src/providers/digitalocean';
 import { startDoFixture, type DoFixture } from '../../fixtures/digitalocean/server';
+import { CONFORMANCE_DEPLOYMENT } from '../conformance';
 import { routeArmer, wireDouble, type PlannedDouble } from '../double';
 
 export type DigitalOceanDouble = PlannedDouble<DigitalOceanProvider, DoFixture>;
 
 export async function startDigitalOceanDouble(opts: { perPage?: number } = {}): Promise<DigitalOceanDouble> {
   const server = await startDoFixture();
-  const provider = new DigitalOceanProvider({ token: server.token, baseUrl: server.url, ...(opts.perPage ? { perPage: opts.perPage } : {}) });
+  const make = (deployment: string): DigitalOceanProvider =>
+    new DigitalOceanProvider({ token: server.token, baseUrl: server.url, deployment, ...(opts.perPage ? { perPage: opts.perPage } : {}) });
+  const provider = make(CONFORMANCE_DEPLOYMENT);
   const arm = routeArmer(
     'digitalocean',
     {
@@ -23,6 +26,8 @@ export async function startDigitalOceanDouble(opts: { perPage?: number } = {}): 
   );
   return {
     ...wireDouble(provider, server, arm),
+    twin: make,
+    countSide: async () => server.firewalls.size,
     request: { vmName: 'unused', gpu: { model: 'H100', count: 1 }, k8s: true },
     kinds: [
       { kind: 'Capacity', primitive: 'create' },

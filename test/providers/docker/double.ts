@@ -2,12 +2,13 @@
 import type { ErrorKind } from '../../../src/core/errors';
 import { DockerProvider } from '../../../src/providers/docker';
 import { startDockerServer, type DockerServer, type FaultName, type ROUTES } from '../../fixtures/docker/server';
-import type { Primitive } from '../conformance';
+import { CONFORMANCE_DEPLOYMENT, type Primitive } from '../conformance';
 
 export interface DockerDouble {
   provider: DockerProvider;
   server: DockerServer;
   countLive(): Promise<number>;
+  twin(deployment: string): DockerProvider;
   arm(kind: ErrorKind, primitive: Primitive): Promise<void>;
   close(): Promise<void>;
 }
@@ -30,9 +31,10 @@ const FAULT: Partial<Record<ErrorKind, FaultName>> = {
 
 export async function startDockerDouble(): Promise<DockerDouble> {
   const server = await startDockerServer();
-  const provider = new DockerProvider({ socketPath: server.socketPath, timeoutMs: 5_000 });
+  const make = (deployment: string): DockerProvider => new DockerProvider({ socketPath: server.socketPath, timeoutMs: 5_000, deployment });
   return {
-    provider,
+    provider: make(CONFORMANCE_DEPLOYMENT),
+    twin: make,
     server,
     countLive: async () => server.liveCount(),
     arm: async (kind, primitive) => {

@@ -7,13 +7,15 @@ import type { CloudProvider, ResourceRequest } from '../../../src/core/provider'
 import { fromEnv } from '../../../src/providers/gcp';
 import { HTTP_ERRORS } from '../../fixtures/gcp/bodies';
 import { ROUTES, startGcpFixture, type GcpFixture, type ZoneFault } from '../../fixtures/gcp/server';
-import type { ConformanceEnv, Primitive } from '../conformance';
+import { CONFORMANCE_DEPLOYMENT, type ConformanceEnv, type Primitive } from '../conformance';
 
 export interface GcpDouble {
   provider: CloudProvider;
   server: GcpFixture;
   /** Instances alive at the fixture (not yet gone), across all VMs. */
   countLive(): Promise<number>;
+  /** The adapter for another deployment on the same fixture. */
+  twin(deployment: string): CloudProvider;
   /** Every insert in `zone` fails with `fault` until `server.disarmZone(zone)` (`late`: after that many RUNNING polls). */
   armZone(zone: string, fault: ZoneFault, late?: number): void;
   close(): Promise<void>;
@@ -22,16 +24,21 @@ export interface GcpDouble {
 /** Start the fixture and a provider built by `fromEnv` (endpoint override, no credentials). */
 export async function startGcpDouble(opts: { regions?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<GcpDouble> {
   const server = await startGcpFixture();
-  const provider = fromEnv({
-    HOME: '/nonexistent-gpuprov-home',
-    GOOGLE_CLOUD_PROJECT: server.project,
-    GCP_COMPUTE_ENDPOINT: server.url,
-    GCP_REGIONS: (opts.regions ?? ['us-central1']).join(','),
-    ...opts.env,
-  });
-  if (!provider) throw new Error('fromEnv returned no GCP provider for the fixture');
+  const make = (deployment: string): CloudProvider => {
+    const env = {
+      HOME: '/nonexistent-gpuprov-home',
+      GOOGLE_CLOUD_PROJECT: server.project,
+      GCP_COMPUTE_ENDPOINT: server.url,
+      GCP_REGIONS: (opts.regions ?? ['us-central1']).join(','),
+      ...opts.env,
+    };
+    const p = fromEnv(env, { deployment });
+    if (!p) throw new Error('fromEnv returned no GCP provider for the fixture');
+    return p;
+  };
   return {
-    provider,
+    provider: make(CONFORMANCE_DEPLOYMENT),
+    twin: make,
     server,
     countLive: async () => server.instances.size,
     armZone: (zone, fault, late) => server.armZone(zone, fault, false, late),
@@ -67,6 +74,8 @@ export async function gcpConformanceEnv(): Promise<ConformanceEnv> {
     provider: d.provider,
     request: GCP_REQUEST,
     countLive: () => d.countLive(),
+    twin: (deployment) => d.twin(deployment),
+    countSide: async () => d.server.firewalls.size,
     arm: async (kind, primitive) => {
       const arm = arms[`${kind}/${primitive}`];
       if (!arm) throw new Error(`gcp double cannot arm ${kind} at ${primitive}`);

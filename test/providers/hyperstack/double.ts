@@ -1,13 +1,16 @@
 /** The Hyperstack test double: the provider wired to a fresh stateful fixture. Reused by cross-cloud tests. */
 import { HyperstackProvider } from '../../../src/providers/hyperstack';
 import { startHyperstackFixture, type HyperstackFixture } from '../../fixtures/hyperstack/server';
+import { CONFORMANCE_DEPLOYMENT } from '../conformance';
 import { routeArmer, wireDouble, type PlannedDouble } from '../double';
 
 export type HyperstackDouble = PlannedDouble<HyperstackProvider, HyperstackFixture>;
 
 export async function startHyperstackDouble(opts: { pageSize?: number } = {}): Promise<HyperstackDouble> {
   const server = await startHyperstackFixture();
-  const provider = new HyperstackProvider({ apiKey: server.apiKey, baseUrl: server.url, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
+  const make = (deployment: string): HyperstackProvider =>
+    new HyperstackProvider({ apiKey: server.apiKey, baseUrl: server.url, deployment, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
+  const provider = make(CONFORMANCE_DEPLOYMENT);
   const arm = routeArmer(
     'hyperstack',
     {
@@ -23,6 +26,7 @@ export async function startHyperstackDouble(opts: { pageSize?: number } = {}): P
   );
   return {
     ...wireDouble(provider, server, arm),
+    twin: make,
     request: { vmName: 'unused', gpu: { model: 'H100', count: 1 }, k8s: true },
     kinds: [
       { kind: 'Capacity', primitive: 'create' },

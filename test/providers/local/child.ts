@@ -11,7 +11,7 @@ type Op = { op: 'observe'; at: Location; vmName: string } | { op: 'plan' } | { o
 async function main(): Promise<void> {
   const [root, faultsFile, json] = process.argv.slice(2);
   if (!root || !faultsFile || !json) throw new Error('usage: child.ts <root> <faultsFile> <op-json>');
-  const p = new LocalProvider({ root, faultsFile });
+  const p = new LocalProvider({ root, faultsFile, deployment: 'conformance' });
   const op = JSON.parse(json) as Op;
   try {
     const ok =

@@ -14,6 +14,7 @@ import { describe, it } from 'vitest';
 import { LocalProvider, liveSshdPids } from '../../../src/providers/local';
 import type { SshdMode } from '../../../src/providers/local/api';
 import type { FaultRule } from '../../../src/providers/local/faults';
+import { CONFORMANCE_DEPLOYMENT } from '../conformance';
 
 export const SSHD = '/usr/sbin/sshd';
 export const run = promisify(execFile);
@@ -54,6 +55,8 @@ export interface LocalCloud {
   root: string;
   faultsFile: string;
   provider: LocalProvider;
+  /** A provider of another deployment on the same root. */
+  twin(deployment: string): LocalProvider;
   /** Replace the fault file (the provider re-reads it on every call). */
   setFaults(rules: FaultRule[]): Promise<void>;
   /** Live sshd PIDs under the root. */
@@ -68,15 +71,17 @@ export function freshId(): string {
   return `t${process.pid}-${nonce}-${Date.now()}`;
 }
 
-export async function makeCloud(prefix: string, mode?: SshdMode): Promise<LocalCloud> {
+export async function makeCloud(prefix: string, mode?: SshdMode, deployment = CONFORMANCE_DEPLOYMENT): Promise<LocalCloud> {
   const root = await mkdtemp(join(tmpdir(), `gpuprov-${prefix}-`));
   const faultsFile = join(root, 'faults.json');
   const sshd = mode ?? ((process.env.GPUPROV_LOCAL_SSHD || 'auto') as SshdMode);
-  const provider = new LocalProvider({ root, faultsFile, sshd });
+  const twin = (d: string): LocalProvider => new LocalProvider({ root, faultsFile, sshd, deployment: d });
+  const provider = twin(deployment);
   return {
     root,
     faultsFile,
     provider,
+    twin,
     setFaults: (rules) => writeFile(faultsFile, JSON.stringify({ rules })),
     pids: () => liveSshdPids(root),
     close: async () => {

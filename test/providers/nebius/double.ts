@@ -2,12 +2,14 @@
 import type { ErrorKind } from '../../../src/core/errors';
 import { NebiusProvider } from '../../../src/providers/nebius';
 import { PROJECTS, TOKEN, startNebiusServer, type FaultName, type NebiusServer } from '../../fixtures/nebius/server';
-import type { Primitive } from '../conformance';
+import { CONFORMANCE_DEPLOYMENT, type Primitive } from '../conformance';
 
 export interface NebiusDouble {
   provider: NebiusProvider;
   server: NebiusServer;
   countLive(): Promise<number>;
+  twin(deployment: string): NebiusProvider;
+  countSide(): Promise<number>;
   arm(kind: ErrorKind, primitive: Primitive): Promise<void>;
   close(): Promise<void>;
 }
@@ -32,17 +34,21 @@ const FAULT: Partial<Record<ErrorKind, FaultName>> = {
 export async function startNebiusDouble(): Promise<NebiusDouble> {
   const server = await startNebiusServer();
   // Operations finish on their first poll; no real pause between polls.
-  const provider = new NebiusProvider({
-    token: TOKEN,
-    projects: { ...PROJECTS },
-    endpoint: server.endpoint,
-    insecure: true,
-    timeoutMs: 5_000,
-    sleep: async () => {},
-    warn: () => {},
-  });
+  const make = (deployment: string): NebiusProvider =>
+    new NebiusProvider({
+      deployment,
+      token: TOKEN,
+      projects: { ...PROJECTS },
+      endpoint: server.endpoint,
+      insecure: true,
+      timeoutMs: 5_000,
+      sleep: async () => {},
+      warn: () => {},
+    });
   return {
-    provider,
+    provider: make(CONFORMANCE_DEPLOYMENT),
+    twin: make,
+    countSide: async () => server.disks().length,
     server,
     countLive: async () => server.liveCount(),
     arm: async (kind, primitive) => {

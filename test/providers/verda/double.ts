@@ -1,13 +1,16 @@
 /** The Verda test double: the provider wired to a fresh stateful fixture. Reused by cross-cloud tests. */
 import { VerdaProvider } from '../../../src/providers/verda';
 import { startVerdaFixture, type VerdaFixture } from '../../fixtures/verda/server';
+import { CONFORMANCE_DEPLOYMENT } from '../conformance';
 import { routeArmer, wireDouble, type PlannedDouble } from '../double';
 
 export type VerdaDouble = PlannedDouble<VerdaProvider, VerdaFixture>;
 
 export async function startVerdaDouble(): Promise<VerdaDouble> {
   const server = await startVerdaFixture();
-  const provider = new VerdaProvider({ clientId: server.clientId, clientSecret: server.clientSecret, baseUrl: server.url });
+  const make = (deployment: string): VerdaProvider =>
+    new VerdaProvider({ clientId: server.clientId, clientSecret: server.clientSecret, baseUrl: server.url, deployment });
+  const provider = make(CONFORMANCE_DEPLOYMENT);
   const arm = routeArmer(
     'verda',
     {
@@ -27,6 +30,8 @@ export async function startVerdaDouble(): Promise<VerdaDouble> {
       // A 401 makes the adapter refresh its token and repeat the call once: refuse that one too.
       if (kind === 'Credentials') arm(kind, primitive);
     }),
+    twin: make,
+    countSide: async () => server.scripts.length,
     request: { vmName: 'unused', gpu: { model: 'H100', count: 1 }, k8s: true },
     kinds: [
       { kind: 'Capacity', primitive: 'create' },
