@@ -32,6 +32,8 @@ import type { SshEndpoint } from '../core/provider';
 import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
 import { activityLog } from './activity-log';
+import { createWatcherActivities } from './watcher';
+import type { WatcherTuning } from '../core/watcher';
 
 export interface ActivityDeps {
   registry: ProviderRegistry;
@@ -48,6 +50,8 @@ export interface ActivityDeps {
    * 0: every look is its own activity attempt (the bench compares schedules that way).
    */
   inlineWindowMs?: number;
+  /** Timings of the account watchers this worker starts (GPUPROV_ORPHAN_GRACE sets the orphan grace). */
+  watcher?: Partial<WatcherTuning>;
 }
 
 export interface PlanInput {
@@ -153,6 +157,7 @@ export function createActivities(deps: ActivityDeps) {
   return withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
+    ...createWatcherActivities(deps),
     ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, now }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {

@@ -142,3 +142,23 @@ export function bootstrapPolling(summary: string, deadlineMs: number, pollMs: nu
     retry: { initialInterval: pollMs, backoffCoefficient: 1, maximumInterval: pollMs, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
   });
 }
+
+// ---- account watcher ----
+
+/** The watcher's cycle view and its signal-with-start: quick calls, a few retries (the next cycle is the real retry). */
+export function watching(summary: string): Activities {
+  return proxy({
+    summary,
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}
+
+/** Deleting an orphan (releaseAt: delete, wait gone, clean up) within `deadlineMs`; a failure is retried next cycle. */
+export function sweeping(summary: string, deadlineMs: number): Activities {
+  return proxy({
+    summary,
+    startToCloseTimeout: deadlineMs + 60_000,
+    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}

@@ -1,10 +1,11 @@
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { ProviderError } from '../../core/errors';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
 import { LocalApi, type SshdMode } from './api';
 import { injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';
+import { localInventory } from './inventory';
 import { CLOUD, isKnownOffer, listOffers, toObserved } from './map';
 
 export { countLive, liveSshdPids } from './procs';
@@ -18,6 +19,8 @@ export interface LocalProviderOptions {
   sshdPath?: string;
   /** The instances' SSH server: OpenSSH's sshd, gpuprov's built-in one, or `auto` (default: OpenSSH when found). */
   sshd?: SshdMode;
+  /** The deployment whose instances `inventory` lists (their `owner` label); default `default`, the default namespace. */
+  deployment?: string;
 }
 
 /**
@@ -32,11 +35,13 @@ export class LocalProvider implements CloudProvider {
   private readonly api: LocalApi;
   private readonly faults: Faults;
   private readonly user: string;
+  private readonly deployment: string;
 
   constructor(opts: LocalProviderOptions) {
     this.api = new LocalApi(opts.root, opts.sshd, opts.sshdPath);
     this.faults = new Faults(opts.faultsFile, join(this.api.root, 'faults-state'));
     this.user = userInfo().username;
+    this.deployment = opts.deployment ?? 'default';
   }
 
   /** Absolute state root (tests count leaks under it). */
@@ -109,6 +114,10 @@ export class LocalProvider implements CloudProvider {
     });
   }
 
+  async inventory(at: Location): Promise<Owned[]> {
+    return this.guard({ primitive: 'observe', region: at.region }, () => localInventory(this.api, at, this.deployment, this.user));
+  }
+
   /** Injected faults first, then the work (LocalApi classifies its own errors). */
   private async guard<T>(call: FaultCall, work: () => Promise<T>): Promise<T> {
     this.faults.check(call);
@@ -135,5 +144,6 @@ export function fromEnv(env: NodeJS.ProcessEnv): LocalProvider {
   const root = env.GPUPROV_LOCAL_ROOT || join(env.HOME || homedir(), '.local', 'state', 'gpuprov', 'local-cloud');
   const faultsFile = env.GPUPROV_LOCAL_FAULTS || undefined;
   const sshd = (env.GPUPROV_LOCAL_SSHD || 'auto') as SshdMode;
-  return new LocalProvider(faultsFile === undefined ? { root, sshd } : { root, faultsFile, sshd });
+  const deployment = env.GPUPROV_DEPLOYMENT || env.GPUPROV_EMBEDDED_NAMESPACE || env.TEMPORAL_NAMESPACE || 'default';
+  return new LocalProvider(faultsFile === undefined ? { root, sshd, deployment } : { root, faultsFile, sshd, deployment });
 }
