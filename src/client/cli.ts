@@ -16,12 +16,14 @@ import { serverCommand } from './commands/server';
 import { sshCommand } from './commands/ssh';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
+import { sweepCommand } from './commands/sweep';
 import { tunnelCommand } from './commands/tunnel';
 
 export const COMMANDS: Command[] = [
   startCommand,
   statusCommand,
   listCommand,
+  sweepCommand,
   sshCommand,
   downCommand,
   cancelCommand,
