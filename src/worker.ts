@@ -18,6 +18,7 @@ import { defaultInterceptorModules, workflowBundlePath } from './server/workflow
 import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorModule, workerLogger, type WorkerTracing } from './telemetry';
 import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
+import { parseDuration } from './client/options';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`workflowBundlePath()`,
@@ -178,6 +179,15 @@ export async function runUntilSignal(worker: Worker, conn: WorkerConnection, tas
   }
 }
 
+/** The account watchers' settings: GPUPROV_ORPHAN_GRACE (`10m`, `90s`, `1h`; default 10 minutes); GPUPROV_DEPLOYMENT names the deployment. */
+export function watcherFromEnv(env: NodeJS.ProcessEnv): Pick<ActivityDeps, 'watcher'> & { owner?: string } {
+  const grace = env.GPUPROV_ORPHAN_GRACE;
+  return {
+    ...(grace ? { watcher: { orphanGraceMs: parseDuration('GPUPROV_ORPHAN_GRACE', grace) } } : {}),
+    ...(env.GPUPROV_DEPLOYMENT ? { owner: env.GPUPROV_DEPLOYMENT } : {}),
+  };
+}
+
 /** The worker process: wires everything from the environment and runs until a signal. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // Must come before any connection or worker is created.
@@ -199,7 +209,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     connection: conn.connection,
     namespace: conn.namespace,
     taskQueue,
-    deps: { registry, ssh },
+    deps: { registry, ssh, ...watcherFromEnv(env) },
     workflows: { bundlePath },
     ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
   });
