@@ -8,7 +8,16 @@ import type { Client } from '@temporalio/client';
 import { watcherNudgeSignal, type Stage } from '../core/api';
 import type { Owned } from '../core/provider';
 import { SA } from '../core/search-attributes';
-import { watcherWorkflowId, type OwnerVm, type WatcherInput, type WatcherTuning } from '../core/watcher';
+import {
+  cycleMustReturn,
+  planCycle,
+  viewSignature,
+  watcherWorkflowId,
+  type OrphanSeen,
+  type OwnerVm,
+  type WatcherInput,
+  type WatcherTuning,
+} from '../core/watcher';
 import type { ProviderRegistry } from '../providers/registry';
 import { activityLog } from './activity-log';
 import { providerOf } from './attempt';
@@ -30,11 +39,24 @@ export interface WatchInput {
   taskQueue: string;
 }
 
+/** A cycle that keeps looking by itself (every planned interval) until the view changes or needs action. */
+export interface WatchCycleInput extends WatchInput {
+  /** The orphans the workflow knows (their first-seen times decide what is due). */
+  known: OrphanSeen[];
+  tuning: WatcherTuning;
+  /** The signature of the view the workflow last acted on; absent: return after one look. */
+  lastSignature?: string;
+}
+
 export interface WatchView {
   /** False when the cloud has no `inventory`: nothing to watch there. */
   watched: boolean;
   instances: Owned[];
   owners: OwnerVm[];
+  /** `viewSignature` of this view. */
+  signature: string;
+  /** Looks (inventory calls) this cycle made. */
+  looks: number;
 }
 
 const quoted = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -50,24 +72,60 @@ export function ownersQuery(input: WatchInput): string {
   ].join(' AND ');
 }
 
+/** The activity's cancellable sleep (the workflow cancels a cycle to act at once); a plain timer outside one. */
+async function pause(ms: number): Promise<void> {
+  let ctx: Context | undefined;
+  try {
+    ctx = Context.current();
+  } catch {
+    ctx = undefined;
+  }
+  if (ctx) await ctx.sleep(ms);
+  else await new Promise((r) => setTimeout(r, ms));
+}
+
 export function createWatcherActivities(deps: WatcherDeps) {
   const client = deps.client ?? (() => Context.current().client);
+
+  /**
+   * One look: the open owners first, then the cloud's list (an instance torn down in between
+   * then belongs to a VM whose stage is no longer Ready, so it is never called lost).
+   */
+  const look = async (input: WatchInput): Promise<{ instances: Owned[]; owners: OwnerVm[] }> => {
+    const p = providerOf(deps.registry, input.at.cloud);
+    const owners: OwnerVm[] = [];
+    for await (const wf of client().workflow.list({ query: ownersQuery(input) })) {
+      const sa = wf.typedSearchAttributes;
+      const vmName = sa.get(SA.vmName);
+      if (vmName) owners.push({ workflowId: wf.workflowId, vmName, stage: (sa.get(SA.stage) ?? 'pending') as Stage });
+    }
+    const instances = await translated(() => p.inventory!({ cloud: input.at.cloud, region: input.at.region }));
+    return { instances, owners };
+  };
+
   return {
     /**
-     * One cycle's view: the open owners first, then the cloud's list (an instance torn down in
-     * between then belongs to a VM whose stage is no longer Ready, so it is never called lost).
+     * A cycle's view. Long-polls while idle: looks again at the planned interval until the view
+     * changes, someone must be told or something deleted, or `quietWindowMs` is spent, so an
+     * idle watcher costs one activity per window instead of an activity and a timer per look.
      */
-    async watchCycle(input: WatchInput): Promise<WatchView> {
-      const p = providerOf(deps.registry, input.at.cloud);
-      if (!p.inventory) return { watched: false, instances: [], owners: [] };
-      const owners: OwnerVm[] = [];
-      for await (const wf of client().workflow.list({ query: ownersQuery(input) })) {
-        const sa = wf.typedSearchAttributes;
-        const vmName = sa.get(SA.vmName);
-        if (vmName) owners.push({ workflowId: wf.workflowId, vmName, stage: (sa.get(SA.stage) ?? 'pending') as Stage });
+    async watchCycle(input: WatchCycleInput): Promise<WatchView> {
+      if (!providerOf(deps.registry, input.at.cloud).inventory) return { watched: false, instances: [], owners: [], signature: '', looks: 0 };
+      const startedAt = Date.now();
+      for (let looks = 1; ; looks++) {
+        const view = await look(input);
+        const signature = viewSignature(view);
+        const plan = planCycle(view, input.known, Date.now(), input.tuning);
+        const waitMs = plan.nextCycleInMs;
+        if (
+          input.lastSignature === undefined ||
+          cycleMustReturn(plan, signature, input.lastSignature) ||
+          Date.now() - startedAt + waitMs > input.tuning.quietWindowMs
+        ) {
+          return { watched: true, ...view, signature, looks };
+        }
+        await pause(waitMs);
       }
-      const instances = await translated(() => p.inventory!({ cloud: input.at.cloud, region: input.at.region }));
-      return { watched: true, instances, owners };
     },
 
     /** Start the watcher of `at` unless it runs, and wake it (signal-with-start; idempotent by ID). */

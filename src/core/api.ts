@@ -191,6 +191,8 @@ export interface WatcherState {
   cloud: string;
   region: string;
   cycles: number;
+  /** Inventory calls made (a long-polling cycle looks several times). */
+  looks: number;
   lastCycleAt?: string;
   nextCycleAt?: string;
   fast: boolean;

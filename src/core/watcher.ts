@@ -44,6 +44,11 @@ export interface WatcherTuning {
   keepSweeps: number;
   /** Continue-as-new once the history has this many events. */
   continueAsNewAfterEvents: number;
+  /**
+   * Longest one `watchCycle` activity keeps looking by itself while nothing changes: the watcher
+   * spends one activity (not one activity and one timer per look) per window when idle.
+   */
+  quietWindowMs: number;
 }
 
 export const DEFAULT_WATCHER_TUNING: WatcherTuning = {
@@ -52,6 +57,7 @@ export const DEFAULT_WATCHER_TUNING: WatcherTuning = {
   orphanGraceMs: 10 * 60_000,
   keepSweeps: 50,
   continueAsNewAfterEvents: 2_000,
+  quietWindowMs: 10 * 60_000,
 };
 
 export function withWatcherTuning(t?: Partial<WatcherTuning>): WatcherTuning {
@@ -63,6 +69,8 @@ export interface WatcherCarried {
   orphans: OrphanSeen[];
   sweeps: SweepRecord[];
   cycles: number;
+  /** Absent in runs from before it was counted. */
+  looks?: number;
 }
 
 /** Input of `accountWatcherWorkflow` (what `ensureWatcher`'s signal-with-start sends). */
@@ -163,4 +171,24 @@ export function planCycle(
   // A failed deletion is retried at the fast cadence, not after a slow wait.
   if (due.length > 0) next = Math.min(next, t.fastIntervalMs);
   return { rows, orphans, due, lost, fast, nextCycleInMs: next };
+}
+
+/**
+ * What a cycle's view looks like, for "did anything change": owners with their stages and
+ * instances with their statuses, sorted. A long-polling cycle returns as soon as this differs.
+ */
+export function viewSignature(view: { instances: readonly Owned[]; owners: readonly OwnerVm[] }): string {
+  const owners = view.owners.map((o) => `${o.workflowId}=${o.stage}`).sort();
+  const instances = view.instances.map((i) => `${i.vmName}/${i.id}=${i.status}`).sort();
+  return JSON.stringify([owners, instances]);
+}
+
+/**
+ * Whether a look inside a long-polling cycle must be handed to the workflow now: the view changed
+ * (a loss shows as a change: the instance vanished or failed), or an orphan is due. A loss is not
+ * a reason by itself: the workflow told the VM when the change came in, and telling it again
+ * every look would only repeat the signal while visibility still shows it Ready.
+ */
+export function cycleMustReturn(plan: CyclePlan, signature: string, lastSignature: string | undefined): boolean {
+  return plan.due.length > 0 || signature !== lastSignature;
 }

@@ -2,7 +2,7 @@
  * Every activity option set of the workflows, in one place: typed proxies with their retry
  * policies. Non-retryable types come from the one failure vocabulary (src/core/failures.ts).
  */
-import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { NON_RETRYABLE_TYPES } from '../core/failures';
 import type { PollSchedule } from '../core/polling';
@@ -145,11 +145,21 @@ export function bootstrapPolling(summary: string, deadlineMs: number, pollMs: nu
 
 // ---- account watcher ----
 
-/** The watcher's cycle view and its signal-with-start: quick calls, a few retries (the next cycle is the real retry). */
+/** The watcher's signal-with-start: a quick call, a few retries (the next cycle is the real retry). */
 export function watching(summary: string): Activities {
   return proxy({
     summary,
     startToCloseTimeout: '1 minute',
+    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}
+
+/** The watcher's long-polling cycle: looks by itself for up to `windowMs`, heartbeating (a nudge cancels it). */
+export function watchingLong(summary: string, windowMs: number): Activities {
+  return proxy({
+    summary,
+    startToCloseTimeout: windowMs + 60_000,
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
     retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
   });
 }

@@ -5,12 +5,25 @@
  * orphans after their grace. Decisions: `planCycle` in src/core/watcher.ts. Continues as new to
  * bound its history, carrying the orphans' first-seen times and the recent sweeps.
  */
-import { allHandlersFinished, condition, continueAsNew, getExternalWorkflowHandle, log, metricMeter, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  metricMeter,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { instanceLostSignal, sweepNowUpdate, watcherNudgeSignal, watcherStateQuery, type SweepRecord, type WatcherState } from '../core/api';
 import { METRICS } from '../core/metrics';
 import { planCycle, withWatcherTuning, type OrphanSeen, type WatcherInput } from '../core/watcher';
 import { failureMessage } from './failure-info';
-import { sweeping, watching } from './proxies';
+import { sweeping, watchingLong } from './proxies';
+import type { WatchView } from '../activities/watcher';
 
 /** Budget of one orphan deletion (delete, wait until gone, clean up). */
 const SWEEP_DEADLINE_MS = 2 * 60_000;
@@ -27,6 +40,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     deployment: input.deployment,
     ...at,
     cycles: input.carried?.cycles ?? 0,
+    looks: input.carried?.looks ?? 0,
     fast: false,
     instances: 0,
     owners: 0,
@@ -37,19 +51,50 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
   let sweepAsked = 0;
   let sweepDone = 0;
   let lastSwept: SweepRecord[] = [];
+  /** The long-polling cycle in flight: a nudge or a sweep request cancels it to look at once. */
+  let polling: CancellationScope | undefined;
+  let lastSignature: string | undefined;
   setHandler(watcherNudgeSignal, () => {
     nudges += 1;
+    polling?.cancel();
   });
   setHandler(watcherStateQuery, () => state);
   setHandler(sweepNowUpdate, async () => {
     const ticket = ++sweepAsked;
+    polling?.cancel();
     await condition(() => sweepDone >= ticket);
     return lastSwept;
   });
 
+  let nudgesSeen = nudges;
   for (;;) {
     const asked = sweepAsked;
-    const view = await watching(`inventory of ${where}`).watchCycle({ at, taskQueue: workflowInfo().taskQueue });
+    // After a nudge or with a sweep asked: one look, at once; else long-poll from the last view.
+    const quick = asked > sweepDone || nudges !== nudgesSeen;
+    nudgesSeen = nudges;
+    let view: WatchView;
+    const scope = new CancellationScope();
+    polling = scope;
+    try {
+      view = await scope.run(() =>
+        watchingLong(`inventory of ${where}`, t.quietWindowMs).watchCycle({
+          at,
+          taskQueue: workflowInfo().taskQueue,
+          known: orphans,
+          tuning: t,
+          ...(quick || lastSignature === undefined ? {} : { lastSignature }),
+        }),
+      );
+    } catch (err) {
+      if (!isCancellation(err)) {
+        log.warn('watch cycle failed; looking again after a fast interval', { cloud: at.cloud, region: at.region, error: failureMessage(err) });
+        await sleep(t.fastIntervalMs);
+      }
+      continue;
+    } finally {
+      polling = undefined;
+    }
+    lastSignature = view.signature;
     if (!view.watched) {
       log.warn('cloud has no inventory: not watched', { cloud: at.cloud, region: at.region });
       return;
@@ -103,6 +148,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     sweepDone = asked;
     Object.assign(state, {
       cycles: state.cycles + 1,
+      looks: state.looks + view.looks,
       lastCycleAt: iso(now),
       nextCycleAt: iso(Date.now() + plan.nextCycleInMs),
       fast: plan.fast,
@@ -122,9 +168,9 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     // continue as new while one is pending (its handler would block allHandlersFinished forever).
     if ((info.continueAsNewSuggested || info.historyLength > t.continueAsNewAfterEvents) && sweepAsked === sweepDone) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof accountWatcherWorkflow>({ ...input, carried: { orphans, sweeps, cycles: state.cycles } });
+      return continueAsNew<typeof accountWatcherWorkflow>({ ...input, carried: { orphans, sweeps, cycles: state.cycles, looks: state.looks } });
     }
-    const n = nudges;
-    await condition(() => nudges > n || sweepAsked > sweepDone, plan.nextCycleInMs);
+    // A deletion that failed is tried again after a fast interval, not at once.
+    if (swept.some((r) => !r.ok)) await sleep(t.fastIntervalMs);
   }
 }

@@ -158,8 +158,8 @@ describe.skipIf(
     process.kill(pid, 'SIGKILL');
     const s = await waitFor(h, (x) => x.stage === 'lost' && x.endedAt !== undefined, 'lost, torn down', 60_000);
     expect(s.error).toMatchObject({ kind: 'InstanceLost' });
-    // The cycle that saw it is the next one or the one after (a cycle may have been under way).
-    expect((await watcher()).cycles - before.cycles).toBeLessThanOrEqual(3);
+    // Seen within a look or two (the rest: the cycles that saw it go lost and torn down), never by the 1 h health check.
+    expect((await watcher()).looks - before.looks).toBeLessThanOrEqual(6);
     expect((await status(h)).instanceIds).toEqual([]);
     expect(instanceDirs()).toEqual([]);
   });

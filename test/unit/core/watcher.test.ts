@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { InstanceStatus, Owned } from '../../../src/core/provider';
-import { planCycle, watcherWorkflowId, withWatcherTuning, type OwnerVm } from '../../../src/core/watcher';
+import { cycleMustReturn, planCycle, viewSignature, watcherWorkflowId, withWatcherTuning, type OwnerVm } from '../../../src/core/watcher';
 
 const t = withWatcherTuning({ fastIntervalMs: 5_000, slowIntervalMs: 300_000, orphanGraceMs: 600_000 });
 const inst = (id: string, vmName: string, status: InstanceStatus = 'Running'): Owned => ({ id, vmName, status, location: { cloud: 'c', region: 'r' } });
@@ -67,5 +67,22 @@ describe('planCycle', () => {
 describe('watcherWorkflowId', () => {
   it('is one per deployment, cloud and region', () => {
     expect(watcherWorkflowId('prod', 'aws', 'us-east-1')).toBe('gpuprov-watch:prod:aws:us-east-1');
+  });
+});
+
+describe('long-polling cycle', () => {
+  it('returns when the view changes or an orphan is due, not for a loss already reported', () => {
+    const view = { instances: [inst('i1', 'a')], owners: [owner('a')] };
+    const sig = viewSignature(view);
+    expect(viewSignature({ instances: [...view.instances].reverse(), owners: [...view.owners] })).toBe(sig);
+    expect(cycleMustReturn(planCycle(view, [], 0, t), sig, sig)).toBe(false);
+    const failed = { instances: [inst('i1', 'a', 'Failed')], owners: [owner('a')] };
+    expect(cycleMustReturn(planCycle(failed, [], 0, t), viewSignature(failed), sig)).toBe(true);
+    // the same lost view again: the VM was told when it changed
+    expect(cycleMustReturn(planCycle(failed, [], 0, t), viewSignature(failed), viewSignature(failed))).toBe(false);
+    const orphan = { instances: [inst('i9', 'z')], owners: [] };
+    const known = [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }];
+    expect(cycleMustReturn(planCycle(orphan, known, 1_000, t), viewSignature(orphan), viewSignature(orphan))).toBe(false);
+    expect(cycleMustReturn(planCycle(orphan, known, 600_000, t), viewSignature(orphan), viewSignature(orphan))).toBe(true);
   });
 });
