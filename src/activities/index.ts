@@ -154,10 +154,9 @@ export function createActivities(deps: ActivityDeps) {
     }
   };
 
-  return withLiveness({
+  const liveness = withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
-    ...createWatcherActivities(deps),
     ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, now }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
@@ -245,6 +244,9 @@ export function createActivities(deps: ActivityDeps) {
       return translated(() => provider(at.cloud).cleanup(at, vmName));
     },
   });
+  // The watcher's cycle heartbeats once per look itself (a heartbeat is a billed action on
+  // Temporal Cloud; a long-polling cycle heartbeating every 2 s would cost more than it saves).
+  return { ...liveness, ...createWatcherActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -72,14 +72,22 @@ export function ownersQuery(input: WatchInput): string {
   ].join(' AND ');
 }
 
-/** The activity's cancellable sleep (the workflow cancels a cycle to act at once); a plain timer outside one. */
-async function pause(ms: number): Promise<void> {
-  let ctx: Context | undefined;
+function activityContext(): Context | undefined {
   try {
-    ctx = Context.current();
+    return Context.current();
   } catch {
-    ctx = undefined;
+    return undefined; // unit tests call activities directly
   }
+}
+
+/** One heartbeat per look: liveness, and where a cancel (a nudge, a sweep request) is delivered. */
+function beat(): void {
+  activityContext()?.heartbeat();
+}
+
+/** The activity's cancellable sleep; a plain timer outside an activity. */
+async function pause(ms: number): Promise<void> {
+  const ctx = activityContext();
   if (ctx) await ctx.sleep(ms);
   else await new Promise((r) => setTimeout(r, ms));
 }
@@ -113,6 +121,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
       if (!providerOf(deps.registry, input.at.cloud).inventory) return { watched: false, instances: [], owners: [], signature: '', looks: 0 };
       const startedAt = Date.now();
       for (let looks = 1; ; looks++) {
+        beat();
         const view = await look(input);
         const signature = viewSignature(view);
         const plan = planCycle(view, input.known, Date.now(), input.tuning);
@@ -130,6 +139,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
 
     /** Start the watcher of `at` unless it runs, and wake it (signal-with-start; idempotent by ID). */
     async ensureWatcher(input: WatchInput): Promise<{ workflowId?: string }> {
+      beat();
       if (!providerOf(deps.registry, input.at.cloud).inventory) return {};
       const workflowId = watcherWorkflowId(deps.owner, input.at.cloud, input.at.region);
       const start: WatcherInput = { deployment: deps.owner, cloud: input.at.cloud, region: input.at.region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };

@@ -154,11 +154,16 @@ export function watching(summary: string): Activities {
   });
 }
 
-/** The watcher's long-polling cycle: looks by itself for up to `windowMs`, heartbeating (a nudge cancels it). */
-export function watchingLong(summary: string, windowMs: number): Activities {
+/**
+ * The watcher's long-polling cycle: looks by itself for up to `windowMs`, heartbeating once per
+ * look, so its heartbeat timeout covers the longest wait between looks (`maxLookGapMs`). A nudge
+ * cancels it (TRY_CANCEL: the workflow moves on at once).
+ */
+export function watchingLong(summary: string, windowMs: number, maxLookGapMs: number): Activities {
   return proxy({
     summary,
     startToCloseTimeout: windowMs + 60_000,
+    heartbeatTimeout: maxLookGapMs + 60_000,
     cancellationType: ActivityCancellationType.TRY_CANCEL,
     retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
   });

@@ -77,7 +77,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     polling = scope;
     try {
       view = await scope.run(() =>
-        watchingLong(`inventory of ${where}`, t.quietWindowMs).watchCycle({
+        watchingLong(`inventory of ${where}`, t.quietWindowMs, Math.max(t.fastIntervalMs, t.slowIntervalMs)).watchCycle({
           at,
           taskQueue: workflowInfo().taskQueue,
           known: orphans,
