@@ -1,9 +1,9 @@
 /**
  * P7 (issue 16): loss detection by the account watcher. `npx tsx bench/p7-loss.ts [--n 20]`:
  * launches Ready VMs on the local cloud one after another, kills each one's sshd behind the
- * product's back, and times kill → stage `lost` (p50, p95). Then reads the watcher's history:
- * events and billed actions (activity + timer) per cycle, and inventory calls per cycle, scaled
- * to one idle Ready VM-day at 100 VMs in one account at the shipped fast cadence.
+ * product's back, and times kill → stage `lost` (p50, p95). Then scales the watcher's idle cost
+ * (one inventory call and one heartbeat per look, one activity per quiet window) to one idle
+ * Ready VM-day at 100 VMs in one account at the shipped cadence.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,21 +61,19 @@ async function main(): Promise<void> {
     const state = await lab.client.workflow.getHandle(watcherId).query(watcherStateQuery);
     const activities = events.filter((e) => e.activityTaskScheduledEventAttributes).length;
     const timers = events.filter((e) => e.timerStartedEventAttributes).length;
-    const cycles = Math.max(1, state.cycles);
-    const perDay = 86_400_000 / DEFAULT_WATCHER_TUNING.fastIntervalMs;
+    const t = DEFAULT_WATCHER_TUNING;
+    // An idle Ready account: one inventory call and one heartbeat per fast look, one watchCycle activity per quiet window.
+    const looksPerDay = 86_400_000 / t.fastIntervalMs;
+    const cyclesPerDay = 86_400_000 / t.quietWindowMs;
     const out = {
       n: lags.length,
       lossToLostMs: { p50: round(percentile(lags, 50)), p95: round(percentile(lags, 95)), max: round(Math.max(...lags)) },
-      watcher: {
-        cycles,
-        eventsPerCycle: round(events.length / cycles),
-        activitiesPerCycle: round(activities / cycles),
-        timersPerCycle: round(timers / cycles),
-      },
+      watcherThisRun: { cycles: state.cycles, looks: state.looks, events: events.length, activities, timers },
       idleReadyVmDayAt100: {
-        actions: round((perDay * (activities + timers)) / cycles / 100),
-        inventoryCalls: round(perDay / 100),
-        note: `fast cadence ${DEFAULT_WATCHER_TUNING.fastIntervalMs} ms, plus each VM's own backstop health check (1 h: 24 observes, ~48 actions a day)`,
+        watcherActions: round((looksPerDay + cyclesPerDay) / 100, 1),
+        inventoryCalls: round(looksPerDay / 100, 1),
+        perVmBackstop: { observeCalls: 86_400_000 / 3_600_000, actions: (2 * 86_400_000) / 3_600_000 },
+        note: `fast look every ${t.fastIntervalMs} ms, quiet window ${t.quietWindowMs} ms; each VM also runs its own 1 h backstop health check`,
       },
     };
     process.stdout.write(JSON.stringify(out, null, 2) + '\n');
