@@ -21,6 +21,7 @@ import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
 import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
+import { parseDuration } from './client/options';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`defaultWorkflowBundle()`:
@@ -221,6 +222,12 @@ export async function runUntilSignal(worker: WorkerGroup, conn: WorkerConnection
   }
 }
 
+/** The account watchers' settings: GPUPROV_ORPHAN_GRACE (`10m`, `90s`, `1h`; default 10 minutes). */
+export function watcherFromEnv(env: NodeJS.ProcessEnv): Pick<ActivityDeps, 'watcher'> {
+  const grace = env.GPUPROV_ORPHAN_GRACE;
+  return grace ? { watcher: { orphanGraceMs: parseDuration('GPUPROV_ORPHAN_GRACE', grace) } } : {};
+}
+
 /** The worker process: wires everything from the environment and runs until a signal. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // Must come before any connection or worker is created.
@@ -246,7 +253,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     connection: conn.connection,
     namespace: conn.namespace,
     taskQueue,
-    deps: { registry, ssh, owner: deployment },
+    deps: { registry, ssh, owner: deployment, ...watcherFromEnv(env) },
     workflows: { bundlePath },
     ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
   });

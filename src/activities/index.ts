@@ -34,6 +34,8 @@ import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
 import { activityLog } from './activity-log';
 import { withServedClouds } from './served-clouds';
+import { createWatcherActivities } from './watcher';
+import type { WatcherTuning } from '../core/watcher';
 
 export interface ActivityDeps {
   registry: ProviderRegistry;
@@ -50,6 +52,8 @@ export interface ActivityDeps {
    * 0: every look is its own activity attempt (the bench compares schedules that way).
    */
   inlineWindowMs?: number;
+  /** Timings of the account watchers this worker starts (GPUPROV_ORPHAN_GRACE sets the orphan grace). */
+  watcher?: Partial<WatcherTuning>;
 }
 
 export interface PlanInput {
@@ -157,7 +161,7 @@ function activitiesOf(deps: ActivityDeps) {
     }
   };
 
-  return withLiveness({
+  const liveness = withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
     ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, owner: deps.owner, now }),
@@ -253,6 +257,9 @@ function activitiesOf(deps: ActivityDeps) {
       return translated(() => provider(at.cloud).cleanup(at, vmName));
     },
   });
+  // The watcher's cycle heartbeats once per look itself (a heartbeat is a billed action on
+  // Temporal Cloud; a long-polling cycle heartbeating every 2 s would cost more than it saves).
+  return { ...liveness, ...createWatcherActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof activitiesOf>;

@@ -17,6 +17,7 @@ import { serverCommand } from './commands/server';
 import { sshCommand } from './commands/ssh';
 import { startCommand } from './commands/start';
 import { statusCommand } from './commands/status';
+import { sweepCommand } from './commands/sweep';
 import { tunnelCommand } from './commands/tunnel';
 import { workerCommand } from './commands/worker';
 
@@ -25,6 +26,7 @@ export const COMMANDS: Command[] = [
   statusCommand,
   explainCommand,
   listCommand,
+  sweepCommand,
   sshCommand,
   downCommand,
   cancelCommand,

@@ -3,7 +3,7 @@
  * Other services (any SDK language) start these workflows by name with these JSON shapes.
  * Both the client and the workflows import this module; it holds no logic.
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { BlockScope, ErrorKind } from './errors';
 import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
@@ -166,3 +166,59 @@ export const teardownSignal = defineSignal('teardown');
 export const cancelSignal = defineSignal('cancel');
 /** Full snapshot of the VM. */
 export const statusQuery = defineQuery<VmStatus>('status');
+
+/** What the account watcher saw: the VM's instance vanished or failed (it moves the VM to `lost`). */
+export interface InstanceLost {
+  /** The instances the cloud still lists for the VM (Failed, Stopped…); empty when it lists none. */
+  instanceIds: string[];
+  reason: string;
+}
+/** Sent by the account watcher to a Ready VM whose instance is gone or failed. */
+export const instanceLostSignal = defineSignal<[InstanceLost]>('instanceLost');
+
+// ---- The account watcher (`accountWatcherWorkflow`, ID `gpuprov-watch:<deployment>:<cloud>:<region>`) ----
+
+/** One orphan deletion (or a failed try) by the watcher. */
+export interface SweepRecord {
+  vmName: string;
+  instanceIds: string[];
+  firstSeenAt: string;
+  sweptAt: string;
+  /** `grace`: the grace period ran out; `now`: `provision sweep` asked. */
+  by: 'grace' | 'now';
+  ok: boolean;
+  error?: string;
+}
+
+/** An instance with this deployment's tag and no open workflow, waiting out its grace. */
+export interface OrphanView {
+  vmName: string;
+  instanceIds: string[];
+  firstSeenAt: string;
+  deleteAfter: string;
+}
+
+/** The `watcherState` query. */
+export interface WatcherState {
+  deployment: string;
+  cloud: string;
+  region: string;
+  cycles: number;
+  /** Inventory calls made (a long-polling cycle looks several times). */
+  looks: number;
+  lastCycleAt?: string;
+  nextCycleAt?: string;
+  fast: boolean;
+  instances: number;
+  owners: number;
+  orphans: OrphanView[];
+  /** Recent deletions, newest last. */
+  sweeps: SweepRecord[];
+}
+
+/** Wake the watcher now (a VM of its account was created or became ready). */
+export const watcherNudgeSignal = defineSignal('watcherNudge');
+/** The watcher's orphans, recent sweeps and cadence. */
+export const watcherStateQuery = defineQuery<WatcherState>('watcherState');
+/** Delete every current orphan now, ignoring the grace; returns what the cycle deleted. */
+export const sweepNowUpdate = defineUpdate<SweepRecord[]>('sweepNow');

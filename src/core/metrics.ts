@@ -19,7 +19,7 @@ export const METRICS = {
   leaked: 'gpuprov_vms_leaked',
   /** Gauge, USD per hour: sum of the offer prices of VMs that are up (ready, k8s, k8s-failed). */
   spendPerHour: 'gpuprov_spend_per_hour_dollars',
-  /** Counter {cloud}: orphaned instances deleted by the account watcher (placeholder: stays 0 until it exists). */
+  /** Counter {cloud}: orphaned instances deleted by the account watcher (src/workflows/watcher.ts). */
   orphansSwept: 'gpuprov_orphans_swept_total',
 } as const;
 

@@ -16,3 +16,9 @@ export const CLOUD_CALLS_PATCH = 'gpuprov-merged-cloud-calls-v1';
  * (teardown or keep) instead of reading it as "VM ended".
  */
 export const FLEET_CHILD_CLOSED_PATCH = 'gpuprov-fleet-child-closed-v1';
+
+/**
+ * A VM that becomes Ready makes sure the account watcher of its cloud and region runs (one
+ * `ensureWatcher` activity: signal-with-start), and listens for its `instanceLost` signal.
+ */
+export const WATCHER_PATCH = 'gpuprov-account-watcher-v1';

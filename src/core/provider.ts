@@ -194,7 +194,7 @@ export interface CloudProvider {
    * all its zones), in one list call plus pagination; the account watcher's one view per cycle.
    * Instances of other deployments are never returned.
    */
-  inventory?(at: Location): Promise<Owned[]>;
+  inventory(at: Location): Promise<Owned[]>;
 }
 
 /** The label/tag key every resource carries, with the VM name as value. */

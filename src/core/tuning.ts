@@ -11,7 +11,7 @@ export interface Tuning extends K3sTuning {
   /** First backoff of a leaked teardown (then doubling, capped at `leakMaxBackoffMs`). */
   leakBackoffMs: number;
   leakMaxBackoffMs: number;
-  /** How often a Ready VM is observed (health check). */
+  /** How often a Ready VM observes itself: a rare backstop, the account watcher notices a loss within seconds. */
   healthIntervalMs: number;
   /** retryUntilUp: wait before re-planning when every offer is exhausted. */
   retryUntilUpDelayMs: number;
@@ -39,7 +39,7 @@ export const DEFAULT_TUNING: Tuning = {
   goneDeadlineMs: 15 * 60_000,
   leakBackoffMs: 60_000,
   leakMaxBackoffMs: 30 * 60_000,
-  healthIntervalMs: 5 * 60_000,
+  healthIntervalMs: 60 * 60_000,
   retryUntilUpDelayMs: 30_000,
   continueAsNewAfterEvents: 4_000,
   k3sBootMaxWaitMs: BOOT_INSTALL_MAX_WAIT_MS,

@@ -2,7 +2,7 @@
  * Every activity option set of the workflows, in one place: typed proxies with their retry
  * policies. Non-retryable types come from the one failure vocabulary (src/core/failures.ts).
  */
-import { proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { NON_RETRYABLE_TYPES } from '../core/failures';
 import type { PollSchedule } from '../core/polling';
@@ -158,5 +158,40 @@ export function bootstrapPolling(summary: string, deadlineMs: number, pollMs: nu
     startToCloseTimeout: 30_000,
     scheduleToCloseTimeout: deadlineMs,
     retry: { initialInterval: pollMs, backoffCoefficient: 1, maximumInterval: pollMs, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}
+
+// ---- account watcher ----
+
+/** The watcher's signal-with-start: a quick call, a few retries (the next cycle is the real retry). */
+export function watching(summary: string): Activities {
+  return proxy({
+    summary,
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}
+
+/**
+ * The watcher's long-polling cycle: looks by itself for up to `windowMs`, heartbeating once per
+ * look, so its heartbeat timeout covers the longest wait between looks (`maxLookGapMs`). A nudge
+ * cancels it (TRY_CANCEL: the workflow moves on at once).
+ */
+export function watchingLong(summary: string, windowMs: number, maxLookGapMs: number, cloud: string): Activities {
+  return cloudActivities(cloud, {
+    summary,
+    startToCloseTimeout: windowMs + 60_000,
+    heartbeatTimeout: maxLookGapMs + 60_000,
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}
+
+/** Deleting an orphan (releaseAt: delete, wait gone, clean up) within `deadlineMs`; a failure is retried next cycle. */
+export function sweeping(summary: string, deadlineMs: number, cloud: string): Activities {
+  return cloudActivities(cloud, {
+    summary,
+    startToCloseTimeout: deadlineMs + 60_000,
+    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
   });
 }

@@ -1,6 +1,7 @@
 /**
  * vmWorkflow (ID `vm-<name>`): the VM entity. Launch (failover search) → Ready (waits for
- * teardown, cancel, TTL, or a health check that finds the VM gone) → teardown. Lives as long as
+ * teardown, cancel, TTL, the account watcher's `instanceLost`, or the rare backstop health check) →
+ * teardown. Lives as long as
  * the VM, using continue-as-new to keep its history bounded.
  */
 import {
@@ -18,8 +19,19 @@ import {
 import { FAILURE_TYPES } from '../core/failures';
 import { K3S_PATCH } from '../core/k3s-access';
 import type { Capabilities } from '../core/provider';
-import { cancelSignal, retryK8sSignal, statusQuery, teardownSignal, type LaunchResult, type VmSpec, type VmStatus } from '../core/api';
-import { reading } from './proxies';
+import {
+  cancelSignal,
+  instanceLostSignal,
+  retryK8sSignal,
+  statusQuery,
+  teardownSignal,
+  type InstanceLost,
+  type LaunchResult,
+  type VmSpec,
+  type VmStatus,
+} from '../core/api';
+import { WATCHER_PATCH } from '../core/patches';
+import { reading, watching } from './proxies';
 import { VmContext } from './context';
 import { runK3s } from './k3s';
 import { runLaunch } from './launch';
@@ -61,7 +73,7 @@ async function healthy(ctx: VmContext): Promise<boolean> {
  * taken when the launch ends, not here: a teardown that arrives while the VM tells its fleet it
  * is ready (or re-runs k3s) would otherwise be counted as old and lost, leaving the VM up.
  */
-async function waitInReady(ctx: VmContext, base: number): Promise<ReadyEnd> {
+async function waitInReady(ctx: VmContext, base: number, lost: () => InstanceLost | undefined): Promise<ReadyEnd> {
   const t = ctx.tuning;
   const ttlAt = ctx.status.ttlExpiresAt ? Date.parse(ctx.status.ttlExpiresAt) : undefined;
   const k8sBase = ctx.k8sRetryRequests;
@@ -69,10 +81,10 @@ async function waitInReady(ctx: VmContext, base: number): Promise<ReadyEnd> {
     if (checkBudget(ctx)) return 'budget';
     const budgetAt = nextBudgetWake(ctx) ?? Infinity;
     const wait = Math.max(1, Math.min(ttlAt === undefined ? Infinity : ttlAt - Date.now(), budgetAt - Date.now(), t.healthIntervalMs));
-    const woke = await condition(() => ctx.teardownRequests > base || ctx.cancelRequested || ctx.k8sRetryRequests > k8sBase, wait, {
-      summary: 'ready: wait for teardown, TTL or health check',
+    const woke = await condition(() => ctx.teardownRequests > base || ctx.cancelRequested || ctx.k8sRetryRequests > k8sBase || lost() !== undefined, wait, {
+      summary: 'ready: wait for teardown, TTL, a lost instance or health check',
     });
-    if (woke) return ctx.cancelRequested ? 'cancel' : ctx.teardownRequests > base ? 'teardown' : 'retry-k8s';
+    if (woke) return ctx.cancelRequested ? 'cancel' : ctx.teardownRequests > base ? 'teardown' : lost() ? 'lost' : 'retry-k8s';
     if (ttlAt !== undefined && Date.now() >= ttlAt) return 'ttl';
     if (checkBudget(ctx)) return 'budget';
     if (!(await healthy(ctx))) return 'lost';
@@ -96,6 +108,11 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   setHandler(cancelSignal, () => ctx.requestCancel());
   setHandler(retryK8sSignal, () => {
     if (ctx.status.stage === 'k8s-failed') ctx.k8sRetryRequests += 1;
+  });
+  /** Set by the account watcher while the VM is up: its instance vanished or failed. */
+  let lost: InstanceLost | undefined;
+  setHandler(instanceLostSignal, (l) => {
+    if (ctx.status.stage === 'ready' || ctx.status.stage === 'k8s-failed') lost ??= l;
   });
   CancellationScope.current().cancelRequested.catch(() => ctx.requestCancel(true));
 
@@ -145,9 +162,10 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
       answeredTeardowns = ctx.teardownRequests;
       recordReady(ctx.status);
       await notifyParent(ctx);
+      if (patched(WATCHER_PATCH)) await ensureWatcher(ctx);
     }
     for (;;) {
-      const e = await waitInReady(ctx, answeredTeardowns);
+      const e = await waitInReady(ctx, answeredTeardowns, () => lost);
       if (e !== 'retry-k8s') return e;
       // `start` again on a k8s-failed VM re-enters at CheckBootInstall (SSH push if needed).
       if (!lastLaunch) {
@@ -170,7 +188,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   }
   if (end !== 'launch-cancelled') {
     const s = ctx.status;
-    ctx.setStage(end === 'lost' ? 'lost' : 'tearing-down');
+    ctx.setStage(end === 'lost' ? 'lost' : 'tearing-down', end === 'lost' && lost ? { error: { kind: 'InstanceLost', message: lost.reason } } : {});
     if (s.location) {
       const sinceMs = Date.now();
       await runTeardown(ctx, { at: s.location, vmName: s.name, instanceIds: s.instanceIds, mode: 'full', pollIntervalMs });
@@ -182,6 +200,20 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   await notifyParent(ctx);
   if (ctx.temporalCancelled) throw new CancelledFailure('cancelled; everything this VM created was deleted');
   return ctx.status;
+}
+
+/** Make sure the account watcher of this VM's cloud and region runs; a failure only costs the fast loss detection. */
+async function ensureWatcher(ctx: VmContext): Promise<void> {
+  const at = ctx.status.location;
+  if (!at) return;
+  try {
+    await watching(`account watcher of ${at.cloud}/${at.region}`).ensureWatcher({
+      at: { cloud: at.cloud, region: at.region },
+      taskQueue: workflowInfo().taskQueue,
+    });
+  } catch {
+    // The backstop health check still notices a lost VM.
+  }
 }
 
 // ---- Fleet slots: a vmWorkflow started by a fleet reports `ready` and its end to it. ----

@@ -6,9 +6,20 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { ProviderError, type BlockScope, type ErrorKind } from '../../src/core/errors';
 import type { ProbeResult, SshProber } from '../../src/ssh';
-import type { Capabilities, CloudProvider, InstanceSpec, InstanceStatus, Json, Location, Observed, Offer, ResourceRequest } from '../../src/core/provider';
+import type {
+  Capabilities,
+  CloudProvider,
+  InstanceSpec,
+  InstanceStatus,
+  Json,
+  Location,
+  Observed,
+  Offer,
+  Owned,
+  ResourceRequest,
+} from '../../src/core/provider';
 
-export type FakePrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup' | 'probe';
+export type FakePrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup' | 'probe' | 'inventory';
 
 /** A scripted fault. Matches calls of `primitive` (and region/type when given) `times` times (-1 = forever). */
 export interface FakeRule {
@@ -31,6 +42,8 @@ export interface FakeInstance {
   zone?: string;
   instanceType: string;
   idempotencyKey: string;
+  /** The deployment that created it (InstanceSpec.owner; absent in state files from before). */
+  owner?: string;
   createdAt: number;
   bootMs: number;
   status: InstanceStatus;
@@ -85,8 +98,12 @@ export class FakeProvider implements CloudProvider {
     typicalBootMs: 300,
   };
 
-  constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number } = {}) {
+  /** The deployment `inventory` lists; unset: every instance (instances record InstanceSpec.owner). */
+  readonly deployment: string | undefined;
+
+  constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number; deployment?: string } = {}) {
     this.name = o.name ?? 'fake';
+    this.deployment = o.deployment;
     if (o.stateFile !== undefined) this.stateFile = o.stateFile;
     this.mem = {
       instances: [],
@@ -197,6 +214,7 @@ export class FakeProvider implements CloudProvider {
         ...(offer.zone ? { zone: offer.zone } : {}),
         instanceType: offer.instanceType,
         idempotencyKey: spec.idempotencyKey,
+        owner: spec.owner,
         createdAt: Date.now(),
         bootMs: s.bootMs,
         status: 'Pending',
@@ -220,16 +238,15 @@ export class FakeProvider implements CloudProvider {
     this.check('observe', { region: at.region, vmName });
     return this.load()
       .instances.filter((i) => i.vmName === vmName && i.region === at.region)
-      .map((i) => {
-        const status = this.statusOf(i);
-        return {
-          id: i.id,
-          status,
-          location: { cloud: this.name, region: i.region, ...(i.zone ? { zone: i.zone } : {}) },
-          instanceType: i.instanceType,
-          ...(status === 'Running' ? { endpoint: { host: '127.0.0.1', port: i.port, user: 'fake' } } : {}),
-        };
-      });
+      .map((i) => this.observed(i));
+  }
+
+  /** This deployment's instances in one region (`deployment` unset: every instance). */
+  async inventory(at: Location): Promise<Owned[]> {
+    this.check('inventory', { region: at.region });
+    return this.load()
+      .instances.filter((i) => i.region === at.region && (this.deployment === undefined || i.owner === undefined || i.owner === this.deployment))
+      .map((i) => ({ ...this.observed(i), vmName: i.vmName }));
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
@@ -247,6 +264,17 @@ export class FakeProvider implements CloudProvider {
   }
 
   // ---- internals -----------------------------------------------------------
+  private observed(i: FakeInstance): Observed {
+    const status = this.statusOf(i);
+    return {
+      id: i.id,
+      status,
+      location: { cloud: this.name, region: i.region, ...(i.zone ? { zone: i.zone } : {}) },
+      instanceType: i.instanceType,
+      ...(status === 'Running' ? { endpoint: { host: '127.0.0.1', port: i.port, user: 'fake' } } : {}),
+    };
+  }
+
   private async latency(p: FakePrimitive): Promise<void> {
     const ms = this.load().delays?.[p] ?? 0;
     if (ms > 0) await new Promise((r) => setTimeout(r, ms));

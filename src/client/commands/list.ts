@@ -3,6 +3,7 @@ import { EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
 import { leaf } from '../define';
 import { table } from '../output';
+import { deploymentOf, watcherStates } from '../watchers';
 
 export const listCommand: Command = leaf({
   name: 'list',
@@ -11,7 +12,7 @@ export const listCommand: Command = leaf({
     {
       name: 'all',
       type: 'boolean',
-      meaning: 'also list VMs whose workflow has ended (terminated, cancelled, failed)',
+      meaning: 'also list VMs whose workflow has ended (terminated, cancelled, failed), and orphans: instances the account watchers will delete',
       default: 'off: only VMs whose workflow is running',
       example: '--all',
     },
@@ -20,6 +21,14 @@ export const listCommand: Command = leaf({
   async run({ values, json }, io) {
     const conn = await connectClient(io, { autoStart: false });
     const rows = await new GpuprovClient(conn.client).list({ all: values.all === true });
+    if (values.all === true) {
+      // Orphans (stage `orphan`) until the account watcher has deleted them.
+      for (const w of await watcherStates(conn.client, deploymentOf(io.env, conn.namespace))) {
+        for (const o of w.orphans) {
+          rows.push({ name: o.vmName, workflowId: '-', stage: 'orphan', cloud: w.cloud, region: w.region, execution: 'NONE', startedAt: o.firstSeenAt });
+        }
+      }
+    }
     if (json) {
       io.out(JSON.stringify(rows) + '\n');
       return EXIT_OK;
@@ -43,6 +52,9 @@ export const listCommand: Command = leaf({
       ]),
     );
     const leaked = rows.filter((r) => r.stage === 'leaked');
+    const orphans = rows.filter((r) => r.stage === 'orphan');
+    if (orphans.length)
+      io.out(`\n${orphans.length} ORPHAN(S) (billed, no workflow): the account watcher deletes them after the grace. now: npx provision sweep\n`);
     if (leaked.length) io.out(`\n${leaked.length} VM(s) LEAKED (still billed, retrying): fix the cause, then npx provision down ${leaked[0]!.name}\n`);
     return EXIT_OK;
   },

@@ -2,10 +2,11 @@ import { homedir, userInfo } from 'node:os';
 import { imageDiskOf } from '../../core/image-disk';
 import { join } from 'node:path';
 import { ProviderError } from '../../core/errors';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../core/provider';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
 import { LocalApi, type SshdMode } from './api';
 import { injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';
+import { localInventory } from './inventory';
 import { CLOUD, isKnownOffer, listOffers, toObserved } from './map';
 import { deploymentOf, type DeploymentOption } from '../deployment';
 
@@ -20,6 +21,8 @@ export interface LocalProviderOptions extends DeploymentOption {
   sshdPath?: string;
   /** The instances' SSH server: OpenSSH's sshd, gpuprov's built-in one, or `auto` (default: OpenSSH when found). */
   sshd?: SshdMode;
+  /** The deployment whose instances `inventory` lists (their `owner` label); default `default`, the default namespace. */
+  deployment?: string;
 }
 
 /**
@@ -42,6 +45,7 @@ export class LocalProvider implements CloudProvider {
     this.api = new LocalApi(opts.root, opts.sshd, opts.sshdPath);
     this.faults = new Faults(opts.faultsFile, join(this.api.root, 'faults-state'));
     this.user = userInfo().username;
+    this.deployment = opts.deployment ?? 'default';
   }
 
   /** Absolute state root (tests count leaks under it). */
@@ -117,6 +121,10 @@ export class LocalProvider implements CloudProvider {
 
   private isMine(labels: { vmName: string; owner: string; region: string }, vmName: string, at: Location): boolean {
     return labels.vmName === vmName && labels.region === at.region && labels.owner === this.deployment;
+  }
+
+  async inventory(at: Location): Promise<Owned[]> {
+    return this.guard({ primitive: 'observe', region: at.region }, () => localInventory(this.api, at, this.deployment, this.user));
   }
 
   /** Injected faults first, then the work (LocalApi classifies its own errors). */

@@ -14,7 +14,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { renderShellScript, shQuote } from '../../../src/providers/cloud-init';
 import { LocalProvider } from '../../../src/providers/local';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../../../src/core/provider';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../../src/core/provider';
 
 const SIM_DIR = __dirname;
 
@@ -141,6 +141,10 @@ export class SimulatedK3sCloud implements CloudProvider {
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     return (await this.inner.observe({ ...at, cloud: 'local' }, vmName)).map((o) => ({ ...o, location: { ...o.location, cloud: this.name } }));
+  }
+
+  async inventory(at: Location): Promise<Owned[]> {
+    return (await this.inner.inventory({ ...at, cloud: 'local' })).map((o) => ({ ...o, location: { ...o.location, cloud: this.name } }));
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {

@@ -1,0 +1,158 @@
+/**
+ * The account watcher's activities: one cycle's view (the cloud's `inventory` plus the open
+ * vmWorkflows placed in that cloud and region, from visibility), and `ensureWatcher`, the
+ * signal-with-start a VM runs once it is Ready. Both talk to Temporal through the worker's client.
+ */
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { watcherNudgeSignal, type Stage } from '../core/api';
+import type { Owned } from '../core/provider';
+import { SA } from '../core/search-attributes';
+import {
+  cycleMustReturn,
+  planCycle,
+  viewSignature,
+  watcherWorkflowId,
+  type OrphanSeen,
+  type OwnerVm,
+  type WatcherInput,
+  type WatcherTuning,
+} from '../core/watcher';
+import type { ProviderRegistry } from '../providers/registry';
+import { activityLog } from './activity-log';
+import { providerOf } from './attempt';
+import { translated } from './failures';
+
+export interface WatcherDeps {
+  registry: ProviderRegistry;
+  /** The deployment id: part of every watcher's workflow ID. */
+  owner: string;
+  /** Watcher timings given to watchers this worker starts (GPUPROV_ORPHAN_GRACE sets the grace). */
+  watcher?: Partial<WatcherTuning>;
+  /** Default: the activity context's client. */
+  client?: () => Client;
+}
+
+/** One account and region, and the task queue whose vmWorkflows count as owners. */
+export interface WatchInput {
+  at: { cloud: string; region: string };
+  taskQueue: string;
+}
+
+/** A cycle that keeps looking by itself (every planned interval) until the view changes or needs action. */
+export interface WatchCycleInput extends WatchInput {
+  /** The orphans the workflow knows (their first-seen times decide what is due). */
+  known: OrphanSeen[];
+  tuning: WatcherTuning;
+  /** The signature of the view the workflow last acted on; absent: return after one look. */
+  lastSignature?: string;
+}
+
+export interface WatchView {
+  /** False when the cloud has no `inventory`: nothing to watch there. */
+  watched: boolean;
+  instances: Owned[];
+  owners: OwnerVm[];
+  /** `viewSignature` of this view. */
+  signature: string;
+  /** Looks (inventory calls) this cycle made. */
+  looks: number;
+}
+
+const quoted = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/** The visibility query of the open vmWorkflows placed at `at` on `taskQueue`. */
+export function ownersQuery(input: WatchInput): string {
+  return [
+    `WorkflowType = 'vmWorkflow'`,
+    `ExecutionStatus = 'Running'`,
+    `TaskQueue = ${quoted(input.taskQueue)}`,
+    `${SA.cloud.name} = ${quoted(input.at.cloud)}`,
+    `${SA.region.name} = ${quoted(input.at.region)}`,
+  ].join(' AND ');
+}
+
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined; // unit tests call activities directly
+  }
+}
+
+/** One heartbeat per look: liveness, and where a cancel (a nudge, a sweep request) is delivered. */
+function beat(): void {
+  activityContext()?.heartbeat();
+}
+
+/** The activity's cancellable sleep; a plain timer outside an activity. */
+async function pause(ms: number): Promise<void> {
+  const ctx = activityContext();
+  if (ctx) await ctx.sleep(ms);
+  else await new Promise((r) => setTimeout(r, ms));
+}
+
+export function createWatcherActivities(deps: WatcherDeps) {
+  const client = deps.client ?? (() => Context.current().client);
+
+  /**
+   * One look: the open owners first, then the cloud's list (an instance torn down in between
+   * then belongs to a VM whose stage is no longer Ready, so it is never called lost).
+   */
+  const look = async (input: WatchInput): Promise<{ instances: Owned[]; owners: OwnerVm[] }> => {
+    const p = providerOf(deps.registry, input.at.cloud);
+    const owners: OwnerVm[] = [];
+    for await (const wf of client().workflow.list({ query: ownersQuery(input) })) {
+      const sa = wf.typedSearchAttributes;
+      const vmName = sa.get(SA.vmName);
+      if (vmName) owners.push({ workflowId: wf.workflowId, vmName, stage: (sa.get(SA.stage) ?? 'pending') as Stage });
+    }
+    const instances = await translated(() => p.inventory({ cloud: input.at.cloud, region: input.at.region }));
+    return { instances, owners };
+  };
+
+  return {
+    /**
+     * A cycle's view. Long-polls while idle: looks again at the planned interval until the view
+     * changes, someone must be told or something deleted, or `quietWindowMs` is spent, so an
+     * idle watcher costs one activity per window instead of an activity and a timer per look.
+     */
+    async watchCycle(input: WatchCycleInput): Promise<WatchView> {
+      if (!providerOf(deps.registry, input.at.cloud).inventory) return { watched: false, instances: [], owners: [], signature: '', looks: 0 };
+      const startedAt = Date.now();
+      for (let looks = 1; ; looks++) {
+        beat();
+        const view = await look(input);
+        const signature = viewSignature(view);
+        const plan = planCycle(view, input.known, Date.now(), input.tuning);
+        const waitMs = plan.nextCycleInMs;
+        if (
+          input.lastSignature === undefined ||
+          cycleMustReturn(plan, signature, input.lastSignature) ||
+          Date.now() - startedAt + waitMs > input.tuning.quietWindowMs
+        ) {
+          return { watched: true, ...view, signature, looks };
+        }
+        await pause(waitMs);
+      }
+    },
+
+    /** Start the watcher of `at` unless it runs, and wake it (signal-with-start; idempotent by ID). */
+    async ensureWatcher(input: WatchInput): Promise<{ workflowId?: string }> {
+      beat();
+      if (!providerOf(deps.registry, input.at.cloud).inventory) return {};
+      const workflowId = watcherWorkflowId(deps.owner, input.at.cloud, input.at.region);
+      const start: WatcherInput = { deployment: deps.owner, cloud: input.at.cloud, region: input.at.region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
+      await client().workflow.signalWithStart('accountWatcherWorkflow', {
+        workflowId,
+        taskQueue: input.taskQueue,
+        args: [start],
+        signal: watcherNudgeSignal,
+        signalArgs: [],
+        staticSummary: `account watcher: ${input.at.cloud}/${input.at.region}`,
+      });
+      activityLog('info', 'account watcher running', { workflowId });
+      return { workflowId };
+    },
+  };
+}

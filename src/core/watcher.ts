@@ -1,0 +1,194 @@
+/**
+ * The account watcher's decisions, pure (no Temporal import): one cycle compares what the cloud
+ * lists in one account and region (`inventory`) with the open vmWorkflows there (visibility) and
+ * says whom to tell that their instance is lost, which instances are orphans, which orphans are
+ * due for deletion, and when to look again.
+ *
+ * | cloud lists for a VM name           | open vmWorkflow of that name here | row         | action                                   |
+ * |-------------------------------------|-----------------------------------|-------------|------------------------------------------|
+ * | any instance                        | none                              | `orphan`    | remember first seen; delete after grace  |
+ * | any instance                        | some                              | `owned`     | forget any orphan entry                  |
+ * | nothing Running/Pending             | one in `ready` or `k8s-failed`    | `lost`      | signal that VM (`instanceLost`)          |
+ * | nothing Running/Pending             | one launching, tearing down, …    | `settling`  | nothing: its own workflow handles it     |
+ *
+ * Cadence: `fast` while any VM of the account is open here (launching or up), else `slow`, but
+ * never later than the next orphan falls due.
+ */
+import type { Stage, SweepRecord } from './api';
+import type { InstanceStatus, Owned } from './provider';
+
+/** An open vmWorkflow placed in the watched cloud and region (from its search attributes). */
+export interface OwnerVm {
+  workflowId: string;
+  vmName: string;
+  stage: Stage;
+}
+
+/** An instance group (one VM name) with no open workflow, remembered across cycles. */
+export interface OrphanSeen {
+  vmName: string;
+  instanceIds: string[];
+  /** Epoch ms of the first cycle that saw it unowned. */
+  firstSeenAtMs: number;
+}
+
+/** Timings of the watcher. Tests shrink them. */
+export interface WatcherTuning {
+  /** Between cycles while VMs of the account are launching or up. */
+  fastIntervalMs: number;
+  /** Between cycles when none are. */
+  slowIntervalMs: number;
+  /** An unowned instance is deleted this long after it was first seen (GPUPROV_ORPHAN_GRACE). */
+  orphanGraceMs: number;
+  /** Deletions kept in the watcher's state (queryable, carried across continue-as-new). */
+  keepSweeps: number;
+  /** Continue-as-new once the history has this many events. */
+  continueAsNewAfterEvents: number;
+  /**
+   * Longest one `watchCycle` activity keeps looking by itself while nothing changes: the watcher
+   * spends one activity (not one activity and one timer per look) per window when idle.
+   */
+  quietWindowMs: number;
+}
+
+export const DEFAULT_WATCHER_TUNING: WatcherTuning = {
+  fastIntervalMs: 10_000,
+  slowIntervalMs: 5 * 60_000,
+  orphanGraceMs: 10 * 60_000,
+  keepSweeps: 50,
+  continueAsNewAfterEvents: 2_000,
+  quietWindowMs: 10 * 60_000,
+};
+
+export function withWatcherTuning(t?: Partial<WatcherTuning>): WatcherTuning {
+  return { ...DEFAULT_WATCHER_TUNING, ...t };
+}
+
+/** What a watcher carries across continue-as-new. */
+export interface WatcherCarried {
+  orphans: OrphanSeen[];
+  sweeps: SweepRecord[];
+  cycles: number;
+  /** Absent in runs from before it was counted. */
+  looks?: number;
+}
+
+/** Input of `accountWatcherWorkflow` (what `ensureWatcher`'s signal-with-start sends). */
+export interface WatcherInput {
+  deployment: string;
+  cloud: string;
+  region: string;
+  tuning?: Partial<WatcherTuning>;
+  /** Set only by continue-as-new. */
+  carried?: WatcherCarried;
+}
+
+/** `gpuprov-watch:<deployment>:<cloud>:<region>`: one watcher per deployment, account (cloud) and region. */
+export const watcherWorkflowId = (deployment: string, cloud: string, region: string): string => `gpuprov-watch:${deployment}:${cloud}:${region}`;
+
+/** Stages in which a VM is handed over and an instance must be up. */
+const UP_STAGES: ReadonlySet<Stage> = new Set<Stage>(['ready', 'k8s-failed']);
+
+/** Statuses that count as alive (the same rule as the per-VM health check). */
+const ALIVE: ReadonlySet<InstanceStatus> = new Set<InstanceStatus>(['Running', 'Pending']);
+
+export type CycleRow =
+  | { row: 'orphan'; vmName: string; instanceIds: string[]; firstSeenAtMs: number; due: boolean }
+  | { row: 'owned'; vmName: string; instanceIds: string[] }
+  | { row: 'lost'; vmName: string; workflowId: string; instanceIds: string[]; reason: string }
+  | { row: 'settling'; vmName: string; workflowId: string };
+
+export interface CyclePlan {
+  rows: CycleRow[];
+  /** The orphan map to carry to the next cycle (due ones stay until their deletion succeeds). */
+  orphans: OrphanSeen[];
+  /** Orphans to delete now (grace over, or `sweepNow`). */
+  due: OrphanSeen[];
+  /** VMs to tell that their instance is gone or failed. */
+  lost: { workflowId: string; vmName: string; instanceIds: string[]; reason: string }[];
+  /** Whether the fast cadence applies. */
+  fast: boolean;
+  /** Wait before the next cycle. */
+  nextCycleInMs: number;
+}
+
+function groupByName(instances: readonly Owned[]): Map<string, Owned[]> {
+  const out = new Map<string, Owned[]>();
+  for (const i of instances) out.set(i.vmName, [...(out.get(i.vmName) ?? []), i]);
+  return out;
+}
+
+function lostReason(seen: readonly Owned[]): string {
+  if (seen.length === 0) return 'the cloud no longer lists its instance';
+  return seen.map((o) => `${o.id} is ${o.status}${o.reason ? ` (${o.reason})` : ''}`).join('; ');
+}
+
+/** One cycle's decisions; `sweepNow` makes every orphan due at once (ignoring the grace). */
+export function planCycle(
+  view: { instances: readonly Owned[]; owners: readonly OwnerVm[] },
+  known: readonly OrphanSeen[],
+  nowMs: number,
+  t: WatcherTuning,
+  sweepNow = false,
+): CyclePlan {
+  const byName = groupByName(view.instances);
+  const ownersByName = new Map<string, OwnerVm[]>();
+  for (const o of view.owners) ownersByName.set(o.vmName, [...(ownersByName.get(o.vmName) ?? []), o]);
+  const rows: CycleRow[] = [];
+  const orphans: OrphanSeen[] = [];
+  const lost: CyclePlan['lost'] = [];
+  for (const [vmName, seen] of byName) {
+    const ids = seen.map((o) => o.id).sort();
+    if (ownersByName.has(vmName)) {
+      rows.push({ row: 'owned', vmName, instanceIds: ids });
+      continue;
+    }
+    const before = known.find((k) => k.vmName === vmName);
+    const o: OrphanSeen = { vmName, instanceIds: ids, firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
+    orphans.push(o);
+    rows.push({ row: 'orphan', ...o, due: sweepNow || nowMs - o.firstSeenAtMs >= t.orphanGraceMs });
+  }
+  for (const [vmName, owners] of ownersByName) {
+    const seen = byName.get(vmName) ?? [];
+    if (seen.some((o) => ALIVE.has(o.status))) continue;
+    for (const owner of owners) {
+      if (!UP_STAGES.has(owner.stage)) {
+        rows.push({ row: 'settling', vmName, workflowId: owner.workflowId });
+        continue;
+      }
+      const l = { vmName, workflowId: owner.workflowId, instanceIds: seen.map((o) => o.id), reason: lostReason(seen) };
+      lost.push(l);
+      rows.push({ row: 'lost', ...l });
+    }
+  }
+  const due = rows.flatMap((r) => (r.row === 'orphan' && r.due ? [orphans.find((o) => o.vmName === r.vmName)!] : []));
+  const fast = view.owners.length > 0;
+  let next = fast ? t.fastIntervalMs : t.slowIntervalMs;
+  for (const o of orphans) {
+    if (due.includes(o)) continue;
+    next = Math.min(next, Math.max(t.fastIntervalMs, o.firstSeenAtMs + t.orphanGraceMs - nowMs));
+  }
+  // A failed deletion is retried at the fast cadence, not after a slow wait.
+  if (due.length > 0) next = Math.min(next, t.fastIntervalMs);
+  return { rows, orphans, due, lost, fast, nextCycleInMs: next };
+}
+
+/**
+ * What a cycle's view looks like, for "did anything change": owners with their stages and
+ * instances with their statuses, sorted. A long-polling cycle returns as soon as this differs.
+ */
+export function viewSignature(view: { instances: readonly Owned[]; owners: readonly OwnerVm[] }): string {
+  const owners = view.owners.map((o) => `${o.workflowId}=${o.stage}`).sort();
+  const instances = view.instances.map((i) => `${i.vmName}/${i.id}=${i.status}`).sort();
+  return JSON.stringify([owners, instances]);
+}
+
+/**
+ * Whether a look inside a long-polling cycle must be handed to the workflow now: the view changed
+ * (a loss shows as a change: the instance vanished or failed), or an orphan is due. A loss is not
+ * a reason by itself: the workflow told the VM when the change came in, and telling it again
+ * every look would only repeat the signal while visibility still shows it Ready.
+ */
+export function cycleMustReturn(plan: CyclePlan, signature: string, lastSignature: string | undefined): boolean {
+  return plan.due.length > 0 || signature !== lastSignature;
+}

