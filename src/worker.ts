@@ -122,9 +122,7 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
       activities,
       maxHeartbeatThrottleInterval: '3s',
       interceptors: { activity: interceptors.activity ?? [] },
-      // The queue's limit binds every host together; the worker's own cap at the same rate keeps one
-      // host from passing the server's per-partition bursts on (a second above the limit).
-      ...(limit !== undefined ? { maxTaskQueueActivitiesPerSecond: limit, maxActivitiesPerSecond: limit } : {}),
+      ...(limit !== undefined ? { maxTaskQueueActivitiesPerSecond: limit } : {}),
       ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
     });
     cloudWorkers.set(cloud, worker);

@@ -6,9 +6,7 @@
  * Why the task-queue limit and not the worker's own `maxActivitiesPerSecond`: vendors limit per
  * account (or project), not per host. The task-queue limit is enforced by the Temporal server's
  * matching service for the whole queue, so N workers on N hosts together stay under it; a per-worker
- * limit alone would let N workers send N times the vendor's rate. Each cloud worker also caps itself
- * at the same rate (`maxActivitiesPerSecond`): the server's limiter is a token bucket per queue
- * partition and lets a burst pass after a quiet spell; the worker's own cap smooths that on one host.
+ * limit would let N workers send N times the vendor's rate.
  *
  * An activity is not one API call: `prepareAndCreate` makes a few, and one `awaitRunning` attempt
  * may look more than once within its inline window (src/activities/look-again.ts). The defaults
