@@ -16,3 +16,6 @@ export const CLOUD_CALLS_PATCH = 'gpuprov-merged-cloud-calls-v1';
  * (teardown or keep) instead of reading it as "VM ended".
  */
 export const FLEET_CHILD_CLOSED_PATCH = 'gpuprov-fleet-child-closed-v1';
+
+/** `--parallel N` (N > 1): the hedged search of workflows/hedged-launch.ts instead of the serial loop. */
+export const HEDGE_PATCH = 'gpuprov-hedged-launch-v1';
