@@ -11,7 +11,7 @@
  * | an attempt ended …                      | row       | the others                          |
  * |-----------------------------------------|-----------|-------------------------------------|
  * | ready, no winner yet                    | `win`     | cancelled, then compensated         |
- * | ready, after another won                | `lose`    | (it is compensated like a failure)  |
+ * | ready, after a win, abort or cancel     | `lose`    | (it is compensated like a failure)  |
  * | failed, cancelled (user or a win)       | `stop`    | nothing new starts                  |
  * | failed, decision abort (fatal kind)     | `abort`   | cancelled, then compensated         |
  * | failed, decision continue               | `refill`  | run on; free slots take next offers |
@@ -82,9 +82,9 @@ export function roundExhausted(search: SearchState, taken: ReadonlySet<number>):
 
 export type SettleRow = 'win' | 'lose' | 'stop' | 'abort' | 'refill';
 
-/** The row of the table above for one attempt's end. */
-export function settle(end: { ok: boolean; cancelled: boolean; next?: 'continue' | 'abort' }, haveWinner: boolean): SettleRow {
-  if (end.ok) return haveWinner ? 'lose' : 'win';
+/** The row of the table above for one attempt's end; `stopping`: a winner, an abort or a user cancel came first. */
+export function settle(end: { ok: boolean; cancelled: boolean; next?: 'continue' | 'abort' }, stopping: boolean): SettleRow {
+  if (end.ok) return stopping ? 'lose' : 'win';
   if (end.cancelled) return 'stop';
   return end.next === 'abort' ? 'abort' : 'refill';
 }

@@ -81,15 +81,18 @@ class Lane implements AttemptHost {
     this.lost = true;
     for (const s of this.scopes) s.cancel();
   }
+  /** The lane's scope is made inside the VM's, so both a user cancel and a lost race interrupt the wait. */
   async interruptibly<T>(fn: () => Promise<T>): Promise<T> {
-    const scope = new CancellationScope({ cancellable: true });
-    this.scopes.add(scope);
-    try {
-      if (this.lost) scope.cancel();
-      return await this.ctx.interruptibly(() => scope.run(fn));
-    } finally {
-      this.scopes.delete(scope);
-    }
+    return this.ctx.interruptibly(async () => {
+      const scope = new CancellationScope({ cancellable: true });
+      this.scopes.add(scope);
+      try {
+        if (this.lost) scope.cancel();
+        return await scope.run(fn);
+      } finally {
+        this.scopes.delete(scope);
+      }
+    });
   }
   setOffer(offer: Offer | undefined): void {
     if (!this.decided()) this.ctx.setOffer(offer);
@@ -141,7 +144,7 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, deps: HedgeDe
       : end.cancelled
         ? { compensate: end.phase === 'prepare' ? 'cleanup' : 'full', next: 'abort' }
         : decide(kind, end.phase, end.block);
-    const row = settle({ ok: end.ok, cancelled: !end.ok && end.cancelled, next: decision.next }, won !== undefined);
+    const row = settle({ ok: end.ok, cancelled: !end.ok && end.cancelled, next: decision.next }, decided() || ctx.cancelRequested);
     if (row === 'win' && end.ok) {
       won = { result: end.result, caps, index };
       cancelOthers(index);
@@ -149,7 +152,12 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, deps: HedgeDe
       return;
     }
     if (end.ok) {
-      Object.assign(record, { outcome: 'cancelled', phase: 'connect', kind: 'Cancelled', message: `ready after attempt #${(won?.index ?? 0) + 1} won` });
+      Object.assign(record, {
+        outcome: 'cancelled',
+        phase: 'connect',
+        kind: 'Cancelled',
+        message: won ? `ready after attempt #${won.index + 1} won` : 'cancelled',
+      });
     } else {
       Object.assign(record, {
         outcome: end.cancelled ? 'cancelled' : kind === 'Unavailable' ? 'unavailable' : 'failed',
