@@ -65,7 +65,8 @@ class Lane implements AttemptHost {
   private readonly scopes = new Set<CancellationScope>();
   constructor(
     private readonly ctx: VmContext,
-    private readonly lanes: Map<number, Lane>,
+    /** Every instance id the VM holds now: the winner's and those of the lanes in flight. */
+    private readonly held: () => string[],
     private readonly decided: () => boolean,
   ) {}
   get tuning(): Tuning {
@@ -99,7 +100,7 @@ class Lane implements AttemptHost {
   }
   setStage(stage: Stage, patch: Partial<VmStatus> = {}): void {
     if (patch.instanceIds) this.instanceIds = patch.instanceIds;
-    const instanceIds = [...this.lanes.values()].flatMap((l) => l.instanceIds);
+    const instanceIds = this.held();
     if (this.decided()) this.ctx.status.instanceIds = instanceIds;
     else this.ctx.setStage(stage, { instanceIds });
   }
@@ -117,6 +118,7 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, deps: HedgeDe
   let won: { result: Omit<LaunchResult, 'attempts'>; caps: Capabilities; index: number } | undefined;
   let aborted: HedgedOutcome | undefined;
   const decided = (): boolean => won !== undefined || aborted !== undefined;
+  const held = (): string[] => [...new Set([...(won ? [won.result.instanceId] : []), ...[...lanes.values()].flatMap((l) => l.instanceIds)])];
   const cancelOthers = (index: number): void => {
     for (const [i, f] of flights) if (i !== index) f.lane.cancel();
   };
@@ -203,12 +205,12 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, deps: HedgeDe
       for (const next of offersToStart(search, taken, [...flights.values()], deps.parallel)) {
         const index = nextIndex++;
         taken.add(next.index);
-        const lane = new Lane(ctx, lanes, decided);
+        const lane = new Lane(ctx, held, decided);
         lanes.set(index, lane);
         const done = fly(index, next.index, next.offer, lane, deps.capsFor(planned, next.offer.cloud)).finally(() => {
           flights.delete(index);
           lanes.delete(index);
-          if (decided()) ctx.status.instanceIds = [...lanes.values()].flatMap((l) => l.instanceIds);
+          ctx.status.instanceIds = held();
         });
         flights.set(index, { offerIndex: next.index, offer: next.offer, lane, done });
       }
