@@ -108,6 +108,20 @@ describe.skipIf(!requireServer())('hedged launch --parallel N (FakeProvider)', (
     expect(lab.fake.liveCount('par4')).toBe(0);
   });
 
+  it('--parallel 2 --retry-until-up: a round where every offer answers Capacity, then a fresh round that wins', async () => {
+    lab.fake.script({ primitive: 'create', error: 'Capacity', times: 4 });
+    const h = await lab.start({ name: 'parr', k8s: 'off', parallel: 2, retryUntilUp: true });
+    const { s, peak } = await readyWithPeak(lab, h, 'parr');
+    lab.fake.clearRules();
+    expect(s.attempts.slice(0, 4).map((a) => a.kind)).toEqual(['Capacity', 'Capacity', 'Capacity', 'Capacity']);
+    expect(s.attempts.map((a) => a.index)).toEqual(s.attempts.map((_, i) => i));
+    expect(s.attempts.filter((a) => a.outcome === 'ready')).toHaveLength(1);
+    expect(peak).toBeLessThanOrEqual(2);
+    await h.signal('teardown');
+    await h.result();
+    expect(lab.fake.liveCount('parr')).toBe(0);
+  });
+
   it('a cancel while attempts are in flight compensates every one of them', async () => {
     lab.fake.setBootMs(60_000);
     const h = await lab.start({ name: 'parc', k8s: 'off', parallel: 3 });
