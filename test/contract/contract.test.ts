@@ -13,6 +13,7 @@ import { livePrice, startPricingFixture } from '../fixtures/aws/pricing';
 import { AwsPricing, productFilters } from '../../src/providers/aws/pricing';
 import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
+import { checkGcpBilling } from './gcp-billing';
 import { HTTP_CONTRACTS } from './clouds';
 import { checkNebiusGrpc } from './nebius-grpc';
 import { PROTO_ROOT, compareNebiusProtos } from './nebius-protos';
@@ -120,6 +121,15 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     } finally {
       await fx.close();
     }
+  }, 300_000);
+
+  it("gcp: the billing fixture serves google-cloud-billing's list_skus through every page, and our SKU requests are its requests", async () => {
+    const r = await checkGcpBilling();
+    reports.push(r);
+    for (const n of r.notes) process.stdout.write(`contract gcp billing: ${n}\n`);
+    expect(r.failures).toEqual([]);
+    expect(r.pages.ours).toBeGreaterThan(1);
+    expect(r.pages.vendor).toBe(r.pages.ours);
   }, 300_000);
 
   it('nebius: a field number changed on purpose in a copy of our protos is caught', async () => {
