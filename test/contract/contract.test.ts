@@ -44,6 +44,14 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
       for (const n of report.notes) process.stdout.write(`contract ${c.cloud}: ${n}\n`);
       expect(report.failures).toEqual([]);
     }, 300_000);
+    const imageDisk = c.imageDisk;
+    if (imageDisk)
+      it(`${c.cloud}: with --image${imageDisk.diskGb === undefined ? '' : ' and --disk-gb'}, our create matches ${c.client}'s`, async () => {
+        const report = await checkHttpCloud(c, undefined, imageDisk);
+        reports.push(report);
+        for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
+        expect(report.failures).toEqual([]);
+      }, 300_000);
   }
 
   it("nebius: our .proto files declare what the SDK's descriptors declare, and our addresses are the SDK's", async () => {
