@@ -27,7 +27,8 @@ export interface CloudReport {
   notes: string[];
 }
 
-const SPEC: InstanceSpec = {
+/** The spec of every contract life (a run with `--image`/`--disk-gb` adds them). */
+export const SPEC: InstanceSpec = {
   vmName: 'contract',
   owner: 'contract',
   publicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIContractKeyOfTheWorkerXXXXXXXXXXXXXXXXXXXXXX contract@worker'],

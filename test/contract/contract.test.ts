@@ -14,6 +14,8 @@ import { AwsPricing, productFilters } from '../../src/providers/aws/pricing';
 import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
 import { checkGcpBilling } from './gcp-billing';
+import { checkAwsRunInstances } from './aws-run';
+import { motoMissing } from '../harness/moto';
 import { HTTP_CONTRACTS } from './clouds';
 import { checkNebiusGrpc } from './nebius-grpc';
 import { PROTO_ROOT, compareNebiusProtos } from './nebius-protos';
@@ -130,6 +132,18 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
       await fx.close();
     }
   }, 300_000);
+
+  it.skipIf(motoMissing())(
+    "aws: with --image and --disk-gb, our RunInstances image and root-disk parameters are boto3's (at moto)",
+    async () => {
+      const r = await checkAwsRunInstances();
+      reports.push(r);
+      process.stdout.write(`contract aws: image and disk parameters ${r.ours.join('&')}\n`);
+      expect(r.failures).toEqual([]);
+      expect(r.ours.some((p) => p.startsWith('BlockDeviceMapping.1.Ebs.VolumeSize='))).toBe(true);
+    },
+    300_000,
+  );
 
   it("gcp: the billing fixture serves google-cloud-billing's list_skus through every page, and our SKU requests are its requests", async () => {
     const r = await checkGcpBilling();
