@@ -15,6 +15,7 @@ import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
 import { checkGcpBilling } from './gcp-billing';
 import { checkAwsRunInstances } from './aws-run';
+import { checkRunPodCreate } from './runpod-create';
 import { motoMissing } from '../harness/moto';
 import { HTTP_CONTRACTS } from './clouds';
 import { checkNebiusGrpc } from './nebius-grpc';
@@ -23,7 +24,7 @@ import { pinned, runDriver, vendorsMissing } from './vendor';
 
 /** Clouds not checked against a vendor client, and why. */
 const NOT_CHECKED = [
-  `runpod runpod==${pinned('runpod')} not comparable (the SDK speaks GraphQL only; our adapter and fixture speak REST v2)`,
+  `runpod runpod==${pinned('runpod')} requests not comparable (the SDK speaks GraphQL only; our adapter and fixture speak REST v2)`,
   'massedcompute (no vendor client)',
   'local (not a vendor cloud)',
   'docker (not a vendor cloud)',
@@ -144,6 +145,12 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     },
     300_000,
   );
+
+  it("runpod: our create's image and disk build the runpod SDK's deploy mutation (the SDK speaks GraphQL only)", async () => {
+    const r = await checkRunPodCreate();
+    reports.push(r);
+    expect(r.failures).toEqual([]);
+  }, 300_000);
 
   it("gcp: the billing fixture serves google-cloud-billing's list_skus through every page, and our SKU requests are its requests", async () => {
     const r = await checkGcpBilling();
