@@ -49,6 +49,11 @@ function parseDiskGb(s: string): number {
   return Number(s.trim());
 }
 
+function parseParallel(s: string): number {
+  if (!/^\d{1,3}$/.test(s.trim())) throw new InputError('--parallel', `${show(s)} is not a whole number`, 'e.g. --parallel 3');
+  return Number(s.trim());
+}
+
 function list(field: string, s: string | undefined): string[] | undefined {
   if (s === undefined) return undefined;
   const items = s.split(',').map((x) => x.trim());
@@ -162,6 +167,15 @@ export const START_FLAGS = [
     example: '--budget 25',
   },
   {
+    name: 'parallel',
+    type: 'string',
+    value: 'N',
+    meaning: 'try up to N offers at once, in plan order; the first ready wins and the others are deleted (never more than N instances)',
+    format: `a whole number, ${VM_LIMITS.parallel.min} to ${VM_LIMITS.parallel.max}`,
+    default: '1: one offer after another',
+    example: '--parallel 3',
+  },
+  {
     name: 'retry-until-up',
     type: 'boolean',
     meaning: 'when every offer failed (no capacity), wait and try them all again, until one comes up or you cancel',
@@ -205,6 +219,7 @@ const FLAG_OF: Record<string, string> = {
   ttlMs: '--ttl',
   budgetUsd: '--budget',
   retryUntilUp: '--retry-until-up',
+  parallel: '--parallel',
   k8s: '--k8s',
   publicKeys: '--ssh-key',
   image: '--image',
@@ -269,6 +284,7 @@ export function startOptions(v: Values<typeof START_FLAGS> & { json?: boolean })
   if (v.ttl !== undefined) spec.ttlMs = parseDuration('--ttl', v.ttl);
   if (v.budget !== undefined) spec.budgetUsd = parsePrice(v.budget, '--budget', 'give US dollars, e.g. --budget 25');
   if (v['retry-until-up']) spec.retryUntilUp = true;
+  if (v.parallel !== undefined) spec.parallel = parseParallel(v.parallel);
   spec.k8s = v.k8s === true ? 'on' : v.k8s === false ? 'off' : 'auto';
   return { spec: checkSpecFromFlags(spec), detach: v.detach === true, json: v.json === true, ...(v['ssh-key'] ? { sshKeyPath: v['ssh-key'] } : {}) };
 }

@@ -6,6 +6,7 @@
  * run it.
  */
 import { z } from 'zod';
+import { PARALLEL_MAX, PARALLEL_MIN } from '../core/hedge';
 import { imageDiskOf, imageDiskProblem } from '../core/image-disk';
 import { CLOUDS, KNOWN_REGIONS, NO_K8S, didYouMean, type CloudId } from './catalog';
 
@@ -19,6 +20,8 @@ export const VM_LIMITS = {
   /** GB; each cloud has its own range within (src/core/image-disk.ts). */
   diskGb: { min: 8, max: 65_536 },
   publicKeys: 16,
+  /** Offers in flight at once (`--parallel`, src/core/hedge.ts). */
+  parallel: { min: PARALLEL_MIN, max: PARALLEL_MAX },
 } as const;
 
 export const VM_NAME = /^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/;
@@ -133,6 +136,12 @@ const fields = {
     .int('disk size must be a whole number of GB')
     .min(VM_LIMITS.diskGb.min, `disk size must be at least ${VM_LIMITS.diskGb.min} GB`)
     .max(VM_LIMITS.diskGb.max, `disk size must be at most ${VM_LIMITS.diskGb.max} GB`)
+    .optional(),
+  parallel: z
+    .number({ error: 'parallel must be a number' })
+    .int('parallel must be a whole number')
+    .min(VM_LIMITS.parallel.min, `parallel must be at least ${VM_LIMITS.parallel.min}`)
+    .max(VM_LIMITS.parallel.max, `parallel must be at most ${VM_LIMITS.parallel.max} (offers in flight at once)`)
     .optional(),
 };
 

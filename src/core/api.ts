@@ -41,6 +41,8 @@ export interface VmSpec {
   diskGb?: number;
   /** Tear the VM down when its spend so far (src/core/spend.ts) reaches this many USD; a warning at 80 %. */
   budgetUsd?: number;
+  /** Offers in flight at once (src/core/hedge.ts); absent: 1, one after another. */
+  parallel?: number;
 }
 
 export type Stage =

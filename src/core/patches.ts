@@ -22,3 +22,6 @@ export const FLEET_CHILD_CLOSED_PATCH = 'gpuprov-fleet-child-closed-v1';
  * `ensureWatcher` activity: signal-with-start), and listens for its `instanceLost` signal.
  */
 export const WATCHER_PATCH = 'gpuprov-account-watcher-v1';
+
+/** `--parallel N` (N > 1): the hedged search of workflows/hedged-launch.ts instead of the serial loop. */
+export const HEDGE_PATCH = 'gpuprov-hedged-launch-v1';

@@ -28,7 +28,9 @@ import {
   type Phase,
   type SearchState,
 } from '../core/search';
-import { CLOUD_CALLS_PATCH } from '../core/patches';
+import { CLOUD_CALLS_PATCH, HEDGE_PATCH } from '../core/patches';
+import { parallelOf } from '../core/hedge';
+import { runHedged, type AttemptHost } from './hedged-launch';
 import { runTeardown } from './teardown';
 import { countFailover, countLaunch, recordReady, vmLog } from './telemetry';
 import type { Tuning } from '../core/tuning';
@@ -62,7 +64,7 @@ export function defaultUser(caps: Capabilities): string {
   return caps.sshUser.kind === 'fixed' ? caps.sshUser.user : 'root';
 }
 
-async function runAttempt(ctx: VmContext, offer: Offer, index: number, caps: Capabilities): Promise<AttemptEnd> {
+async function runAttempt(ctx: AttemptHost, offer: Offer, index: number, caps: Capabilities): Promise<AttemptEnd> {
   const t = ctx.tuning;
   const info = workflowInfo();
   const spec = ctx.status.spec;
@@ -196,6 +198,8 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     if (f.cancelled) return { kind: 'cancelled', attempts: ctx.status.attempts };
     return fail('no-offers', kindOfFailureType(f.type), f.message, ctx.status.attempts);
   }
+  const parallel = parallelOf(spec.parallel);
+  if (parallel > 1 && patched(HEDGE_PATCH)) return runHedged(ctx, planned, { parallel, plan, capsFor, runAttempt });
   let search: SearchState = newSearch(planned.offers, ctx.status.attempts);
 
   for (;;) {

@@ -215,7 +215,18 @@ class TraceRun {
       this.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
         taskQueue: this.lane.taskQueue,
         workflowId: vmWorkflowId(vm.name),
-        args: [{ spec: { name: vm.name, k8s: 'off', regions: geo.regions, instanceTypes: geo.instanceTypes }, tuning: this.tuning }],
+        args: [
+          {
+            spec: {
+              name: vm.name,
+              k8s: 'off',
+              regions: geo.regions,
+              instanceTypes: geo.instanceTypes,
+              ...(vm.script.parallel !== undefined ? { parallel: vm.script.parallel } : {}),
+            },
+            tuning: this.tuning,
+          },
+        ],
         staticSummary: `chaos ${this.trace.level} seed ${this.trace.seed}${this.tag}`,
       }),
     );
@@ -496,7 +507,7 @@ class TraceRun {
       secrets,
     };
     const violations = judge(evidence);
-    const dupVms = new Set(violations.filter((x) => x.invariant === 'at-most-one-live-per-name' || x.invariant === 'one-create-per-attempt').map((x) => x.vm));
+    const dupVms = new Set(violations.filter((x) => x.invariant === 'at-most-n-live-per-name' || x.invariant === 'one-create-per-attempt').map((x) => x.vm));
     return {
       trace: this.trace,
       tag: this.tag,

@@ -8,6 +8,7 @@ import { offerKey } from '../../src/core/offers';
 import type { VmStatus } from '../../src/core/api';
 import type { Offer } from '../../src/core/provider';
 import type { Evidence, Invariant, Violation } from './evidence';
+import { parallelOfVm } from './trace';
 import type { Fact } from './history';
 import {
   activitiesBetween,
@@ -39,14 +40,18 @@ export const INVARIANTS: Invariant[] = [
     check: (ev) => ev.finalLive.map((i) => v('no-leak-after-convergence', i.vmName, `instance ${i.id} in ${i.region} still live`)),
   },
   {
-    id: 'at-most-one-live-per-name',
-    says: 'at most one live instance per VM name at any time (compensation runs before the next offer)',
+    id: 'at-most-n-live-per-name',
+    says: 'at most N live instances per VM name at any time, N its --parallel (default 1): a slot frees only once its attempt is compensated',
     check: (ev) =>
       ev.samples
-        .filter((s) => s.live.length > 1)
+        .filter((s) => s.live.length > parallelOfVm(ev.trace, s.vm))
         .slice(0, 3)
         .map((s) =>
-          v('at-most-one-live-per-name', s.vm, `${s.live.length} live: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`),
+          v(
+            'at-most-n-live-per-name',
+            s.vm,
+            `${s.live.length} live, --parallel ${parallelOfVm(ev.trace, s.vm)}: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`,
+          ),
         ),
   },
   {

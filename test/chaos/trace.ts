@@ -35,6 +35,8 @@ export interface VmScript {
   duplicateStart: boolean;
   /** Once its workflow closed, start the same name again (a fresh launch). */
   restart: boolean;
+  /** `--parallel N` of this VM (absent: 1). `generate` leaves it out, so a seed keeps its trace. */
+  parallel?: number;
 }
 
 /** SIGKILL the worker when a VM's stage (sampled) reaches `stage`, or after the `n`-th cloud call (fake). */
@@ -237,4 +239,10 @@ export function shrinkCandidates(t: Trace): Trace[] {
 /** The VM name of `vm` in a trace (distinct per seed, so traces run side by side on one server). */
 export function vmName(t: Pick<Trace, 'seed'>, vm: number, tag = ''): string {
   return `c${t.seed}${tag}-${vm}`;
+}
+
+/** The `--parallel N` of the VM named `name` in `t` (1 when absent): how many of its instances may live at once. */
+export function parallelOfVm(t: Pick<Trace, 'vms'>, name: string): number {
+  const vm = Number(name.slice(name.lastIndexOf('-') + 1));
+  return t.vms.find((s) => s.vm === vm)?.parallel ?? 1;
 }

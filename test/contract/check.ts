@@ -27,7 +27,8 @@ export interface CloudReport {
   notes: string[];
 }
 
-const SPEC: InstanceSpec = {
+/** The spec of every contract life (a run with `--image`/`--disk-gb` adds them). */
+export const SPEC: InstanceSpec = {
   vmName: 'contract',
   owner: 'contract',
   publicKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIContractKeyOfTheWorkerXXXXXXXXXXXXXXXXXXXXXX contract@worker'],
@@ -37,28 +38,33 @@ const SPEC: InstanceSpec = {
 };
 
 /** A whole life of one VM through the adapter, each wait bounded by a number of polls. */
-export async function exercise(provider: CloudProvider, request: ResourceRequest): Promise<void> {
+export async function exercise(provider: CloudProvider, request: ResourceRequest, spec: InstanceSpec = SPEC): Promise<void> {
   const offer = (await provider.plan(request))[0];
   if (!offer) throw new Error(`${provider.name}: the fixture planned no offer for the contract request`);
   const at = locationOf(offer);
-  const prepared = await provider.prepare(offer, SPEC);
-  const id = await provider.create(offer, prepared, SPEC);
+  const prepared = await provider.prepare(offer, spec);
+  const id = await provider.create(offer, prepared, spec);
   for (let i = 0; i < MAX_POLLS; i++) {
-    if ((await provider.observe(at, SPEC.vmName)).some((o) => o.status === 'Running' && o.endpoint)) break;
+    if ((await provider.observe(at, spec.vmName)).some((o) => o.status === 'Running' && o.endpoint)) break;
   }
-  await provider.delete(at, SPEC.vmName, [id]);
+  await provider.delete(at, spec.vmName, [id]);
   for (let i = 0; i < MAX_POLLS; i++) {
-    if ((await provider.observe(at, SPEC.vmName)).length === 0) break;
+    if ((await provider.observe(at, spec.vmName)).length === 0) break;
   }
-  await provider.cleanup(at, SPEC.vmName);
+  await provider.cleanup(at, spec.vmName);
 }
 
 const keyOf = (k: KnownDifference): string => differenceKey(k);
 
-/** Split `found` into adapter mismatches, accepted differences and unexpected ones; list stale table rows. */
-export function judge(cloud: string, found: Difference[]): { mismatches: number; accepted: number; failures: string[] } {
-  const known = new Set(KNOWN_ADAPTER_MISMATCHES.filter((k) => k.cloud === cloud).map(keyOf));
-  const accepted = new Set(ACCEPTED_DIFFERENCES.filter((k) => k.cloud === cloud).map(keyOf));
+/**
+ * Split `found` into adapter mismatches, accepted differences and unexpected ones; list stale table
+ * rows. `also`: the rows of that table name count too, as if written for `cloud` (the run with
+ * `--image`/`--disk-gb` reads the cloud's rows and its own, `<cloud> image-disk`).
+ */
+export function judge(cloud: string, found: Difference[], also?: string): { mismatches: number; accepted: number; failures: string[] } {
+  const rows = (t: KnownDifference[]): Set<string> => new Set(t.filter((k) => k.cloud === cloud || k.cloud === also).map((k) => keyOf({ ...k, cloud })));
+  const known = rows(KNOWN_ADAPTER_MISMATCHES);
+  const accepted = rows(ACCEPTED_DIFFERENCES);
   const seen = new Set(found.map(differenceKey));
   const failures = [
     ...found.filter((d) => !known.has(differenceKey(d)) && !accepted.has(differenceKey(d))).map((d) => `new difference: ${differenceKey(d)}`),
@@ -71,10 +77,17 @@ export function judge(cloud: string, found: Difference[]): { mismatches: number;
   };
 }
 
-export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`): Promise<CloudReport> {
+/** The run with the user's image and disk: the contract's `imageDisk` on the request and the spec. */
+export const IMAGE_DISK_RUN = 'image-disk';
+
+/**
+ * One life at a fresh fixture through our adapter, then the vendor's driver at another; with
+ * `imageDisk`, the request and spec carry `--image`/`--disk-gb` (and the report says so).
+ */
+export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`, imageDisk?: HttpContract['imageDisk']): Promise<CloudReport> {
   const ours = await c.start();
   try {
-    await exercise(ours.provider, c.request);
+    await exercise(ours.provider, { ...c.request, ...imageDisk }, { ...SPEC, ...imageDisk });
   } finally {
     await ours.close();
   }
@@ -108,9 +121,9 @@ export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`):
     else if (!v) continue;
     else found.push(...diffShapes(c.cloud, route.call, shapeOf(route, o, c.shape), shapeOf(route, v, c.shape)));
   }
-  const j = judge(c.cloud, found);
+  const j = judge(c.cloud, found, imageDisk && `${c.cloud} ${IMAGE_DISK_RUN}`);
   return {
-    cloud: c.cloud,
+    cloud: imageDisk ? `${c.cloud} (${imageDisk.diskGb === undefined ? '--image' : '--image, --disk-gb'})` : c.cloud,
     client: result.client,
     version: result.version,
     mismatches: j.mismatches,

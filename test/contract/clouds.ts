@@ -36,6 +36,8 @@ export interface HttpContract {
   shape?: ShapeOptions;
   /** A request our adapter plans at the fixture. */
   request: ResourceRequest;
+  /** `--image` (and `--disk-gb` where the cloud sizes disks, src/core/image-disk.ts) for a second life whose create carries them. */
+  imageDisk?: { image: string; diskGb?: number };
   start(): Promise<ContractEnv>;
 }
 
@@ -57,6 +59,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     shape: { opaque: ['body.env'], values: ['body.type', 'body.runtype', 'body.client_id'] },
     // US: the cheapest ask there has direct ports, so create asks for direct SSH.
     request: { vmName: 'contract', gpu: { model: 'RTX4090', count: 1 }, regions: ['US'], k8s: false },
+    imageDisk: { image: 'pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime', diskGb: 80 },
     start: async () => {
       const d = await startVastaiDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: VAST_KEY }, close: () => d.close() };
@@ -81,6 +84,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     ],
     shape: { values: ['body.action', 'body.grant_type', 'query.isSpot', 'query.currency', 'body.is_spot'] },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
+    imageDisk: { image: 'ubuntu-24.04-cuda-12.8-open-docker', diskGb: 120 },
     start: async () => {
       const d = await startVerdaDouble();
       return {
@@ -110,6 +114,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
       values: ['body.assign_floating_ip', 'body.count', 'body.security_rules[].direction', 'body.security_rules[].protocol', 'body.security_rules[].ethertype'],
     },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
+    imageDisk: { image: 'Ubuntu Server 22.04 LTS R535 CUDA 12.2' },
     start: async () => {
       const d = await startHyperstackDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: d.server.apiKey }, close: () => d.close() };
@@ -128,6 +133,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
       r('terminate', 'POST', '/api/v1/instance-operations/terminate'),
     ],
     request: { vmName: 'contract', gpu: { model: 'A10', count: 1 }, k8s: true },
+    imageDisk: { image: 'lambda-stack-24-04' },
     start: async () => {
       const d = await startLambdaDouble();
       return { provider: d.provider, http: d.server.http, baseUrl: d.server.url, credentials: { apiKey: LAMBDA_KEY }, close: () => d.close() };
@@ -148,6 +154,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     ],
     shape: { values: ['body.provider.type'] },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
+    imageDisk: { image: 'ubuntu_22_cuda_12', diskGb: 120 },
     start: async () => {
       const d = await startPrimeIntellectDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: PRIME_KEY }, close: () => d.close() };
@@ -171,6 +178,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     ],
     shape: { values: ['query.type'] },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
+    imageDisk: { image: 'gpu-h100x1-base' },
     start: async () => {
       const d = await startDigitalOceanDouble();
       return { provider: d.provider, http: d.server.http, credentials: { token: d.server.token }, close: () => d.close() };
@@ -197,6 +205,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     // `labels` and `metadata` keys are data.
     shape: { opaque: ['body.labels'] },
     request: { vmName: 'contract', gpu: { model: 'T4', count: 1 }, regions: ['us-central1'], k8s: true },
+    imageDisk: { image: 'projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts', diskGb: 120 },
     start: async () => {
       const d = await startGcpDouble();
       return { provider: d.provider, http: d.server.http, credentials: { project: d.server.project }, close: () => d.close() };

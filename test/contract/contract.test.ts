@@ -13,6 +13,10 @@ import { livePrice, startPricingFixture } from '../fixtures/aws/pricing';
 import { AwsPricing, productFilters } from '../../src/providers/aws/pricing';
 import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
+import { checkGcpBilling } from './gcp-billing';
+import { checkAwsRunInstances } from './aws-run';
+import { checkRunPodCreate } from './runpod-create';
+import { motoMissing } from '../harness/moto';
 import { HTTP_CONTRACTS } from './clouds';
 import { checkNebiusGrpc } from './nebius-grpc';
 import { PROTO_ROOT, compareNebiusProtos } from './nebius-protos';
@@ -20,7 +24,7 @@ import { pinned, runDriver, vendorsMissing } from './vendor';
 
 /** Clouds not checked against a vendor client, and why. */
 const NOT_CHECKED = [
-  `runpod runpod==${pinned('runpod')} not comparable (the SDK speaks GraphQL only; our adapter and fixture speak REST v2)`,
+  `runpod runpod==${pinned('runpod')} requests not comparable (the SDK speaks GraphQL only; our adapter and fixture speak REST v2)`,
   'massedcompute (no vendor client)',
   'local (not a vendor cloud)',
   'docker (not a vendor cloud)',
@@ -43,6 +47,14 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
       for (const n of report.notes) process.stdout.write(`contract ${c.cloud}: ${n}\n`);
       expect(report.failures).toEqual([]);
     }, 300_000);
+    const imageDisk = c.imageDisk;
+    if (imageDisk)
+      it(`${c.cloud}: with --image${imageDisk.diskGb === undefined ? '' : ' and --disk-gb'}, our create matches ${c.client}'s`, async () => {
+        const report = await checkHttpCloud(c, undefined, imageDisk);
+        reports.push(report);
+        for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
+        expect(report.failures).toEqual([]);
+      }, 300_000);
   }
 
   it("nebius: our .proto files declare what the SDK's descriptors declare, and our addresses are the SDK's", async () => {
@@ -120,6 +132,33 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     } finally {
       await fx.close();
     }
+  }, 300_000);
+
+  it.skipIf(motoMissing())(
+    "aws: with --image and --disk-gb, our RunInstances image and root-disk parameters are boto3's (at moto)",
+    async () => {
+      const r = await checkAwsRunInstances();
+      reports.push(r);
+      process.stdout.write(`contract aws: image and disk parameters ${r.ours.join('&')}\n`);
+      expect(r.failures).toEqual([]);
+      expect(r.ours.some((p) => p.startsWith('BlockDeviceMapping.1.Ebs.VolumeSize='))).toBe(true);
+    },
+    300_000,
+  );
+
+  it("runpod: our create's image and disk build the runpod SDK's deploy mutation (the SDK speaks GraphQL only)", async () => {
+    const r = await checkRunPodCreate();
+    reports.push(r);
+    expect(r.failures).toEqual([]);
+  }, 300_000);
+
+  it("gcp: the billing fixture serves google-cloud-billing's list_skus through every page, and our SKU requests are its requests", async () => {
+    const r = await checkGcpBilling();
+    reports.push(r);
+    for (const n of r.notes) process.stdout.write(`contract gcp billing: ${n}\n`);
+    expect(r.failures).toEqual([]);
+    expect(r.pages.ours).toBeGreaterThan(1);
+    expect(r.pages.vendor).toBe(r.pages.ours);
   }, 300_000);
 
   it('nebius: a field number changed on purpose in a copy of our protos is caught', async () => {

@@ -1,6 +1,7 @@
 """Verda (ex DataCrunch) through the official `verda` client, pointed at our fixture."""
 from _driver import Driver, need
 from verda import VerdaClient
+from verda.instances import OSVolume
 
 d = Driver("verda")
 c = d.call("token", lambda: VerdaClient(d.cred["clientId"], d.cred["clientSecret"], base_url=d.url))
@@ -24,7 +25,8 @@ if b:
     inst = d.call("create", lambda: c.instances.create(
         instance_type=b["instance_type"], image=b["image"], hostname=b["hostname"], description=b["description"],
         ssh_key_ids=[key_id] if key_id else b["ssh_key_ids"], location=b["location_code"],
-        startup_script_id=script_id, is_spot=b.get("is_spot", False), wait_for_status=None))
+        startup_script_id=script_id, is_spot=b.get("is_spot", False), wait_for_status=None,
+        os_volume=OSVolume(**b["os_volume"]) if "os_volume" in b else None))
 
 
 def list_running():

@@ -1,6 +1,7 @@
 /**
  * Records the saved histories (only with GPUPROV_RECORD_HISTORIES=1), each on the run's dev server:
- * a single-attempt launch, a failover with compensation, a standalone teardown; a VM that
+ * a single-attempt launch, a failover with compensation, a standalone teardown; a hedged launch
+ * (--parallel 2); a VM that
  * continued as new while Ready (both runs); a fleet applied, scaled up and down, torn down (and
  * one of its slots); k3s VMs on simulated k3s hosts by the boot route and by SSH push.
  * One scenario: `-t <name>`. A history is written only after its claim (claims.ts) holds and the
@@ -72,6 +73,20 @@ describe.skipIf(!record || !requireServer())('record histories (FakeProvider)', 
       });
       await td.result();
       saveHandle(td, 'teardown.json');
+    } finally {
+      await lab.stop();
+    }
+  });
+
+  it('records a hedged launch (--parallel 2): both offers in flight, one wins, the loser is released', async () => {
+    const lab = await startLab();
+    try {
+      lab.fake.setBootMs(300);
+      const h = await lab.start({ name: 'hist-hedge', k8s: 'off', parallel: 2 }, { healthIntervalMs: 60_000 });
+      await waitStage(h, 'ready');
+      await h.signal(teardownSignal);
+      await h.result();
+      saveHandle(h, 'hedged-launch.json');
     } finally {
       await lab.stop();
     }

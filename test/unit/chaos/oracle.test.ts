@@ -164,7 +164,7 @@ function clean(): Evidence {
 
 const corruptions: [string, (e: Evidence) => void][] = [
   ['no-leak-after-convergence', (e) => e.finalLive.push(live2)],
-  ['at-most-one-live-per-name', (e) => e.samples.push({ t: 500, vm: VM, quiet: false, live: [live2, { ...live2, id: 'fake-1' }] })],
+  ['at-most-n-live-per-name', (e) => e.samples.push({ t: 500, vm: VM, quiet: false, live: [live2, { ...live2, id: 'fake-1' }] })],
   ['one-create-per-attempt', (e) => e.calls!.push({ primitive: 'create', vmName: VM, region: 'fake-a', instanceType: 'gpu-2' })],
   ['one-create-per-attempt', (e) => e.everSeen[VM]!.push('fake-3')],
   ['abandoned-attempts-deleted', (e) => (e.runs = [run(build({ compensate: false }))])],
@@ -238,6 +238,16 @@ describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)'
     );
     e.runs = [run(facts)];
     expect(judge(e)).toEqual([]);
+  });
+
+  it('at-most-n-live-per-name: a VM started with --parallel 2 may hold two instances, never three', () => {
+    const sample = (n: number) => ({ t: 500, vm: VM, quiet: false, live: Array.from({ length: n }, (_, i) => ({ ...live2, id: `fake-${i + 1}` })) });
+    const e = clean();
+    e.trace = { ...e.trace, vms: e.trace.vms.map((s) => ({ ...s, parallel: 2 })) };
+    e.samples.push(sample(2));
+    expect(judge(e).map((v) => v.invariant)).not.toContain('at-most-n-live-per-name');
+    e.samples.push(sample(3));
+    expect(judge(e).map((v) => v.invariant)).toContain('at-most-n-live-per-name');
   });
 
   it('every invariant has a corruption that trips it', () => {

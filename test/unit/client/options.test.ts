@@ -59,6 +59,14 @@ describe('start options', () => {
     });
     expect(shape.groups[0]!.vm).toMatchObject({ image: 'nvidia/cuda:12.4.1-runtime-ubuntu22.04', diskGb: 100 });
   });
+  it('--parallel N reaches the VmSpec (absent: serial); a fleet shape takes vm.parallel within the same bounds', () => {
+    expect(parseStart(['g', '--parallel', '3']).spec.parallel).toBe(3);
+    expect(parseStart(['g']).spec.parallel).toBeUndefined();
+    const shape = (parallel: unknown) => ({ name: 'f', generation: 1, groups: [{ id: 'g', role: 'w', count: 1, vm: { parallel } }] });
+    expect(parseShape(shape(2)).groups[0]!.vm.parallel).toBe(2);
+    expect(() => parseShape(shape(9))).toThrow(/parallel/);
+    expect(() => parseShape(shape(1.5))).toThrow(/parallel/);
+  });
   it('--k8s with a mix of clouds keeps the ones that can run it', () => {
     expect(parseStart(['--name', 'k', '--cloud', 'aws,local', '--k8s']).spec.k8s).toBe('on');
   });
