@@ -34,6 +34,8 @@ import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
 import { activityLog } from './activity-log';
 import { withServedClouds } from './served-clouds';
+import { createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
+import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
 
 export interface ActivityDeps {
   registry: ProviderRegistry;
@@ -50,6 +52,8 @@ export interface ActivityDeps {
    * 0: every look is its own activity attempt (the bench compares schedules that way).
    */
   inlineWindowMs?: number;
+  /** How long an offer that answered Capacity is tried last (ms; 0: off). Default: `GPUPROV_CAPACITY_MEMORY` or 3 minutes. */
+  capacityMemoryMs?: number;
 }
 
 export interface PlanInput {
@@ -67,6 +71,8 @@ export interface PlanOutput {
   capabilities: Record<string, Capabilities>;
   /** Clouds that could not plan, and why (shown to the user, not fatal while another cloud plans). */
   skipped: { cloud: string; kind: string; message: string }[];
+  /** Offers the deployment's capacity memory moved to the end of the plan, and why (absent in older histories). */
+  demoted?: DemotedOffer[];
 }
 
 export interface AwaitRunningInput {
@@ -160,6 +166,7 @@ function activitiesOf(deps: ActivityDeps) {
   return withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
+    ...createCapacityMemoryActivities({ ...(deps.capacityMemoryMs !== undefined ? { capacityMemoryMs: deps.capacityMemoryMs } : {}), now }),
     ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, now }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
@@ -194,14 +201,20 @@ function activitiesOf(deps: ActivityDeps) {
           } else throw toFailure(err);
         }
       }
-      const offers = orderOffers(perCloud, Boolean(input.clouds?.length));
+      const ordered = orderOffers(perCloud, Boolean(input.clouds?.length));
+      // Offers that answered Capacity lately go last (src/core/capacity-memory.ts says why not skipped).
+      const memory = input.listOnly
+        ? []
+        : await readCapacityMemory({ ...(deps.capacityMemoryMs !== undefined ? { capacityMemoryMs: deps.capacityMemoryMs } : {}) });
+      const { offers, demoted } = demoteRemembered(ordered, memory, now());
       if (offers.length === 0 && !input.listOnly) {
         const why = skipped.map((s) => `${s.cloud}: ${s.message}`).join('; ');
         const kind = skipped.length > 0 && skipped.every((s) => s.kind === 'Credentials') ? 'Credentials' : 'InvalidRequest';
         throw toFailure(new ProviderError(kind, `no cloud can serve this request${why ? ` (${why})` : ''}`));
       }
-      activityLog('info', `planned ${offers.length} offer(s)`, { offers: offers.length, clouds: Object.keys(capabilities) });
-      return { offers, capabilities, skipped };
+      const tail = demoted.length > 0 ? `; ${demoted.length} tried last, out of capacity lately: ${demoted.map((d) => d.key).join(', ')}` : '';
+      activityLog('info', `planned ${offers.length} offer(s)${tail}`, { offers: offers.length, clouds: Object.keys(capabilities), demoted: demoted.length });
+      return { offers, capabilities, skipped, ...(demoted.length > 0 ? { demoted } : {}) };
     },
 
     // prepareOffer, createInstance, deleteInstances, awaitGone, cleanup: the single-step activities

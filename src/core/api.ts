@@ -4,6 +4,7 @@
  * Both the client and the workflows import this module; it holds no logic.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { CapacityEntry } from './capacity-memory';
 import type { BlockScope, ErrorKind } from './errors';
 import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
@@ -166,3 +167,8 @@ export const teardownSignal = defineSignal('teardown');
 export const cancelSignal = defineSignal('cancel');
 /** Full snapshot of the VM. */
 export const statusQuery = defineQuery<VmStatus>('status');
+
+/** Capacity memory (src/workflows/capacity-memory.ts): an offer answered Capacity; remember it until `untilMs`. */
+export const rememberCapacitySignal = defineSignal<[CapacityEntry]>('rememberCapacity');
+/** Capacity memory: the entries whose window has not ended. */
+export const capacityMemoryQuery = defineQuery<CapacityEntry[]>('capacityMemory');

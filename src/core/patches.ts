@@ -16,3 +16,6 @@ export const CLOUD_CALLS_PATCH = 'gpuprov-merged-cloud-calls-v1';
  * (teardown or keep) instead of reading it as "VM ended".
  */
 export const FLEET_CHILD_CLOSED_PATCH = 'gpuprov-fleet-child-closed-v1';
+
+/** A launch whose attempt answered Capacity tells the deployment's capacity memory (src/workflows/capacity-memory.ts). */
+export const CAPACITY_MEMORY_PATCH = 'gpuprov-capacity-memory-v1';

@@ -4,3 +4,4 @@ export { launchWorkflow } from './launch';
 export { teardownWorkflow } from './teardown';
 export { offersWorkflow } from './offers';
 export { fleetWorkflow } from './fleet';
+export { capacityMemoryWorkflow } from './capacity-memory';

@@ -30,6 +30,7 @@ import {
 } from '../core/search';
 import { CLOUD_CALLS_PATCH } from '../core/patches';
 import { runTeardown } from './teardown';
+import { noteCapacity } from './capacity-memory';
 import { countFailover, countLaunch, recordReady, vmLog } from './telemetry';
 import type { Tuning } from '../core/tuning';
 
@@ -263,6 +264,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       });
     }
 
+    if (!end.cancelled && kind === 'Capacity') await noteCapacity(t, next.offer);
     ctx.setStage('compensating');
     await runTeardown(ctx, {
       at: locationOf(next.offer),
