@@ -6,11 +6,13 @@
  * Why an offer sits where it does in a plan (the order of `planOffers`):
  * | the user named clouds (`--cloud a,b`) | their order, then each cloud's own listing order |
  * | otherwise                             | price per hour, cheapest first; same price: cloud order; no price: last |
+ * | the offer answered Capacity lately     | after every other offer (the deployment's capacity memory, `demoted`) |
  */
 import type { PlanOutput } from '../activities';
 import type { AttemptRecord, VmStatus } from '../core/api';
 import type { BlockScope } from '../core/errors';
 import { offerKey } from '../core/offers';
+import { capacityKey } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
 import { blockFor, decide, isBlocked, kindOfFailureType, type Block } from '../core/search';
 import { spendSoFar, type Spend } from '../core/spend';
@@ -99,7 +101,13 @@ function blockedScope(a: AttemptRecord): BlockScope | undefined {
 function planStory(step: ActivityStep, attempts: AttemptRecord[], userClouds: string[] | undefined, won: AttemptRecord | undefined): PlanStory {
   const out = step.result as PlanOutput;
   const offers = out.offers ?? [];
-  const why = orderReasons(offers, userClouds);
+  const demoted = new Map((out.demoted ?? []).map((d) => [d.key, d.reason]));
+  // Ranks by price among the offers the memory left in place; the demoted ones say why they are last.
+  const kept = orderReasons(
+    offers.filter((o) => !demoted.has(capacityKey(o))),
+    userClouds,
+  );
+  const why = offers.map((o) => demoted.get(capacityKey(o)) ?? kept.shift() ?? '');
   const blocks: { block: Block; by: number }[] = [];
   const planned = offers.map((o, i): PlannedOffer => {
     const key = offerKey(o);
