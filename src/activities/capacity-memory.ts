@@ -4,6 +4,7 @@
  * (the activity context's) on the main task queue, so every worker of the deployment shares one memory.
  */
 import { asyncLocalStorage, Context } from '@temporalio/activity';
+import { WorkflowClient } from '@temporalio/client';
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
 import { capacityMemoryWorkflowId, parseCapacityMemory, type CapacityEntry } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
@@ -21,7 +22,9 @@ export async function readCapacityMemory(deps: CapacityMemoryDeps): Promise<Capa
   if (windowOf(deps) <= 0 || !asyncLocalStorage.getStore()) return [];
   try {
     const ctx = Context.current();
-    return await ctx.client.workflow.getHandle(capacityMemoryWorkflowId(ctx.info.taskQueue)).query(capacityMemoryQuery);
+    // A closed memory answers nothing: terminating it is how an operator (or the bench) empties it.
+    const workflows = new WorkflowClient({ connection: ctx.client.connection, namespace: ctx.info.workflowNamespace, queryRejectCondition: 'NOT_OPEN' });
+    return await workflows.getHandle(capacityMemoryWorkflowId(ctx.info.taskQueue)).query(capacityMemoryQuery);
   } catch (err) {
     // Never started (or gone): nothing is remembered. Anything else: plan without it.
     activityLog('debug', 'capacity memory not read', { error: err instanceof Error ? err.message : String(err) });

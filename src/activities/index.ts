@@ -8,7 +8,7 @@ import { ProviderError } from '../core/errors';
 import { FAILURE_TYPES, type FailureDetails } from '../core/failures';
 import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
-import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../core/provider';
+import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, QuotaShortfall, ResourceRequest } from '../core/provider';
 import { bootPollDelayMs } from '../core/polling';
 import { explainNoMatch, matchOffers } from '../core/offer-match';
 import { imageDiskProblem } from '../core/image-disk';
@@ -35,6 +35,7 @@ import { createBootstrapActivities } from './bootstrap';
 import { activityLog } from './activity-log';
 import { withServedClouds } from './served-clouds';
 import { createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
+import { withinQuota } from './quota';
 import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
 
 export interface ActivityDeps {
@@ -73,6 +74,8 @@ export interface PlanOutput {
   skipped: { cloud: string; kind: string; message: string }[];
   /** Offers the deployment's capacity memory moved to the end of the plan, and why (absent in older histories). */
   demoted?: DemotedOffer[];
+  /** Offers dropped because their region's quota cannot fit them (`quotaShortfalls`), and why (absent in older histories). */
+  quotaSkipped?: (QuotaShortfall & { cloud: string })[];
 }
 
 export interface AwaitRunningInput {
@@ -174,6 +177,7 @@ function activitiesOf(deps: ActivityDeps) {
       const perCloud: Offer[][] = [];
       const capabilities: Record<string, Capabilities> = {};
       const skipped: PlanOutput['skipped'] = [];
+      const quotaSkipped: NonNullable<PlanOutput['quotaSkipped']> = [];
       for (const cloud of clouds) {
         const p = provider(cloud);
         if (input.requireK8s && !p.capabilities().k8s) {
@@ -189,8 +193,19 @@ function activitiesOf(deps: ActivityDeps) {
         try {
           const listed = await p.plan(input.request);
           // The one filter for every cloud: adapters list, the matcher judges.
-          const { offers, dropped } = matchOffers(listed, input.request);
+          const matched = matchOffers(listed, input.request);
+          const { dropped } = matched;
+          const offers = input.listOnly ? matched.offers : await withinQuota(p, matched.offers, quotaSkipped);
           if (offers.length > 0) capabilities[cloud] = p.capabilities();
+          else if (matched.offers.length > 0)
+            skipped.push({
+              cloud,
+              kind: 'Quota',
+              message: quotaSkipped
+                .filter((q) => q.cloud === cloud)
+                .map((q) => q.message)
+                .join('; '),
+            });
           else if (dropped.length > 0) skipped.push({ cloud, kind: 'InvalidRequest', message: explainNoMatch(input.request, dropped) });
           perCloud.push(offers);
         } catch (err) {
@@ -214,7 +229,7 @@ function activitiesOf(deps: ActivityDeps) {
       }
       const tail = demoted.length > 0 ? `; ${demoted.length} tried last, out of capacity lately: ${demoted.map((d) => d.key).join(', ')}` : '';
       activityLog('info', `planned ${offers.length} offer(s)${tail}`, { offers: offers.length, clouds: Object.keys(capabilities), demoted: demoted.length });
-      return { offers, capabilities, skipped, ...(demoted.length > 0 ? { demoted } : {}) };
+      return { offers, capabilities, skipped, ...(demoted.length > 0 ? { demoted } : {}), ...(quotaSkipped.length > 0 ? { quotaSkipped } : {}) };
     },
 
     // prepareOffer, createInstance, deleteInstances, awaitGone, cleanup: the single-step activities
