@@ -34,6 +34,8 @@ export interface PlanStory {
   offers: PlannedOffer[];
   /** Clouds that could not plan, and why. */
   skippedClouds: { cloud: string; kind: string; message: string }[];
+  /** Offers the quota pre-check dropped before any attempt (`cloud/region/type`), and why. */
+  quotaSkipped: { offer: string; message: string }[];
 }
 
 export interface BlockStory {
@@ -125,7 +127,8 @@ function planStory(step: ActivityStep, attempts: AttemptRecord[], userClouds: st
   });
   const wonRank = won ? planned.findIndex((p) => p.offer === offerKey(won.offer)) + 1 : 0;
   for (const p of planned) if (!p.fate) p.fate = wonRank > 0 && p.rank > wonRank ? 'not needed: an earlier offer won' : 'not reached';
-  return { at: step.endedAt ?? step.scheduledAt, offers: planned, skippedClouds: out.skipped ?? [] };
+  const quotaSkipped = (out.quotaSkipped ?? []).map((q) => ({ offer: `${q.cloud}/${q.region}/${q.instanceType}`, message: q.message }));
+  return { at: step.endedAt ?? step.scheduledAt, offers: planned, skippedClouds: out.skipped ?? [], quotaSkipped };
 }
 
 /** Whose clean-up a teardown activity scheduled at `at` was: the failed attempt it followed, else the VM's. */
@@ -218,6 +221,7 @@ export function formatExplain(r: ExplainReport): string {
       ]).trimEnd(),
     );
     for (const s of p.skippedClouds) out.push(`  cloud ${s.cloud} not planned: ${s.kind}: ${s.message}`);
+    for (const q of p.quotaSkipped) out.push(`  ${q.offer} not planned (quota pre-check, no attempt): ${q.message}`);
   });
   if (r.attempts.length) {
     out.push('', 'attempts:');
