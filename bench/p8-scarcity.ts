@@ -2,7 +2,7 @@
  * P8 scarcity: 10 offers in 10 regions on a fake cloud, the first 9 answering Capacity; 20
  * launches one after another. Launch 1 fails over through the 9; the deployment's capacity memory
  * (src/core/capacity-memory.ts) makes launches 2–20 try those 9 last, so they should take about
- * as long as a launch whose plan holds only the good offer (the baseline, run after them).
+ * as long as a launch whose plan holds only the good offer (the baseline, interleaved with them).
  * Time to Ready = the VM's `readyAt − createdAt` (workflow time: no polling error).
  */
 import type { Client } from '@temporalio/client';
@@ -54,9 +54,14 @@ export async function scarcityRuns(
   );
   await forgetCapacity(client, taskQueue);
   const runs: ScarcityLaunch[] = [];
-  for (let i = 0; i < n; i++) runs.push(await launch(client, taskQueue, fake, `p8-${i}`));
   const baseline: ScarcityLaunch[] = [];
-  for (let i = 0; i < baselineN; i++) baseline.push(await launch(client, taskQueue, fake, `p8-base-${i}`, [`r${FAILOVER_OFFERS - 1}`]));
+  // The baseline is interleaved with launches 2..n (every (n-1)/baselineN-th), so both see the same machine load.
+  const every = Math.max(1, Math.floor((n - 1) / baselineN));
+  for (let i = 0; i < n; i++) {
+    runs.push(await launch(client, taskQueue, fake, `p8-${i}`));
+    if (i > 0 && i % every === 0 && baseline.length < baselineN)
+      baseline.push(await launch(client, taskQueue, fake, `p8-base-${baseline.length}`, [`r${FAILOVER_OFFERS - 1}`]));
+  }
   const [first, ...rest] = runs;
   return { first: first!, rest, baseline };
 }

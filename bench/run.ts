@@ -213,7 +213,7 @@ async function main(): Promise<void> {
 
     // ---- P8 ---------------------------------------------------------------------------------
     if (want('P8')) {
-      log(`P8: ${N.p8} launches one after another, 9 of 10 offers answering Capacity, then 5 with only the good offer`);
+      log(`P8: ${N.p8} launches one after another, 9 of 10 offers answering Capacity, and 5 with only the good offer interleaved`);
       const p8 = await scarcityRuns(lab.client, lab.taskQueue, lab.fake('p8'), N.p8);
       const restD = dist(p8.rest.map((r) => r.timeToReadyMs));
       const baseD = dist(p8.baseline.map((r) => r.timeToReadyMs));
@@ -223,6 +223,8 @@ async function main(): Promise<void> {
         firstTimeToReadyMs: p8.first.timeToReadyMs,
         firstCreates: p8.first.creates,
         restTimeToReadyMs: restD,
+        restEachMs: p8.rest.map((r) => r.timeToReadyMs),
+        baselineEachMs: p8.baseline.map((r) => r.timeToReadyMs),
         restCreates: p8.rest.map((r) => r.creates),
         baselineTimeToReadyMs: baseD,
         ratioOfMedians: round(ratio, 3),

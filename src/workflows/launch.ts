@@ -264,7 +264,8 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       });
     }
 
-    if (!end.cancelled && kind === 'Capacity') await noteCapacity(t, next.offer);
+    // Told while the attempt is compensated (never rejects): no time added to the failover.
+    const noted = !end.cancelled && kind === 'Capacity' ? noteCapacity(t, next.offer) : undefined;
     ctx.setStage('compensating');
     await runTeardown(ctx, {
       at: locationOf(next.offer),
@@ -273,6 +274,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       mode: decision.compensate === 'full' ? 'full' : 'cleanup',
       pollIntervalMs: caps.pollIntervalMs,
     });
+    await noted;
     record.compensated = true;
     record.endedAt = new Date().toISOString();
     ctx.status.instanceIds = [];
