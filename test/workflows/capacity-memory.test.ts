@@ -24,7 +24,7 @@ describe.skipIf(!requireServer())('capacity memory (FakeProvider)', () => {
   };
   const launch = async (name: string): Promise<WorkflowHandle<typeof vmWorkflow>> => {
     const client = await testEnv().client();
-    const spec: VmSpec = { name, k8s: 'off' } as VmSpec;
+    const spec: VmSpec = { name, k8s: 'off' };
     return client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
       taskQueue,
       workflowId: `${vmWorkflowId(name)}-${randomUUID().slice(0, 6)}`,
