@@ -10,5 +10,8 @@ export default defineConfig({
     maxWorkers: 2,
     fileParallelism: true,
     reporters: ['default'],
+    // The capacity memory is per deployment and cases share a lab's task queue while expecting the
+    // plain plan order: off by default here; test/workflows/capacity-memory.test.ts turns it on.
+    env: { GPUPROV_CAPACITY_MEMORY: '0' },
   },
 });

@@ -2,7 +2,8 @@
  * P5: a plan of 10 offers whose first 9 answer Capacity on create: orchestration time from the
  * workflow's start to the 10th create call (and the history events it cost, for P2).
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { capacityMemoryWorkflowId } from '../src/core/capacity-memory';
 import type { Offer } from '../src/core/provider';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
@@ -23,6 +24,15 @@ export function failoverOffers(cloud: string): Offer[] {
   }));
 }
 
+/** Empty the deployment's capacity memory (a fresh start for a run that needs every Capacity answer). */
+export async function forgetCapacity(client: Client, taskQueue: string): Promise<void> {
+  try {
+    await client.workflow.getHandle(capacityMemoryWorkflowId(taskQueue)).terminate('bench: start without a capacity memory');
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+}
+
 export interface FailoverRun {
   /** Workflow start → 10th create call. */
   toTenthCreateMs: number;
@@ -35,6 +45,7 @@ export interface FailoverRun {
 export async function failoverRun(client: Client, taskQueue: string, fake: FakeProvider, i: number): Promise<FailoverRun> {
   const name = `p5-${i}`;
   fake.clearRules();
+  await forgetCapacity(client, taskQueue); // every run fails over through all 9 (P8 measures the memory)
   fake.script(
     ...Array.from({ length: FAILOVER_OFFERS - 1 }, (_, k) => ({ primitive: 'create' as const, region: `r${k}`, error: 'Capacity' as const, times: -1 })),
   );

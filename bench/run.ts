@@ -21,15 +21,16 @@ import { k3sRun, P6_TUNING, type K3sRun } from './p6-k3s';
 import { SimulatedK3sCloud } from '../test/k3s/sim/simulated-cloud';
 import { dist, round, sleep, type Dist } from './stats';
 import { measureRate } from './rate-limit';
+import { P8_LAUNCHES, scarcityRuns } from './p8-scarcity';
 import { TARGETS, targetText, verdict } from './targets';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
 
 const quick = process.argv.includes('--quick');
 const N = quick
-  ? { p1: 2, p3PerSchedule: 5, p3TypicalMs: 8_000, p4: 100, p5: 2, rate: 100 }
-  : { p1: 15, p3PerSchedule: 16, p3TypicalMs: 40_000, p4: 500, p5: 10, rate: 500 };
-/** `--only P4,RATE`: run only these metrics (P2 and P5 run together). */
+  ? { p1: 2, p3PerSchedule: 5, p3TypicalMs: 8_000, p4: 100, p5: 2, rate: 100, p8: 6 }
+  : { p1: 15, p3PerSchedule: 16, p3TypicalMs: 40_000, p4: 500, p5: 10, rate: 500, p8: P8_LAUNCHES };
+/** `--only P4,RATE,P8`: run only these metrics (P2 and P5 run together). */
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? '').toUpperCase().split(',')) : undefined;
 const want = (...metrics: string[]): boolean => !only || metrics.some((m) => only.has(m));
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
       ...SCHEDULES.map((s) => ({ name: `p3-${s}`, caps: P3_CAPS, schedule: s })),
       { name: 'p4', caps: { pollIntervalMs: 1_000, typicalBootMs: P4_BOOT_MS } },
       { name: 'p5' },
+      { name: 'p8' },
       { name: 'rate', caps: { pollIntervalMs: 1_000, typicalBootMs: P4_BOOT_MS } },
     ],
     rateLimits: { rate: RATE_LIMIT },
@@ -207,6 +209,33 @@ async function main(): Promise<void> {
         verdict(foD.median <= TARGETS.P5.toTenthCreateMs),
       ]);
       rows.push(['P5 start → 10th create, back to back', ms(b2bD), targetText.P5, verdict(b2bD.median <= TARGETS.P5.toTenthCreateMs)]);
+    }
+
+    // ---- P8 ---------------------------------------------------------------------------------
+    if (want('P8')) {
+      log(`P8: ${N.p8} launches one after another, 9 of 10 offers answering Capacity, and 5 with only the good offer interleaved`);
+      const p8 = await scarcityRuns(lab.client, lab.taskQueue, lab.fake('p8'), N.p8);
+      const restD = dist(p8.rest.map((r) => r.timeToReadyMs));
+      const baseD = dist(p8.baseline.map((r) => r.timeToReadyMs));
+      const ratio = restD.median / baseD.median;
+      results.P8 = {
+        n: N.p8,
+        firstTimeToReadyMs: p8.first.timeToReadyMs,
+        firstCreates: p8.first.creates,
+        restTimeToReadyMs: restD,
+        restEachMs: p8.rest.map((r) => r.timeToReadyMs),
+        baselineEachMs: p8.baseline.map((r) => r.timeToReadyMs),
+        restCreates: p8.rest.map((r) => r.creates),
+        baselineTimeToReadyMs: baseD,
+        ratioOfMedians: round(ratio, 3),
+      };
+      rows.push(['P8 launch 1 time to Ready (9 × Capacity first)', `${p8.first.timeToReadyMs} ms, ${p8.first.creates} creates`, '', '']);
+      rows.push([
+        `P8 launches 2–${N.p8} time to Ready vs no exhausted offer`,
+        `${ms(restD)} vs ${ms(baseD)}: ${round(ratio, 2)}×; creates ${Math.max(...p8.rest.map((r) => r.creates))} max`,
+        targetText.P8,
+        verdict(ratio <= TARGETS.P8.ratio),
+      ]);
     }
 
     // ---- P3 ---------------------------------------------------------------------------------

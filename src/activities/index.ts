@@ -8,7 +8,7 @@ import { ProviderError } from '../core/errors';
 import { FAILURE_TYPES, type FailureDetails } from '../core/failures';
 import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
-import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, ResourceRequest } from '../core/provider';
+import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, QuotaShortfall, ResourceRequest } from '../core/provider';
 import { bootPollDelayMs } from '../core/polling';
 import { explainNoMatch, matchOffers } from '../core/offer-match';
 import { imageDiskProblem } from '../core/image-disk';
@@ -36,6 +36,9 @@ import { activityLog } from './activity-log';
 import { withServedClouds } from './served-clouds';
 import { createWatcherActivities } from './watcher';
 import type { WatcherTuning } from '../core/watcher';
+import { createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
+import { withinQuota } from './quota';
+import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
 
 export interface ActivityDeps {
   registry: ProviderRegistry;
@@ -54,6 +57,8 @@ export interface ActivityDeps {
   inlineWindowMs?: number;
   /** Timings of the account watchers this worker starts (GPUPROV_ORPHAN_GRACE sets the orphan grace). */
   watcher?: Partial<WatcherTuning>;
+  /** How long an offer that answered Capacity is tried last (ms; 0: off). Default: `GPUPROV_CAPACITY_MEMORY` or 3 minutes. */
+  capacityMemoryMs?: number;
 }
 
 export interface PlanInput {
@@ -71,6 +76,10 @@ export interface PlanOutput {
   capabilities: Record<string, Capabilities>;
   /** Clouds that could not plan, and why (shown to the user, not fatal while another cloud plans). */
   skipped: { cloud: string; kind: string; message: string }[];
+  /** Offers the deployment's capacity memory moved to the end of the plan, and why (absent in older histories). */
+  demoted?: DemotedOffer[];
+  /** Offers dropped because their region's quota cannot fit them (`quotaShortfalls`), and why (absent in older histories). */
+  quotaSkipped?: (QuotaShortfall & { cloud: string })[];
 }
 
 export interface AwaitRunningInput {
@@ -164,6 +173,7 @@ function activitiesOf(deps: ActivityDeps) {
   const liveness = withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
+    ...createCapacityMemoryActivities({ ...(deps.capacityMemoryMs !== undefined ? { capacityMemoryMs: deps.capacityMemoryMs } : {}), now }),
     ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, owner: deps.owner, now }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
@@ -171,6 +181,7 @@ function activitiesOf(deps: ActivityDeps) {
       const perCloud: Offer[][] = [];
       const capabilities: Record<string, Capabilities> = {};
       const skipped: PlanOutput['skipped'] = [];
+      const quotaSkipped: NonNullable<PlanOutput['quotaSkipped']> = [];
       for (const cloud of clouds) {
         const p = provider(cloud);
         if (input.requireK8s && !p.capabilities().k8s) {
@@ -186,8 +197,19 @@ function activitiesOf(deps: ActivityDeps) {
         try {
           const listed = await p.plan(input.request);
           // The one filter for every cloud: adapters list, the matcher judges.
-          const { offers, dropped } = matchOffers(listed, input.request);
+          const matched = matchOffers(listed, input.request);
+          const { dropped } = matched;
+          const offers = input.listOnly ? matched.offers : await withinQuota(p, matched.offers, quotaSkipped);
           if (offers.length > 0) capabilities[cloud] = p.capabilities();
+          else if (matched.offers.length > 0)
+            skipped.push({
+              cloud,
+              kind: 'Quota',
+              message: quotaSkipped
+                .filter((q) => q.cloud === cloud)
+                .map((q) => q.message)
+                .join('; '),
+            });
           else if (dropped.length > 0) skipped.push({ cloud, kind: 'InvalidRequest', message: explainNoMatch(input.request, dropped) });
           perCloud.push(offers);
         } catch (err) {
@@ -198,14 +220,20 @@ function activitiesOf(deps: ActivityDeps) {
           } else throw toFailure(err);
         }
       }
-      const offers = orderOffers(perCloud, Boolean(input.clouds?.length));
+      const ordered = orderOffers(perCloud, Boolean(input.clouds?.length));
+      // Offers that answered Capacity lately go last (src/core/capacity-memory.ts says why not skipped).
+      const memory = input.listOnly
+        ? []
+        : await readCapacityMemory({ ...(deps.capacityMemoryMs !== undefined ? { capacityMemoryMs: deps.capacityMemoryMs } : {}) });
+      const { offers, demoted } = demoteRemembered(ordered, memory, now());
       if (offers.length === 0 && !input.listOnly) {
         const why = skipped.map((s) => `${s.cloud}: ${s.message}`).join('; ');
         const kind = skipped.length > 0 && skipped.every((s) => s.kind === 'Credentials') ? 'Credentials' : 'InvalidRequest';
         throw toFailure(new ProviderError(kind, `no cloud can serve this request${why ? ` (${why})` : ''}`));
       }
-      activityLog('info', `planned ${offers.length} offer(s)`, { offers: offers.length, clouds: Object.keys(capabilities) });
-      return { offers, capabilities, skipped };
+      const tail = demoted.length > 0 ? `; ${demoted.length} tried last, out of capacity lately: ${demoted.map((d) => d.key).join(', ')}` : '';
+      activityLog('info', `planned ${offers.length} offer(s)${tail}`, { offers: offers.length, clouds: Object.keys(capabilities), demoted: demoted.length });
+      return { offers, capabilities, skipped, ...(demoted.length > 0 ? { demoted } : {}), ...(quotaSkipped.length > 0 ? { quotaSkipped } : {}) };
     },
 
     // prepareOffer, createInstance, deleteInstances, awaitGone, cleanup: the single-step activities

@@ -6,11 +6,13 @@
  * Why an offer sits where it does in a plan (the order of `planOffers`):
  * | the user named clouds (`--cloud a,b`) | their order, then each cloud's own listing order |
  * | otherwise                             | price per hour, cheapest first; same price: cloud order; no price: last |
+ * | the offer answered Capacity lately     | after every other offer (the deployment's capacity memory, `demoted`) |
  */
 import type { PlanOutput } from '../activities';
 import type { AttemptRecord, VmStatus } from '../core/api';
 import type { BlockScope } from '../core/errors';
 import { offerKey } from '../core/offers';
+import { capacityKey } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
 import { blockFor, decide, isBlocked, kindOfFailureType, type Block } from '../core/search';
 import { spendSoFar, type Spend } from '../core/spend';
@@ -32,6 +34,8 @@ export interface PlanStory {
   offers: PlannedOffer[];
   /** Clouds that could not plan, and why. */
   skippedClouds: { cloud: string; kind: string; message: string }[];
+  /** Offers the quota pre-check dropped before any attempt (`cloud/region/type`), and why. */
+  quotaSkipped: { offer: string; message: string }[];
 }
 
 export interface BlockStory {
@@ -99,7 +103,13 @@ function blockedScope(a: AttemptRecord): BlockScope | undefined {
 function planStory(step: ActivityStep, attempts: AttemptRecord[], userClouds: string[] | undefined, won: AttemptRecord | undefined): PlanStory {
   const out = step.result as PlanOutput;
   const offers = out.offers ?? [];
-  const why = orderReasons(offers, userClouds);
+  const demoted = new Map((out.demoted ?? []).map((d) => [d.key, d.reason]));
+  // Ranks by price among the offers the memory left in place; the demoted ones say why they are last.
+  const kept = orderReasons(
+    offers.filter((o) => !demoted.has(capacityKey(o))),
+    userClouds,
+  );
+  const why = offers.map((o) => demoted.get(capacityKey(o)) ?? kept.shift() ?? '');
   const blocks: { block: Block; by: number }[] = [];
   const planned = offers.map((o, i): PlannedOffer => {
     const key = offerKey(o);
@@ -117,7 +127,8 @@ function planStory(step: ActivityStep, attempts: AttemptRecord[], userClouds: st
   });
   const wonRank = won ? planned.findIndex((p) => p.offer === offerKey(won.offer)) + 1 : 0;
   for (const p of planned) if (!p.fate) p.fate = wonRank > 0 && p.rank > wonRank ? 'not needed: an earlier offer won' : 'not reached';
-  return { at: step.endedAt ?? step.scheduledAt, offers: planned, skippedClouds: out.skipped ?? [] };
+  const quotaSkipped = (out.quotaSkipped ?? []).map((q) => ({ offer: `${q.cloud}/${q.region}/${q.instanceType}`, message: q.message }));
+  return { at: step.endedAt ?? step.scheduledAt, offers: planned, skippedClouds: out.skipped ?? [], quotaSkipped };
 }
 
 /** Whose clean-up a teardown activity scheduled at `at` was: the failed attempt it followed, else the VM's. */
@@ -210,6 +221,7 @@ export function formatExplain(r: ExplainReport): string {
       ]).trimEnd(),
     );
     for (const s of p.skippedClouds) out.push(`  cloud ${s.cloud} not planned: ${s.kind}: ${s.message}`);
+    for (const q of p.quotaSkipped) out.push(`  ${q.offer} not planned (quota pre-check, no attempt): ${q.message}`);
   });
   if (r.attempts.length) {
     out.push('', 'attempts:');

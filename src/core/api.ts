@@ -4,6 +4,7 @@
  * Both the client and the workflows import this module; it holds no logic.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CapacityEntry } from './capacity-memory';
 import type { BlockScope, ErrorKind } from './errors';
 import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
@@ -224,3 +225,8 @@ export const watcherNudgeSignal = defineSignal('watcherNudge');
 export const watcherStateQuery = defineQuery<WatcherState>('watcherState');
 /** Delete every current orphan now, ignoring the grace; returns what the cycle deleted. */
 export const sweepNowUpdate = defineUpdate<SweepRecord[]>('sweepNow');
+
+/** Capacity memory (src/workflows/capacity-memory.ts): an offer answered Capacity; remember it until `untilMs`. */
+export const rememberCapacitySignal = defineSignal<[CapacityEntry]>('rememberCapacity');
+/** Capacity memory: the entries whose window has not ended. */
+export const capacityMemoryQuery = defineQuery<CapacityEntry[]>('capacityMemory');

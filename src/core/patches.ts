@@ -25,3 +25,6 @@ export const WATCHER_PATCH = 'gpuprov-account-watcher-v1';
 
 /** `--parallel N` (N > 1): the hedged search of workflows/hedged-launch.ts instead of the serial loop. */
 export const HEDGE_PATCH = 'gpuprov-hedged-launch-v1';
+
+/** A launch whose attempt answered Capacity tells the deployment's capacity memory (src/workflows/capacity-memory.ts). */
+export const CAPACITY_MEMORY_PATCH = 'gpuprov-capacity-memory-v1';

@@ -169,6 +169,13 @@ export interface Capabilities {
  * The adapter contract. Every method is idempotent or read-only, makes no loops beyond
  * one call's pagination, and throws only `ProviderError`.
  */
+/** An offer a quota cannot fit: `instanceType` in `region` (every zone), and the quota's numbers. */
+export interface QuotaShortfall {
+  region: string;
+  instanceType: string;
+  message: string;
+}
+
 export interface CloudProvider {
   readonly name: string;
   capabilities(): Capabilities;
@@ -179,6 +186,12 @@ export interface CloudProvider {
    * match may be returned. A request the cloud can never serve (no GPUs at all) → InvalidRequest.
    */
   plan(req: ResourceRequest): Promise<Offer[]>;
+  /**
+   * Optional quota pre-check (clouds that publish quotas: AWS Service Quotas, GCP regional quotas):
+   * the offers whose region's quota cannot fit one instance, with why. `planOffers` drops them
+   * without an attempt. Read-only; a check that fails is ignored (the attempt finds out instead).
+   */
+  quotaShortfalls?(offers: readonly Offer[]): Promise<QuotaShortfall[]>;
   /** Idempotent prerequisites (security group, key pair, startup script…); returns driver-private JSON. */
   prepare(offer: Offer, spec: InstanceSpec): Promise<Json>;
   /** One create attempt labelled with the VM identity; returns the instance id; never waits. */

@@ -5,3 +5,4 @@ export { teardownWorkflow } from './teardown';
 export { offersWorkflow } from './offers';
 export { fleetWorkflow } from './fleet';
 export { accountWatcherWorkflow } from './watcher';
+export { capacityMemoryWorkflow } from './capacity-memory';

@@ -32,6 +32,7 @@ import { CLOUD_CALLS_PATCH, HEDGE_PATCH } from '../core/patches';
 import { parallelOf } from '../core/hedge';
 import { runHedged, type AttemptHost } from './hedged-launch';
 import { runTeardown } from './teardown';
+import { noteCapacity } from './capacity-memory';
 import { countFailover, countLaunch, recordReady, vmLog } from './telemetry';
 import type { Tuning } from '../core/tuning';
 
@@ -267,6 +268,8 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       });
     }
 
+    // Told while the attempt is compensated (never rejects): no time added to the failover.
+    const noted = !end.cancelled && kind === 'Capacity' ? noteCapacity(t, next.offer) : undefined;
     ctx.setStage('compensating');
     await runTeardown(ctx, {
       at: locationOf(next.offer),
@@ -275,6 +278,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       mode: decision.compensate === 'full' ? 'full' : 'cleanup',
       pollIntervalMs: caps.pollIntervalMs,
     });
+    await noted;
     record.compensated = true;
     record.endedAt = new Date().toISOString();
     ctx.status.instanceIds = [];

@@ -4,7 +4,15 @@
  * (Temporal retries, adapters do not). Errors leave as ProviderError via `classify`.
  */
 import type * as ComputeSdk from '@google-cloud/compute';
-import type { AcceleratorTypesClient, FirewallsClient, ImagesClient, InstancesClient, ZoneOperationsClient, ZonesClient } from '@google-cloud/compute';
+import type {
+  AcceleratorTypesClient,
+  FirewallsClient,
+  ImagesClient,
+  InstancesClient,
+  RegionsClient,
+  ZoneOperationsClient,
+  ZonesClient,
+} from '@google-cloud/compute';
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import type { ProviderError } from '../../core/errors';
@@ -47,6 +55,9 @@ export type GcpOperation = z.infer<typeof Operation>;
 const Zone = z.object({ name: z.string(), region: str, status: str });
 const Image = z.object({ selfLink: z.string() });
 const Firewall = z.object({ name: z.string(), targetTags: z.array(z.string()).nullish() });
+const Region = z.object({ quotas: z.array(z.object({ metric: z.string(), limit: z.number().nullish(), usage: z.number().nullish() })).nullish() });
+/** One regional quota (`regions.get` → `quotas[]`). */
+export type GcpQuota = { metric: string; limit: number; usage: number };
 const AcceleratorScope = z.object({ acceleratorTypes: z.array(z.object({ name: z.string() })).nullish() });
 
 /** At most this many `zoneOperations.wait` calls per wait (each returns at DONE or its deadline). */
@@ -116,6 +127,7 @@ export class ComputeApi {
   private readonly images: ImagesClient;
   private readonly zones: ZonesClient;
   private readonly accelerators: AcceleratorTypesClient;
+  private readonly regions: RegionsClient;
 
   /** Credential values to redact from every error this client lets out. */
   private readonly secrets: string[];
@@ -143,6 +155,7 @@ export class ComputeApi {
     this.images = new compute.ImagesClient(options);
     this.zones = new compute.ZonesClient(options);
     this.accelerators = new compute.AcceleratorTypesClient(options);
+    this.regions = new compute.RegionsClient(options);
   }
   private call<T>(fn: () => Promise<T>): Promise<T> {
     return call(fn, this.secrets);
@@ -173,6 +186,14 @@ export class ComputeApi {
         out.set(scope.slice('zones/'.length), new Set(names));
       }
       return out;
+    });
+  }
+
+  /** A region's quotas (`regions.get`): NVIDIA_*_GPUS and the rest, limit and usage. */
+  async regionQuotas(region: string): Promise<GcpQuota[]> {
+    return this.call(async () => {
+      const r = Region.parse((await this.regions.get({ project: this.project, region }, NO_RETRY))[0]);
+      return (r.quotas ?? []).map((q) => ({ metric: q.metric, limit: q.limit ?? 0, usage: q.usage ?? 0 }));
     });
   }
 

@@ -8,7 +8,7 @@ import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, QuotaShortfall, ResourceRequest } from '../../core/provider';
 import { deploymentOf, type DeploymentOption } from '../deployment';
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
@@ -22,6 +22,7 @@ import {
   instanceBody,
   labelValue,
   ownerFilter,
+  quotaShortfallsOf,
   regionOfZone,
   requestIdFor,
   resourceName,
@@ -153,6 +154,13 @@ export class GcpProvider implements CloudProvider {
     const [all, prices] = await Promise.all([this.api.listZones(), live]);
     const zones = all.filter((z) => (z.status ?? 'UP') === 'UP' && inRegions(z.name)).map((z) => z.name);
     return byPrice(toOffers(rungs, () => zones, prices));
+  }
+
+  /** Regional GPU quotas (`regions.get`, one call per region of a GPU offer): offers that cannot fit. */
+  async quotaShortfalls(offers: readonly Offer[]): Promise<QuotaShortfall[]> {
+    const regions = [...new Set(offers.filter((o) => o.gpu).map((o) => o.region))];
+    const quotas = new Map(await Promise.all(regions.map(async (r) => [r, await this.api.regionQuotas(r)] as const)));
+    return quotaShortfallsOf(offers, quotas);
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {

@@ -7,10 +7,10 @@ import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import { ownedName } from '../deployment';
-import type { InstanceSpec, InstanceStatus, Location, Observed, Offer } from '../../core/provider';
+import type { InstanceSpec, InstanceStatus, Location, Observed, Offer, QuotaShortfall } from '../../core/provider';
 import { PRICE_DATE, type CatalogEntry } from './catalog';
 import type { PriceLookup } from '../price-cache';
-import type { GcpInstance } from './api';
+import type { GcpInstance, GcpQuota } from './api';
 
 export const CLOUD = 'gcp';
 export const SSH_USER = 'ubuntu';
@@ -167,4 +167,41 @@ export function toObserved(inst: GcpInstance, at: Location): Observed {
     location: { cloud: CLOUD, region: at.region, ...(zone ? { zone } : {}) },
     ...(inst.machineType ? { instanceType: lastSegment(inst.machineType) } : {}),
   };
+}
+
+/**
+ * GPU model (src/core/gpu-names.ts) → Compute Engine's regional quota metric. Spot (preemptible)
+ * capacity counts against the PREEMPTIBLE_ twin. https://cloud.google.com/compute/resource-usage#gpu_quota
+ */
+const GPU_QUOTA_METRIC: Record<string, string> = {
+  T4: 'NVIDIA_T4_GPUS',
+  L4: 'NVIDIA_L4_GPUS',
+  V100: 'NVIDIA_V100_GPUS',
+  P100: 'NVIDIA_P100_GPUS',
+  A100: 'NVIDIA_A100_GPUS',
+  'A100-80GB': 'NVIDIA_A100_80GB_GPUS',
+  H100: 'NVIDIA_H100_GPUS', // the a3 types' 80 GB H100s count here
+  'H100-80GB': 'NVIDIA_H100_GPUS',
+};
+
+export function gpuQuotaMetric(model: string, spot = false): string | undefined {
+  const m = GPU_QUOTA_METRIC[model.toUpperCase()];
+  return m && spot ? `PREEMPTIBLE_${m}` : m;
+}
+
+/** GPU offers whose region's quota (limit − usage) cannot fit their GPU count; quotas not listed are not judged. */
+export function quotaShortfallsOf(offers: readonly Offer[], quotas: ReadonlyMap<string, readonly GcpQuota[]>): QuotaShortfall[] {
+  const out = new Map<string, QuotaShortfall>();
+  for (const o of offers) {
+    const metric = o.gpu ? gpuQuotaMetric(o.gpu.model, o.spot) : undefined;
+    const q = metric ? quotas.get(o.region)?.find((x) => x.metric === metric) : undefined;
+    if (!o.gpu || !q || q.limit - q.usage >= o.gpu.count) continue;
+    const free = Math.max(0, q.limit - q.usage);
+    out.set(`${o.region}/${o.instanceType}`, {
+      region: o.region,
+      instanceType: o.instanceType,
+      message: `quota ${q.metric} in ${o.region}: ${free} of ${q.limit} free, ${o.instanceType} needs ${o.gpu.count}`,
+    });
+  }
+  return [...out.values()];
 }

@@ -100,3 +100,35 @@ describe('buildExplain', () => {
     expect(r.winner).toBeUndefined();
   });
 });
+
+describe('buildExplain: the capacity memory and the quota pre-check', () => {
+  it("says why an offer was tried last: the deployment's memory of a Capacity answer", () => {
+    const offers = [o('us-west-2', 'p5', 40), o('us-east-1', 'p5', 36)];
+    const status: VmStatus = { apiVersion: 1, name: 'gpu2', stage: 'planning', spec: { name: 'gpu2' }, instanceIds: [], attempts: [], createdAt: at(0) };
+    const reason = 'answered Capacity 12s ago (remembered until 2026-01-01T00:03:00.000Z): tried last';
+    const history: VmHistory = {
+      workflowId: 'vm-gpu2',
+      runs: 1,
+      startedAt: at(0),
+      activities: [
+        {
+          name: 'planOffers',
+          scheduledAt: at(1),
+          endedAt: at(2),
+          input: [],
+          result: {
+            offers,
+            capabilities: {},
+            skipped: [],
+            demoted: [{ key: 'aws/us-east-1/p5', until: at(180), reason }],
+            quotaSkipped: [{ cloud: 'aws', region: 'eu-west-1', instanceType: 'p5', message: 'quota L-417A185B in eu-west-1: 0 vCPUs, p5 needs 192' }],
+          },
+        },
+      ],
+    };
+    const r = buildExplain(status, history, T0 + 10_000);
+    expect(r.plans[0]!.offers.map((p) => p.why)).toEqual(['1st cheapest', reason]);
+    expect(formatExplain(r)).toContain('tried last');
+    expect(formatExplain(r)).toContain('aws/eu-west-1/p5 not planned (quota pre-check, no attempt): quota L-417A185B in eu-west-1: 0 vCPUs, p5 needs 192');
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * The activities' side of the capacity memory (src/workflows/capacity-memory.ts): signal-with-start
+ * it when an attempt answered Capacity, and read it for the plan. Both use the worker's own client
+ * (the activity context's) on the main task queue, so every worker of the deployment shares one memory.
+ */
+import { asyncLocalStorage, Context } from '@temporalio/activity';
+import { WorkflowClient } from '@temporalio/client';
+import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
+import { capacityMemoryWorkflowId, parseCapacityMemory, type CapacityEntry } from '../core/capacity-memory';
+import type { Offer } from '../core/provider';
+import type { capacityMemoryWorkflow } from '../workflows/capacity-memory';
+import { activityLog } from './activity-log';
+
+export interface CapacityMemoryDeps {
+  /** How long a Capacity answer is remembered (ms; 0: off). Default: `GPUPROV_CAPACITY_MEMORY` or 3 minutes. */
+  capacityMemoryMs?: number;
+  now?: () => number;
+}
+
+/** The entries the plan orders by; empty outside an activity, with the memory off, or when it cannot be read. */
+export async function readCapacityMemory(deps: CapacityMemoryDeps): Promise<CapacityEntry[]> {
+  if (windowOf(deps) <= 0 || !asyncLocalStorage.getStore()) return [];
+  try {
+    const ctx = Context.current();
+    // A closed memory answers nothing: terminating it is how an operator (or the bench) empties it.
+    const workflows = new WorkflowClient({ connection: ctx.client.connection, namespace: ctx.info.workflowNamespace, queryRejectCondition: 'NOT_OPEN' });
+    return await workflows.getHandle(capacityMemoryWorkflowId(ctx.info.taskQueue)).query(capacityMemoryQuery);
+  } catch (err) {
+    // Never started (or gone): nothing is remembered. Anything else: plan without it.
+    activityLog('debug', 'capacity memory not read', { error: err instanceof Error ? err.message : String(err) });
+    return [];
+  }
+}
+
+function windowOf(deps: CapacityMemoryDeps): number {
+  return deps.capacityMemoryMs ?? parseCapacityMemory(process.env['GPUPROV_CAPACITY_MEMORY']);
+}
+
+export function createCapacityMemoryActivities(deps: CapacityMemoryDeps) {
+  const now = deps.now ?? Date.now;
+  return {
+    /** Remember that `offer` answered Capacity, for the deployment's window (starts the memory workflow if needed). */
+    async rememberCapacity(offer: Pick<Offer, 'cloud' | 'region' | 'instanceType'>): Promise<void> {
+      const windowMs = windowOf(deps);
+      if (windowMs <= 0) return;
+      const ctx = Context.current();
+      const seenAtMs = now();
+      const entry: CapacityEntry = { cloud: offer.cloud, region: offer.region, instanceType: offer.instanceType, seenAtMs, untilMs: seenAtMs + windowMs };
+      await ctx.client.workflow.signalWithStart<typeof capacityMemoryWorkflow, [CapacityEntry]>('capacityMemoryWorkflow', {
+        workflowId: capacityMemoryWorkflowId(ctx.info.taskQueue),
+        taskQueue: ctx.info.taskQueue,
+        args: [{ entries: [] }],
+        signal: rememberCapacitySignal,
+        signalArgs: [entry],
+        staticSummary: 'capacity memory: offers that answered Capacity recently (tried last by later plans)',
+      });
+      activityLog('info', 'offer remembered as out of capacity', { offer: `${offer.cloud}/${offer.region}/${offer.instanceType}`, windowMs });
+    },
+  };
+}

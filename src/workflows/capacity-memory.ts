@@ -1,0 +1,63 @@
+/**
+ * The deployment's capacity memory as an entity workflow (one per deployment, id from
+ * `capacityMemoryWorkflowId`): launches feed it (the `rememberCapacity` activity signal-with-starts
+ * it when an attempt answers Capacity), the plan step queries it. Being a workflow, it survives a
+ * worker restart and is shared by every worker host. Decisions live in src/core/capacity-memory.ts.
+ * It ends when nothing is remembered (the next signal starts it again) and continues as new when
+ * its history grows, so neither its entries nor its history grow without bound.
+ */
+import { allHandlersFinished, condition, continueAsNew, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
+import { liveEntries, nextExpiry, remember, type CapacityEntry } from '../core/capacity-memory';
+import type { Offer } from '../core/provider';
+import { CAPACITY_MEMORY_PATCH } from '../core/patches';
+import type { Tuning } from '../core/tuning';
+import { reading } from './proxies';
+
+export interface CapacityMemoryInput {
+  entries: CapacityEntry[];
+}
+
+/** Signals taken before continuing as new (each is two or three events). */
+const SIGNALS_PER_RUN = 500;
+
+export async function capacityMemoryWorkflow(input: CapacityMemoryInput): Promise<void> {
+  let entries = liveEntries(input.entries, Date.now());
+  let signals = 0;
+  let changed = false;
+  setHandler(rememberCapacitySignal, (e) => {
+    entries = remember(entries, e, Date.now());
+    signals++;
+    changed = true;
+  });
+  setHandler(capacityMemoryQuery, () => liveEntries(entries, Date.now()));
+  for (;;) {
+    const until = nextExpiry(entries);
+    const wait = until === undefined ? 1 : Math.max(1, until - Date.now());
+    await condition(() => changed || signals >= SIGNALS_PER_RUN || workflowInfo().continueAsNewSuggested, wait);
+    changed = false;
+    entries = liveEntries(entries, Date.now());
+    if (signals >= SIGNALS_PER_RUN || workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof capacityMemoryWorkflow>({ entries });
+    }
+    if (entries.length === 0) return;
+  }
+}
+
+/**
+ * The launch's part: tell the memory that `offer` answered Capacity. Best effort — a memory that
+ * cannot be reached costs later launches an attempt, never this one its VM.
+ */
+export async function noteCapacity(t: Tuning, offer: Offer): Promise<void> {
+  if (!patched(CAPACITY_MEMORY_PATCH)) return;
+  try {
+    await reading(t, `remember: ${offer.instanceType} in ${offer.region} has no capacity`).rememberCapacity({
+      cloud: offer.cloud,
+      region: offer.region,
+      instanceType: offer.instanceType,
+    });
+  } catch {
+    // best effort (see above)
+  }
+}
