@@ -29,10 +29,19 @@ describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => 
       queueOf.set(a.activityType.name, [...(queueOf.get(a.activityType.name) ?? []), a.taskQueue.name]);
     }
     const cloudQueue = cloudTaskQueue(lab.worker.taskQueue, 'fake');
-    expect([...queueOf.keys()].sort()).toEqual(['awaitRunning', 'ensureWatcher', 'planOffers', 'prepareAndCreate', 'probeSsh', 'releaseAt', 'rememberCapacity']);
+    expect([...queueOf.keys()].sort()).toEqual([
+      'awaitRunning',
+      'ensureWatcher',
+      'planOffers',
+      'prepareAndCreate',
+      'probeSsh',
+      'releaseAt',
+      'rememberCapacity',
+    ]);
     for (const name of ['prepareAndCreate', 'awaitRunning', 'releaseAt']) expect(new Set(queueOf.get(name))).toEqual(new Set([cloudQueue]));
     // ensureWatcher is a Temporal call (signal-with-start), not a cloud call: the main queue.
-    for (const name of ['planOffers', 'probeSsh', 'ensureWatcher', 'rememberCapacity']) expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
+    for (const name of ['planOffers', 'probeSsh', 'ensureWatcher', 'rememberCapacity'])
+      expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
     expect(queueOf.get('releaseAt')).toHaveLength(2); // the failed attempt's compensation and the teardown
     expect(lab.fake.liveCount('queues1')).toBe(0);
   });
