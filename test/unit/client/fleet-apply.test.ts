@@ -8,35 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../src/activities';
-import { runCli } from '../../../src/client/cli';
-import type { Io } from '../../../src/client/command';
+import { runTestCli, type CliResult } from '../../harness/cli';
 import { ProviderRegistry } from '../../../src/providers/registry';
 import { loadOrCreateSshIdentity } from '../../../src/ssh';
 import { FakeProvider } from '../../harness/fake-provider';
-import { requireServer, startTestWorker, testEnv, type TestWorker } from '../../harness/temporal';
+import { requireServer, startTestWorker, type TestWorker } from '../../harness/temporal';
 
 describe.skipIf(!requireServer())('provision fleet apply: what the first apply says', () => {
   let root: string;
   let worker: TestWorker;
   let fake: FakeProvider;
   const name = `fa${Date.now().toString(36).slice(-6)}`;
-  const cli = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
-    const o = { out: '', err: '' };
-    const io: Io = {
-      out: (s) => void (o.out += s),
-      err: (s) => void (o.err += s),
-      isTTY: false,
-      env: {
-        HOME: root,
-        PATH: process.env.PATH,
-        TEMPORAL_ADDRESS: testEnv().address,
-        TEMPORAL_NAMESPACE: testEnv().namespace,
-        GPUPROV_TASK_QUEUE: worker.taskQueue,
-      },
-    };
-    const code = await runCli(args, io);
-    return { code, ...o };
-  };
+  const cli = (...args: string[]): Promise<CliResult> => runTestCli(root, worker.taskQueue, args);
   const file = (gen: number, vm: unknown): string => {
     const f = join(root, `shape-${gen}-${Math.random().toString(36).slice(2)}.json`);
     writeFileSync(f, JSON.stringify({ name, generation: gen, groups: [{ id: 'cpu', role: 'worker', count: 1, vm }] }));

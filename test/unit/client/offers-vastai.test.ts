@@ -9,14 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../src/activities';
-import { runCli } from '../../../src/client/cli';
-import type { Io } from '../../../src/client/command';
+import { runTestCli, type CliResult } from '../../harness/cli';
 import type { Offer } from '../../../src/core/provider';
 import { VastProvider } from '../../../src/providers/vastai';
 import { ProviderRegistry } from '../../../src/providers/registry';
 import { loadOrCreateSshIdentity } from '../../../src/ssh';
 import { API_KEY, startVastServer, type VastServer } from '../../fixtures/vastai/server';
-import { requireServer, startTestWorker, testEnv } from '../../harness/temporal';
+import { requireServer, startTestWorker } from '../../harness/temporal';
 
 describe.skipIf(!requireServer())('provision offers --gpu A100 on a Vast.ai market of hundreds of asks', () => {
   let root: string;
@@ -36,23 +35,7 @@ describe.skipIf(!requireServer())('provision offers --gpu A100 on a Vast.ai mark
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function offers(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-    const o = { out: '', err: '' };
-    const io: Io = {
-      out: (s) => void (o.out += s),
-      err: (s) => void (o.err += s),
-      isTTY: false,
-      env: {
-        HOME: root,
-        PATH: process.env.PATH,
-        TEMPORAL_ADDRESS: testEnv().address,
-        TEMPORAL_NAMESPACE: testEnv().namespace,
-        GPUPROV_TASK_QUEUE: worker.taskQueue,
-      },
-    };
-    const code = await runCli(['offers', ...args], io);
-    return { code, ...o };
-  }
+  const offers = (...args: string[]): Promise<CliResult> => runTestCli(root, worker.taskQueue, ['offers', ...args]);
 
   it('--json finds the A100s, priced from the API with the time', async () => {
     const a100s = vast.asks.filter((a) => a.gpu_name.startsWith('A100'));

@@ -9,14 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../src/activities';
-import { runCli } from '../../../src/client/cli';
-import type { Io } from '../../../src/client/command';
+import { runTestCli, type CliResult } from '../../harness/cli';
 import { LambdaProvider } from '../../../src/providers/lambda';
 import { ProviderRegistry } from '../../../src/providers/registry';
 import { loadOrCreateSshIdentity, type SshIdentity } from '../../../src/ssh';
 import type { CloudProvider } from '../../../src/core/provider';
 import { FakeProvider } from '../../harness/fake-provider';
-import { requireServer, startTestWorker, testEnv } from '../../harness/temporal';
+import { requireServer, startTestWorker } from '../../harness/temporal';
 
 const REASON = 'API key was invalid, expired, or deleted.';
 
@@ -41,24 +40,10 @@ describe.skipIf(!requireServer())('provision offers with a cloud that refuses it
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function offers(providers: CloudProvider[], ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  async function offers(providers: CloudProvider[], ...args: string[]): Promise<CliResult> {
     const worker = await startTestWorker({ activities: createActivities({ registry: new ProviderRegistry(providers), ssh, owner: 'default' }) });
     try {
-      const o = { out: '', err: '' };
-      const io: Io = {
-        out: (s) => void (o.out += s),
-        err: (s) => void (o.err += s),
-        isTTY: false,
-        env: {
-          HOME: root,
-          PATH: process.env.PATH,
-          TEMPORAL_ADDRESS: testEnv().address,
-          TEMPORAL_NAMESPACE: testEnv().namespace,
-          GPUPROV_TASK_QUEUE: worker.taskQueue,
-        },
-      };
-      const code = await runCli(['offers', ...args], io);
-      return { code, ...o };
+      return await runTestCli(root, worker.taskQueue, ['offers', ...args]);
     } finally {
       await worker.stop();
     }
