@@ -72,6 +72,14 @@ export function ownersQuery(input: WatchInput): string {
   ].join(' AND ');
 }
 
+const NAMES_PER_QUERY = 20;
+
+/** The visibility query of the open vmWorkflows with one of these VM names, wherever they run. */
+export function openByNameQuery(vmNames: readonly string[]): string {
+  const names = vmNames.map((n) => `${SA.vmName.name} = ${quoted(n)}`).join(' OR ');
+  return `WorkflowType = 'vmWorkflow' AND ExecutionStatus = 'Running' AND (${names})`;
+}
+
 function activityContext(): Context | undefined {
   try {
     return Context.current();
@@ -108,6 +116,16 @@ export function createWatcherActivities(deps: WatcherDeps) {
       if (vmName) owners.push({ workflowId: wf.workflowId, vmName, stage: (sa.get(SA.stage) ?? 'pending') as Stage });
     }
     const instances = await translated(() => p.inventory({ cloud: input.at.cloud, region: input.at.region }));
+    // Before anything is called an orphan: an open vmWorkflow of that name anywhere in the
+    // namespace (another region, cloud or task queue) owns it. Deleting a live VM is worse than a late sweep.
+    const placed = new Set(owners.map((o) => o.vmName));
+    const unowned = [...new Set(instances.map((i) => i.vmName).filter((n) => !placed.has(n)))];
+    for (let i = 0; i < unowned.length; i += NAMES_PER_QUERY) {
+      for await (const wf of client().workflow.list({ query: openByNameQuery(unowned.slice(i, i + NAMES_PER_QUERY)) })) {
+        const vmName = wf.typedSearchAttributes.get(SA.vmName);
+        if (vmName) owners.push({ workflowId: wf.workflowId, vmName, stage: (wf.typedSearchAttributes.get(SA.stage) ?? 'pending') as Stage, elsewhere: true });
+      }
+    }
     return { instances, owners };
   };
 

@@ -22,6 +22,12 @@ export interface OwnerVm {
   workflowId: string;
   vmName: string;
   stage: Stage;
+  /**
+   * Open, but placed in another region or cloud, or run on another task queue of the namespace
+   * (a hedged or compensating attempt here, another worker pool): it owns instances of its name
+   * here, so they are never orphans, and it is never called lost from here.
+   */
+  elsewhere?: boolean;
 }
 
 /** An instance group (one VM name) with no open workflow, remembered across cycles. */
@@ -152,6 +158,7 @@ export function planCycle(
     const seen = byName.get(vmName) ?? [];
     if (seen.some((o) => ALIVE.has(o.status))) continue;
     for (const owner of owners) {
+      if (owner.elsewhere) continue;
       if (!UP_STAGES.has(owner.stage)) {
         rows.push({ row: 'settling', vmName, workflowId: owner.workflowId });
         continue;

@@ -164,6 +164,41 @@ describe.skipIf(
     expect(instanceDirs()).toEqual([]);
   });
 
+  it('a VM run on another task queue of the namespace owns its instance: never swept, never lost from here', async () => {
+    // The watcher runs on this worker's queue (a VM here starts it), the VM below on another one.
+    const home = await readyVm('home');
+    await watcherUntil((s) => s.owners >= 1, 'sees the home VM');
+    const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
+    const other = await startTestWorker({
+      activities: createActivities({ registry: new ProviderRegistry([new LocalProvider({ root })]), ssh, owner: deployment }),
+    });
+    try {
+      const name = `away-${randomUUID().slice(0, 6)}`;
+      names.push(name);
+      const client = await testEnv().client();
+      const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+        taskQueue: other.taskQueue,
+        workflowId: `vm-${name}`,
+        args: [{ spec: { name }, tuning: { ...FAST, healthIntervalMs: 3_600_000 } }],
+      });
+      const st = await waitStage(h, 'ready', 60_000);
+      await watcherUntil((s) => s.instances >= 1, 'sees the instance');
+      // Well past the grace: an orphan would have been due (the long-polling cycle returns for it) and deleted.
+      await sleep(GRACE_MS + 4 * FAST_CYCLE_MS);
+      const after = await watcher();
+      expect(after.orphans.map((o) => o.vmName)).not.toContain(name);
+      expect(after.sweeps.map((r) => r.vmName)).not.toContain(name);
+      expect((await status(h)).stage).toBe('ready');
+      expect(instanceDirs()).toContain(st.instanceIds[0]);
+      await h.signal('teardown');
+      await waitFor(h, (x) => x.endedAt !== undefined, 'torn down', 60_000);
+      await home.h.signal('teardown');
+      await waitFor(home.h, (x) => x.endedAt !== undefined, 'home torn down', 60_000);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('provision sweep deletes an orphan at once, ignoring the grace', async () => {
     const { h, name } = await readyVm('now');
     await watcherUntil((s) => s.owners >= 1, 'sees the VM');

@@ -26,6 +26,15 @@ describe('planCycle', () => {
     expect(p.orphans).toEqual([]);
   });
 
+  it('an instance whose VM is open elsewhere (another region, cloud or queue) is owned, and that VM is never lost from here', () => {
+    const away = { ...owner('a'), elsewhere: true };
+    const p = planCycle({ instances: [inst('i1', 'a', 'Failed')], owners: [away] }, [], 0, t);
+    expect(p.rows).toEqual([{ row: 'owned', vmName: 'a', instanceIds: ['i1'] }]);
+    expect(p.orphans).toEqual([]);
+    expect(p.lost).toEqual([]);
+    expect(planCycle({ instances: [], owners: [away] }, [], 0, t).lost).toEqual([]);
+  });
+
   it('a Pending instance of a Ready VM is not lost', () => {
     expect(planCycle({ instances: [inst('i1', 'a', 'Pending')], owners: [owner('a')] }, [], 0, t).lost).toEqual([]);
   });
