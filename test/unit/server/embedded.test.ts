@@ -8,9 +8,9 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Io } from '../../../src/client/command';
 import { serverCommand } from '../../../src/client/commands/server';
-import { freePort } from '../../../src/server/dev-server';
-import { stopEmbedded, type EmbeddedStatus } from '../../../src/server/embedded';
+import type { EmbeddedStatus } from '../../../src/server/embedded';
 import { pidAlive } from '../../../src/server/lock';
+import { embeddedSandbox, removeEmbeddedSandboxes } from '../../harness/embedded-sandbox';
 import { requireTool } from '../../harness/temporal';
 
 const cliPath = inject('temporalCliPath');
@@ -30,28 +30,9 @@ function io(env: NodeJS.ProcessEnv): Captured {
   return { stdout, stderr, out: (s) => stdout.push(s), err: (s) => stderr.push(s), isTTY: false, env };
 }
 
-async function sandbox(): Promise<NodeJS.ProcessEnv> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpuprov-embedded-'));
-  dirs.push(dir);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOME: dir,
-    GPUPROV_STATE_DIR: path.join(dir, 'state'),
-    GPUPROV_EMBEDDED_PORT: String(await freePort()),
-    GPUPROV_EMBEDDED_UI_PORT: String(await freePort()),
-    TEMPORAL_CLI_PATH: cliPath,
-  };
-  delete env.TEMPORAL_ADDRESS;
-  envs.push(env);
-  return env;
-}
+const sandbox = (): Promise<NodeJS.ProcessEnv> => embeddedSandbox('embedded', cliPath);
 
-const dirs: string[] = [];
-const envs: NodeJS.ProcessEnv[] = [];
-afterAll(async () => {
-  for (const env of envs) await stopEmbedded(env);
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+afterAll(removeEmbeddedSandboxes);
 
 async function statusJson(env: NodeJS.ProcessEnv): Promise<EmbeddedStatus> {
   const c = io(env);

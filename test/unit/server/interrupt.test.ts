@@ -5,41 +5,22 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Io } from '../../../src/client/command';
 import { serverCommand } from '../../../src/client/commands/server';
-import { freePort, isTemporalHealthy } from '../../../src/server/dev-server';
-import { embeddedStatus, resolveTemporal, startEmbedded, StartInterruptedError, stopEmbedded } from '../../../src/server/embedded';
+import { isTemporalHealthy } from '../../../src/server/dev-server';
+import { embeddedStatus, resolveTemporal, startEmbedded, StartInterruptedError } from '../../../src/server/embedded';
 import { pidAlive } from '../../../src/server/lock';
+import { embeddedSandbox, removeEmbeddedSandboxes } from '../../harness/embedded-sandbox';
 import { requireTool } from '../../harness/temporal';
 
 const cliPath = inject('temporalCliPath');
 const ROOT = path.join(__dirname, '..', '..', '..');
-const dirs: string[] = [];
-const envs: NodeJS.ProcessEnv[] = [];
-afterAll(async () => {
-  for (const env of envs) await stopEmbedded(env);
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+afterAll(removeEmbeddedSandboxes);
 
-async function sandbox(): Promise<NodeJS.ProcessEnv> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpuprov-interrupt-'));
-  dirs.push(dir);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOME: dir,
-    GPUPROV_STATE_DIR: path.join(dir, 'state'),
-    GPUPROV_EMBEDDED_PORT: String(await freePort()),
-    GPUPROV_EMBEDDED_UI_PORT: String(await freePort()),
-    TEMPORAL_CLI_PATH: cliPath,
-  };
-  delete env.TEMPORAL_ADDRESS;
-  envs.push(env);
-  return env;
-}
+const sandbox = (): Promise<NodeJS.ProcessEnv> => embeddedSandbox('interrupt', cliPath);
 
 const pidPath = (env: NodeJS.ProcessEnv): string => path.join(env.GPUPROV_STATE_DIR!, 'run', 'temporal.pid');
 
