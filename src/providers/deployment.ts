@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { InputError } from '../core/errors';
+import type { Observed, Owned } from '../core/provider';
 
 /** The deployment of an adapter built without one (the Temporal default namespace). */
 export const DEFAULT_DEPLOYMENT = 'default';
@@ -87,5 +88,22 @@ export function deletableByName(ids: Iterable<string>, listed: { id: string; nam
   return [...new Set(ids)].filter((id) => {
     const seen = listed.find((x) => x.id === id);
     return !seen || names.has(seen.name ?? '');
+  });
+}
+
+/**
+ * `inventory` of a cloud whose identity is the name (`gpuprov-<vm>-<hash>`): every listed item
+ * named for this deployment that `observe` keeps (it filters by region and maps; undefined: not here).
+ */
+export function ownedByName<T>(
+  items: readonly T[],
+  deployment: string,
+  nameOf: (item: T) => string | null | undefined,
+  observe: (item: T, vmName: string) => Observed | undefined,
+): Owned[] {
+  return items.flatMap((item) => {
+    const vmName = vmNameOfOwnedName(nameOf(item), deployment);
+    const o = vmName === undefined ? undefined : observe(item, vmName);
+    return o && vmName !== undefined ? [{ ...o, vmName }] : [];
   });
 }

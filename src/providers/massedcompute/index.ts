@@ -13,7 +13,7 @@ import {
   type Owned,
   type ResourceRequest,
 } from '../../core/provider';
-import { deletableByName, deploymentOf, ownedName, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
 import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';
 import { ANY_REGION, CLOUD, hasIdentity, keyName, toObserved, toOffers } from './map';
@@ -111,11 +111,12 @@ export class MassedComputeProvider implements CloudProvider {
   }
 
   async inventory(at: Location): Promise<Owned[]> {
-    return (await this.api.instances()).flatMap((i) => {
-      const vmName = vmNameOfOwnedName(i.name, this.deployment);
-      const o = vmName === undefined ? undefined : toObserved(i, at);
-      return o && vmName !== undefined ? [{ ...o, vmName }] : [];
-    });
+    return ownedByName(
+      await this.api.instances(),
+      this.deployment,
+      (i) => i.name,
+      (i) => toObserved(i, at),
+    );
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {

@@ -17,7 +17,7 @@ import {
   type Owned,
   type ResourceRequest,
 } from '../../core/provider';
-import { deletableByName, deploymentOf, ownedName, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
 import { isConflict, isNotFound } from './errors';
@@ -156,13 +156,12 @@ export class PrimeIntellectProvider implements CloudProvider {
   }
 
   async inventory(at: Location): Promise<Owned[]> {
-    const owned: Owned[] = [];
-    for (const p of await this.api.pods()) {
-      const vmName = vmNameOfOwnedName(p.name, this.deployment);
-      const o = vmName !== undefined && hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined;
-      if (o && vmName !== undefined) owned.push({ ...o, vmName });
-    }
-    return owned;
+    return ownedByName(
+      await this.api.pods(),
+      this.deployment,
+      (p) => p.name,
+      (p, vmName) => (hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined),
+    );
   }
 
   /** Nothing per VM: the registered key is shared by every pod of this worker. */

@@ -15,7 +15,7 @@ import {
   type Owned,
   type ResourceRequest,
 } from '../../core/provider';
-import { deletableByName, deploymentOf, ownedName, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
 import { isNotFound } from './errors';
@@ -110,13 +110,12 @@ export class RunPodProvider implements CloudProvider {
   }
 
   async inventory(at: Location): Promise<Owned[]> {
-    const owned: Owned[] = [];
-    for (const p of await this.api.pods()) {
-      const vmName = vmNameOfOwnedName(p.name, this.deployment);
-      const o = vmName !== undefined && hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined;
-      if (o && vmName !== undefined) owned.push({ ...o, vmName });
-    }
-    return owned;
+    return ownedByName(
+      await this.api.pods(),
+      this.deployment,
+      (p) => p.name,
+      (p, vmName) => (hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined),
+    );
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {

@@ -17,7 +17,7 @@ import {
   type Owned,
   type ResourceRequest,
 } from '../../core/provider';
-import { deletableByName, deploymentOf, ownedName, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
 import { isGone } from './errors';
@@ -125,14 +125,12 @@ export class VastProvider implements CloudProvider {
 
   /** One list of every instance of the account (paged), kept when its label is this deployment's. */
   async inventory(at: Location): Promise<Owned[]> {
-    const owned: Owned[] = [];
-    for (const i of await this.api.instancesByLabel()) {
-      const vmName = vmNameOfOwnedName(i.label, this.deployment);
-      const inRegion = !i.geolocation || regionOf(i.geolocation) === at.region;
-      const o = vmName !== undefined && inRegion ? toObserved(i, at) : undefined;
-      if (o && vmName !== undefined) owned.push({ ...o, vmName });
-    }
-    return owned;
+    return ownedByName(
+      await this.api.instancesByLabel(),
+      this.deployment,
+      (i) => i.label,
+      (i) => (!i.geolocation || regionOf(i.geolocation) === at.region ? toObserved(i, at) : undefined),
+    );
   }
 
   /** Nothing per VM: the account key is shared by every instance of this worker. */
