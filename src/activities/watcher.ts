@@ -49,8 +49,6 @@ export interface WatchCycleInput extends WatchInput {
 }
 
 export interface WatchView {
-  /** False when the cloud has no `inventory`: nothing to watch there. */
-  watched: boolean;
   instances: Owned[];
   owners: OwnerVm[];
   /** `viewSignature` of this view. */
@@ -136,7 +134,6 @@ export function createWatcherActivities(deps: WatcherDeps) {
      * idle watcher costs one activity per window instead of an activity and a timer per look.
      */
     async watchCycle(input: WatchCycleInput): Promise<WatchView> {
-      if (!providerOf(deps.registry, input.at.cloud).inventory) return { watched: false, instances: [], owners: [], signature: '', looks: 0 };
       const startedAt = Date.now();
       for (let looks = 1; ; looks++) {
         beat();
@@ -149,7 +146,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
           cycleMustReturn(plan, signature, input.lastSignature) ||
           Date.now() - startedAt + waitMs > input.tuning.quietWindowMs
         ) {
-          return { watched: true, ...view, signature, looks };
+          return { ...view, signature, looks };
         }
         await pause(waitMs);
       }
@@ -158,7 +155,6 @@ export function createWatcherActivities(deps: WatcherDeps) {
     /** Start the watcher of `at` unless it runs, and wake it (signal-with-start; idempotent by ID). */
     async ensureWatcher(input: WatchInput): Promise<{ workflowId?: string }> {
       beat();
-      if (!providerOf(deps.registry, input.at.cloud).inventory) return {};
       const workflowId = watcherWorkflowId(deps.owner, input.at.cloud, input.at.region);
       const start: WatcherInput = { deployment: deps.owner, cloud: input.at.cloud, region: input.at.region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
       await client().workflow.signalWithStart('accountWatcherWorkflow', {

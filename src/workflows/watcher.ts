@@ -95,10 +95,6 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
       polling = undefined;
     }
     lastSignature = view.signature;
-    if (!view.watched) {
-      log.warn('cloud has no inventory: not watched', { cloud: at.cloud, region: at.region });
-      return;
-    }
     const now = Date.now();
     const plan = planCycle(view, orphans, now, t, asked > sweepDone);
     for (const l of plan.lost) {

@@ -213,15 +213,13 @@ export function runConformance(target: ConformanceTarget): void {
       const seenA = await pollObserve(env, at, name, (o) => o.length > 0);
       expect(seenA.map((o) => o.id)).toEqual([made.instanceId]);
       expect((await b.observe(at, name)).map((o) => o.id)).toEqual([other.instanceId]);
-      if (a.inventory && b.inventory) {
-        const invA = await a.inventory(at);
-        const invB = await b.inventory(at);
-        expect(invA.filter((o) => o.vmName === name).map((o) => o.id)).toEqual([made.instanceId]);
-        expect(invB.filter((o) => o.vmName === name).map((o) => o.id)).toEqual([other.instanceId]);
-        expect(invA.map((o) => o.id)).not.toContain(other.instanceId);
-        expect(invB.map((o) => o.id)).not.toContain(made.instanceId);
-        for (const o of invA) expect(o.location.cloud).toBe(env.provider.name);
-      }
+      const invA = await a.inventory(at);
+      const invB = await b.inventory(at);
+      expect(invA.filter((o) => o.vmName === name).map((o) => o.id)).toEqual([made.instanceId]);
+      expect(invB.filter((o) => o.vmName === name).map((o) => o.id)).toEqual([other.instanceId]);
+      expect(invA.map((o) => o.id)).not.toContain(other.instanceId);
+      expect(invB.map((o) => o.id)).not.toContain(made.instanceId);
+      for (const o of invA) expect(o.location.cloud).toBe(env.provider.name);
 
       // A tears its VM down, even naming B's id: B's instance and side resources stay at the double.
       await a.delete(at, name, [other.instanceId]);
