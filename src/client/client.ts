@@ -8,7 +8,19 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { PlanInput, PlanOutput } from '../activities';
-import { cancelSignal, retryK8sSignal, statusQuery, TASK_QUEUE, teardownSignal, vmWorkflowId, type Stage, type VmSpec, type VmStatus } from '../core/api';
+import {
+  cancelSignal,
+  retryK8sSignal,
+  statusQuery,
+  TASK_QUEUE,
+  teardownSignal,
+  vmWorkflowId,
+  type RecoveryRecord,
+  type Stage,
+  type VmSpec,
+  type VmStatus,
+} from '../core/api';
+import { RECOVERY_MEMO } from '../core/recovery';
 import {
   applyShapeUpdate,
   fleetStatusQuery,
@@ -45,6 +57,8 @@ export interface VmListing {
   /** Temporal execution status: RUNNING, COMPLETED, FAILED, … */
   execution: string;
   startedAt: string;
+  /** `--recover`: relaunches so far and the last loss (from the workflow's memo; absent before a first relaunch). */
+  recovered?: Pick<RecoveryRecord, 'count' | 'lastLostAt' | 'lastReason'>;
 }
 
 export class GpuprovClient {
@@ -134,6 +148,8 @@ export class GpuprovClient {
       if (cloud) row.cloud = cloud;
       if (region) row.region = region;
       if (type) row.instanceType = type;
+      const rec = wf.memo?.[RECOVERY_MEMO] as RecoveryRecord | undefined;
+      if (rec && typeof rec.count === 'number') row.recovered = { count: rec.count, lastLostAt: rec.lastLostAt, lastReason: rec.lastReason };
       out.push(row);
     }
     return out;

@@ -9,7 +9,8 @@
  * | the offer answered Capacity lately     | after every other offer (the deployment's capacity memory, `demoted`) |
  */
 import type { PlanOutput } from '../activities';
-import type { AttemptRecord, VmStatus } from '../core/api';
+import type { AttemptRecord, RecoveryRecord, VmStatus } from '../core/api';
+import { recoveryLine } from '../core/recovery';
 import type { BlockScope } from '../core/errors';
 import { offerKey } from '../core/offers';
 import { capacityKey } from '../core/capacity-memory';
@@ -72,6 +73,8 @@ export interface ExplainReport {
   timeToReadyMs?: number;
   spend: Spend;
   error?: { kind: string; message: string };
+  /** `--recover`: relaunches so far and the last loss (the plans and attempts above are the current run's). */
+  recovered?: RecoveryRecord;
 }
 
 const CLEANUP_ACTIVITIES = ['releaseAt', 'deleteInstances', 'cleanup'];
@@ -139,7 +142,9 @@ function cleanupOf(attempts: readonly AttemptRecord[], at: string): string {
 
 /** Build the story (pure). `nowMs`: for the spend of what still runs. */
 export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number): ExplainReport {
-  const planSteps = history.activities.filter((a) => a.name === 'planOffers' && a.result !== undefined);
+  // After a `--recover` relaunch the attempts are the current launch's: so are the plans told.
+  const since = status.recovered ? ms(status.createdAt) : -Infinity;
+  const planSteps = history.activities.filter((a) => a.name === 'planOffers' && a.result !== undefined && ms(a.scheduledAt) >= since);
   const spend = spendSoFar(status, nowMs);
   const won = status.attempts.find((a) => a.outcome === 'ready');
   const launchEnd = won?.endedAt ?? status.endedAt ?? status.attempts.at(-1)?.endedAt ?? new Date(nowMs).toISOString();
@@ -203,6 +208,7 @@ export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number
     ...(status.readyAt ? { timeToReadyMs: ms(status.readyAt) - ms(status.createdAt) } : {}),
     spend,
     ...(status.error ? { error: status.error } : {}),
+    ...(status.recovered ? { recovered: status.recovered } : {}),
   };
 }
 
@@ -258,6 +264,7 @@ export function formatExplain(r: ExplainReport): string {
     out.push(`winner: ${r.winner.offer} at ${price(r.winner.pricePerHour)}${r.winner.instanceId ? `, instance ${r.winner.instanceId}` : ''}${ready}`);
   } else out.push('winner: none');
   if (r.error) out.push(`error: ${r.error.kind}: ${r.error.message.split('\n')[0]}`);
+  if (r.recovered) out.push(`recovered (--recover): ${recoveryLine(r.recovered)}`);
   out.push(`spend: ${spendLine(r.spend)}`);
   return out.join('\n') + '\n';
 }

@@ -6,6 +6,7 @@
 import { InputError } from '../core/errors';
 import type { VmSpec } from '../core/api';
 import type { GpuRequest } from '../core/provider';
+import { DEFAULT_TUNING } from '../core/tuning';
 import { CLOUDS } from './catalog';
 import { JSON_FLAG } from './define';
 import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from './flags';
@@ -176,6 +177,13 @@ export const START_FLAGS = [
     example: '--parallel 3',
   },
   {
+    name: 'recover',
+    type: 'boolean',
+    meaning: `when the VM is lost (its instance vanished or failed), delete what is left and launch it again under the same name, with a fresh plan; at most ${DEFAULT_TUNING.maxRecoveries} times, and --budget counts every run`,
+    default: 'off: a lost VM is torn down and stays lost',
+    example: '--recover',
+  },
+  {
     name: 'retry-until-up',
     type: 'boolean',
     meaning: 'when every offer failed (no capacity), wait and try them all again, until one comes up or you cancel',
@@ -219,6 +227,7 @@ const FLAG_OF: Record<string, string> = {
   ttlMs: '--ttl',
   budgetUsd: '--budget',
   retryUntilUp: '--retry-until-up',
+  recover: '--recover',
   parallel: '--parallel',
   k8s: '--k8s',
   publicKeys: '--ssh-key',
@@ -284,6 +293,7 @@ export function startOptions(v: Values<typeof START_FLAGS> & { json?: boolean })
   if (v.ttl !== undefined) spec.ttlMs = parseDuration('--ttl', v.ttl);
   if (v.budget !== undefined) spec.budgetUsd = parsePrice(v.budget, '--budget', 'give US dollars, e.g. --budget 25');
   if (v['retry-until-up']) spec.retryUntilUp = true;
+  if (v.recover) spec.recover = true;
   if (v.parallel !== undefined) spec.parallel = parseParallel(v.parallel);
   spec.k8s = v.k8s === true ? 'on' : v.k8s === false ? 'off' : 'auto';
   return { spec: checkSpecFromFlags(spec), detach: v.detach === true, json: v.json === true, ...(v['ssh-key'] ? { sshKeyPath: v['ssh-key'] } : {}) };

@@ -192,8 +192,11 @@ function crossCheck(v: CrossChecked, ctx: z.RefinementCtx): void {
 /** A VM's options without its name (a fleet group's `vm:`). */
 export const vmOptionsSchema = z.object(fields).strict().superRefine(crossCheck);
 
-/** A whole VM spec (`start`). */
+/**
+ * A whole VM spec (`start`). `recover` is start's only: a fleet replaces a lost slot itself, so a
+ * group's `vm:` refuses it (strict) rather than relaunch beside the fleet's replacement.
+ */
 export const vmSpecSchema = z
-  .object({ name: nameSchema, ...fields })
+  .object({ name: nameSchema, ...fields, recover: z.boolean({ error: 'recover must be true or false' }).optional() })
   .strict()
   .superRefine(crossCheck);

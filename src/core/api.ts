@@ -44,6 +44,8 @@ export interface VmSpec {
   budgetUsd?: number;
   /** Offers in flight at once (src/core/hedge.ts); absent: 1, one after another. */
   parallel?: number;
+  /** `--recover`: a lost VM is torn down and launched again under the same name (src/core/recovery.ts); not for fleet slots. */
+  recover?: boolean;
 }
 
 export type Stage =
@@ -161,6 +163,22 @@ export interface VmStatus {
   error?: { kind: string; message: string };
   /** `--budget`: when 80 % was reached (a warning) and when 100 % was (the VM is torn down). */
   budget?: { usd: number; warnedAt?: string; reachedAt?: string };
+  /** `--recover`: the losses so far and the relaunches they caused (absent until the first loss). */
+  recovered?: RecoveryRecord;
+}
+
+/** What `--recover` carries from a lost run to the relaunch (continue-as-new), and shows in the status. */
+export interface RecoveryRecord {
+  /** Relaunches so far. */
+  count: number;
+  /** When the last loss was noticed. */
+  lastLostAt: string;
+  /** Why: the account watcher's reason, or the backstop health check's. */
+  lastReason: string;
+  /** USD spent by the runs before this one, so `--budget` counts across recoveries. */
+  spentUsd: number;
+  /** Set when a loss was not recovered (the bound reached, the budget spent, a teardown asked): why. */
+  gaveUp?: string;
 }
 
 /** Tear the VM down (also retries a leaked teardown at once). */

@@ -11,6 +11,7 @@
  * Histories from before `createdAt` existed fall back to the attempt's `startedAt` (marked
  * `estimated`). An offer without a price counts 0 USD and sets `unknownPrice`. The attempt in
  * flight (booting, connecting) enters the table when it ends: until then it is not counted.
+ * A VM relaunched by `--recover` adds what its earlier runs spent (`recovered.spentUsd`).
  */
 import { offerKey } from './offers';
 import type { AttemptRecord, VmStatus } from './api';
@@ -37,9 +38,11 @@ export interface Spend {
   unknownPrice: boolean;
   /** USD per hour being billed now (for a budget's timer). */
   ratePerHour: number;
+  /** Part of `totalUsd` spent by the runs before the last `--recover` relaunch. */
+  priorUsd?: number;
 }
 
-export type SpendInput = Pick<VmStatus, 'attempts' | 'endedAt'>;
+export type SpendInput = Pick<VmStatus, 'attempts' | 'endedAt'> & { recovered?: { spentUsd: number } | undefined };
 
 /** Round to a hundredth of a cent (display and JSON; the sum is taken before rounding). */
 export const roundUsd = (usd: number): number => Math.round(usd * 10_000) / 10_000;
@@ -58,10 +61,17 @@ function attemptSpend(a: AttemptRecord, vmEndedAt: string | undefined, nowMs: nu
 /** Spend of every attempt of `s` at `nowMs` (epoch ms; in a workflow, `Date.now()` is deterministic). */
 export function spendSoFar(s: SpendInput, nowMs: number): Spend {
   const attempts = s.attempts.map((a) => attemptSpend(a, s.endedAt, nowMs));
-  const totalUsd = attempts.reduce((sum, a) => sum + a.usd, 0);
+  const priorUsd = s.recovered?.spentUsd ?? 0;
+  const totalUsd = attempts.reduce((sum, a) => sum + a.usd, priorUsd);
   const unknownPrice = attempts.some((a) => a.billedMs > 0 && a.pricePerHour === undefined);
   const ratePerHour = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), 0);
-  return { totalUsd: roundUsd(totalUsd), attempts: attempts.map((a) => ({ ...a, usd: roundUsd(a.usd) })), unknownPrice, ratePerHour };
+  return {
+    totalUsd: roundUsd(totalUsd),
+    attempts: attempts.map((a) => ({ ...a, usd: roundUsd(a.usd) })),
+    unknownPrice,
+    ratePerHour,
+    ...(priorUsd > 0 ? { priorUsd: roundUsd(priorUsd) } : {}),
+  };
 }
 
 /** Budget points: `warnAtMs` (80 %) and `endAtMs` (100 %), projected at the current rate; undefined = never at this rate. */
@@ -78,7 +88,7 @@ export const BUDGET_WARN_FRACTION = 0.8;
  */
 export function budgetPlan(s: SpendInput, budgetUsd: number, nowMs: number): BudgetPlan {
   const attempts = s.attempts.map((a) => attemptSpend(a, s.endedAt, nowMs));
-  const spent = attempts.reduce((sum, a) => sum + a.usd, 0);
+  const spent = attempts.reduce((sum, a) => sum + a.usd, s.recovered?.spentUsd ?? 0);
   const rate = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), 0);
   const at = (target: number): number | undefined => {
     if (spent >= target) return nowMs;

@@ -17,6 +17,8 @@ export interface Tuning extends K3sTuning {
   retryUntilUpDelayMs: number;
   /** Continue-as-new once the history has this many events (the server's suggestion also counts). */
   continueAsNewAfterEvents: number;
+  /** `--recover`: relaunches of one VM after a loss before it stays `lost` (src/core/recovery.ts). */
+  maxRecoveries: number;
 }
 
 /** Timings of the k3s step (part of {@link Tuning}). */
@@ -42,6 +44,7 @@ export const DEFAULT_TUNING: Tuning = {
   healthIntervalMs: 60 * 60_000,
   retryUntilUpDelayMs: 30_000,
   continueAsNewAfterEvents: 4_000,
+  maxRecoveries: 5,
   k3sBootMaxWaitMs: BOOT_INSTALL_MAX_WAIT_MS,
   k3sProbeIntervalMs: 15_000,
   k3sInstallTimeoutMs: 20 * 60_000,

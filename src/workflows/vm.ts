@@ -1,8 +1,8 @@
 /**
  * vmWorkflow (ID `vm-<name>`): the VM entity. Launch (failover search) → Ready (waits for
  * teardown, cancel, TTL, the account watcher's `instanceLost`, or the rare backstop health check) →
- * teardown. Lives as long as
- * the VM, using continue-as-new to keep its history bounded.
+ * teardown. Lives as long as the VM, using continue-as-new to keep its history bounded; with
+ * `--recover` a lost VM continues as new without `carried`, i.e. launches again (./recovery.ts).
  */
 import {
   ApplicationFailure,
@@ -10,8 +10,8 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
-  continueAsNew,
   getExternalWorkflowHandle,
+  makeContinueAsNewFunc,
   patched,
   setHandler,
   workflowInfo,
@@ -27,6 +27,7 @@ import {
   teardownSignal,
   type InstanceLost,
   type LaunchResult,
+  type RecoveryRecord,
   type VmSpec,
   type VmStatus,
 } from '../core/api';
@@ -37,6 +38,7 @@ import { runK3s } from './k3s';
 import { runLaunch } from './launch';
 import { runTeardown } from './teardown';
 import { checkBudget, nextBudgetWake } from './budget';
+import { afterLoss, recoveryMemo } from './recovery';
 import { countLaunch, recordGone, recordReady } from './telemetry';
 import { slotEventSignal } from '../core/fleet-api';
 import type { Tuning } from '../core/tuning';
@@ -52,6 +54,8 @@ export interface VmWorkflowInput {
   tuning?: Partial<Tuning>;
   /** Set only by continue-as-new. */
   carried?: VmCarried;
+  /** Set only by a `--recover` relaunch (continue-as-new without `carried`): the losses so far. */
+  recovered?: RecoveryRecord;
 }
 
 type ReadyEnd = 'teardown' | 'cancel' | 'ttl' | 'budget' | 'lost' | 'continue' | 'retry-k8s';
@@ -95,6 +99,7 @@ async function waitInReady(ctx: VmContext, base: number, lost: () => InstanceLos
 
 export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   const ctx = new VmContext(input.spec, input.tuning, input.carried?.status);
+  if (!input.carried && input.recovered) ctx.status.recovered = input.recovered;
   let launched = input.carried !== undefined;
   /** Teardown requests answered before Ready (each cancelled the launch); later ones end Ready. */
   let answeredTeardowns = 0;
@@ -178,9 +183,10 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
     }
   });
 
+  const endedAtMs = Date.now();
   if (end === 'continue') {
     await condition(allHandlersFinished);
-    return continueAsNew<typeof vmWorkflow>({
+    return makeContinueAsNewFunc<typeof vmWorkflow>(recoveryMemo(ctx.status.recovered))({
       spec: input.spec,
       ...(input.tuning ? { tuning: input.tuning } : {}),
       carried: { status: ctx.status, pollIntervalMs },
@@ -194,6 +200,17 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
       await runTeardown(ctx, { at: s.location, vmName: s.name, instanceIds: s.instanceIds, mode: 'full', pollIntervalMs });
       recordGone(s, s.location.cloud, sinceMs);
     }
+  }
+  if (end === 'lost' && input.spec.recover) {
+    await condition(allHandlersFinished);
+    const stopAsked = ctx.teardownRequests > answeredTeardowns || ctx.cancelRequested;
+    const recovered = afterLoss(ctx, lost, stopAsked, endedAtMs);
+    if (recovered)
+      return makeContinueAsNewFunc<typeof vmWorkflow>(recoveryMemo(recovered))({
+        spec: input.spec,
+        ...(input.tuning ? { tuning: input.tuning } : {}),
+        recovered,
+      });
   }
   const final = end === 'lost' ? 'lost' : ctx.cancelRequested ? 'cancelled' : 'terminated';
   ctx.setStage(final, { endedAt: new Date().toISOString(), instanceIds: [] });

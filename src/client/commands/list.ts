@@ -37,9 +37,11 @@ export const listCommand: Command = leaf({
       io.out(`no VMs${values.all ? '' : ' running'}. next: npx provision start --name gpu1\n`);
       return EXIT_OK;
     }
+    // `--recover` relaunches: a column only when some VM has one.
+    const recovered = rows.filter((r) => r.recovered);
     io.out(
       table([
-        ['NAME', 'STAGE', 'CLOUD', 'REGION', 'TYPE', 'WORKFLOW', 'STARTED'],
+        ['NAME', 'STAGE', 'CLOUD', 'REGION', 'TYPE', 'WORKFLOW', 'STARTED', ...(recovered.length ? ['RECOVERED'] : [])],
         ...rows.map((r) => [
           r.name,
           r.stage,
@@ -48,6 +50,7 @@ export const listCommand: Command = leaf({
           r.instanceType ?? '-',
           `${r.workflowId} (${r.execution.toLowerCase()})`,
           r.startedAt,
+          ...(recovered.length ? [r.recovered ? `${r.recovered.count}x, last: ${r.recovered.lastReason.split('\n')[0]}` : '-'] : []),
         ]),
       ]),
     );

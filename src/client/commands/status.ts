@@ -5,6 +5,7 @@ import { leaf } from '../define';
 import { vmNameArg } from '../args';
 import { attemptsRows, duration, price, spendLine, table, where } from '../output';
 import { spendSoFar } from '../../core/spend';
+import { recoveryLine } from '../../core/recovery';
 
 export const statusCommand: Command = leaf({
   name: 'status',
@@ -35,6 +36,11 @@ export const statusCommand: Command = leaf({
         ['uptime', s.readyAt ? duration((s.endedAt ? Date.parse(s.endedAt) : now) - Date.parse(s.readyAt)) : '-'],
         ['ttl', s.ttlExpiresAt ? `auto-down in ${duration(Date.parse(s.ttlExpiresAt) - now)}` : '-'],
         ['k3s', s.k8s?.note ?? '-'],
+        ...(s.recovered
+          ? [['recovered', recoveryLine(s.recovered)]]
+          : s.spec.recover
+            ? [['recovered', '0 times (--recover: a lost VM is launched again)']]
+            : []),
         ...(s.leak
           ? [
               [

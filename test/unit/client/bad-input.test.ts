@@ -174,6 +174,8 @@ const CASES: Case[] = [
   ['parallel not a number', ['start', '--name', 'g', '--parallel', 'many'], '--parallel'],
   ['parallel of zero', ['start', '--name', 'g', '--parallel', '0'], '--parallel'],
   ['parallel above 8', ['start', '--name', 'g', '--parallel', '9'], '--parallel'],
+  ['recover with a value', ['start', '--name', 'g', '--recover=5'], '--recover'],
+  ['recover twice', ['start', '--name', 'g', '--recover', '--recover'], '--recover'],
   ['explain without name', ['explain'], 'NAME'],
   ['explain bad name', ['explain', 'Bad_Name'], 'NAME'],
   ['down without name', ['down'], 'NAME'],

@@ -67,6 +67,13 @@ describe('start options', () => {
     expect(() => parseShape(shape(9))).toThrow(/parallel/);
     expect(() => parseShape(shape(1.5))).toThrow(/parallel/);
   });
+  it('--recover reaches the VmSpec (absent: off); a fleet shape refuses vm.recover (the fleet replaces lost slots)', () => {
+    expect(parseStart(['g', '--recover']).spec.recover).toBe(true);
+    expect(parseStart(['g']).spec.recover).toBeUndefined();
+    expect(() => parseStart(['g', '--recover=yes'])).toThrow(/--recover takes no value/);
+    expect(() => parseStart(['g', '--no-recover'])).toThrow(/has no --no- form/);
+    expect(() => parseShape({ name: 'f', generation: 1, groups: [{ id: 'g', role: 'w', count: 1, vm: { recover: true } }] })).toThrow(/recover/);
+  });
   it('--k8s with a mix of clouds keeps the ones that can run it', () => {
     expect(parseStart(['--name', 'k', '--cloud', 'aws,local', '--k8s']).spec.k8s).toBe('on');
   });

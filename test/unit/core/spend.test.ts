@@ -73,4 +73,16 @@ describe('budgetPlan', () => {
     expect(budgetPlan({ attempts: up }, 1, T0 + 90_000)).toEqual({ warnAtMs: T0 + 90_000, endAtMs: T0 + 100_000 });
     expect(budgetPlan({ attempts: [] }, 1, T0)).toEqual({});
   });
+  it('after a --recover relaunch the earlier runs count: spend so far and the budget points include them', () => {
+    const recovered = { spentUsd: 0.5 };
+    // 0.5 $ spent before, 36 $/h now: 80 % of 1 $ at 30 s, 100 % at 50 s
+    const plan = budgetPlan({ attempts: up, recovered }, 1, T0 + 10_000);
+    // (rounded up to the next ms: 0.8 − 0.6 is not exact in floating point)
+    expect(plan.warnAtMs! - (T0 + 30_000)).toBeGreaterThanOrEqual(0);
+    expect(plan.warnAtMs! - (T0 + 30_000)).toBeLessThanOrEqual(1);
+    expect(plan.endAtMs).toBe(T0 + 50_000);
+    const s = spendSoFar({ attempts: up, recovered }, T0 + 10_000);
+    expect(s).toMatchObject({ totalUsd: 0.6, priorUsd: 0.5 });
+    expect(spendSoFar({ attempts: up }, T0 + 10_000).priorUsd).toBeUndefined();
+  });
 });
