@@ -1,7 +1,8 @@
 /**
  * `--recover` on the fake cloud: a Ready VM told `instanceLost` is torn down and launched again
  * under the same name (same workflow ID, a new run, a new instance; one instance at the cloud);
- * past the bound it stays `lost` and ends. `list` (memo) and `explain` show the recovery.
+ * past the bound, or when a teardown arrives during the loss's clean-up, it stays `lost` and ends.
+ * `list` (memo) and `explain` show the recovery.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceLostSignal, teardownSignal, type VmStatus } from '../../src/core/api';
@@ -78,6 +79,22 @@ describe.skipIf(!requireServer())('--recover on the dev server (FakeProvider)', 
     expect(end.error).toMatchObject({ kind: 'InstanceLost', message: 'test: loss 3' });
     expect(end.recovered).toMatchObject({ count: 2, lastReason: 'test: loss 3', gaveUp: expect.stringContaining('bound is 2') });
     expect(lab.fake.liveCount('rec2')).toBe(0);
+  });
+
+  it('a teardown asked while the lost remains are being deleted wins: no relaunch', async () => {
+    const h = await lab.start({ name: 'rec4', k8s: 'off', recover: true }, QUIET);
+    const s = await waitStage(h, 'ready');
+    // The loss's teardown cannot delete (leaked, retrying) until the user's `down` retries it.
+    lab.fake.script({ primitive: 'delete', region: 'fake-a', error: 'Transient', times: -1 });
+    await h.signal(instanceLostSignal, { instanceIds: s.instanceIds, reason: 'test: gone' });
+    await waitStage(h, 'leaked');
+    lab.fake.clearRules();
+    await h.signal(teardownSignal);
+    const end = await h.result();
+    expect(end.stage).toBe('lost');
+    expect(end.recovered).toMatchObject({ count: 0, gaveUp: expect.stringContaining('teardown') });
+    expect(lab.fake.liveCount('rec4')).toBe(0);
+    expect(lab.fake.callsOf('create').filter((c) => c.vmName === 'rec4')).toHaveLength(1);
   });
 
   it('without --recover a lost VM still ends lost (no relaunch)', async () => {
