@@ -89,7 +89,8 @@ export async function measureRate(
   const mine = starts.slice(from).filter((s) => s.taskQueue === cloudQueue);
   const byType: Record<string, number> = {};
   for (const s of mine) byType[s.activityType] = (byType[s.activityType] ?? 0) + 1;
-  const api = fake.calls.slice(callsFrom);
+  // The fake's `probe` is the SSH probe's stand-in, not a call to the vendor's API.
+  const api = fake.calls.slice(callsFrom).filter((c) => c.primitive !== 'probe');
   const apiCalls: Record<string, number> = {};
   for (const c of api) apiCalls[c.primitive] = (apiCalls[c.primitive] ?? 0) + 1;
   const span = mine.length > 1 ? (mine[mine.length - 1]!.atMs - mine[0]!.atMs) / 1000 : 1;

@@ -8,9 +8,15 @@
  */
 import type { CloudProvider } from '../core/provider';
 
-/** Slots `1000 / perSecond` ms apart, handed out in call order; never a burst. */
+/**
+ * Lets callers through one at a time, at least `1000 / perSecond` ms apart, in call order; never a
+ * burst. The gap is measured when each caller is let through, so a stalled event loop delays the
+ * queue rather than releasing it all at once when it wakes.
+ */
 export class CallPacer {
-  private nextFreeMs = 0;
+  private readonly waiting: (() => void)[] = [];
+  private lastMs = -Infinity;
+  private draining = false;
   private readonly spacingMs: number;
 
   constructor(
@@ -20,13 +26,29 @@ export class CallPacer {
     this.spacingMs = 1000 / perSecond;
   }
 
-  /** Resolves at this call's slot. */
+  /** Resolves when this caller may call. */
   take(): Promise<void> {
-    const t = this.now();
-    const slot = Math.max(t, this.nextFreeMs);
-    this.nextFreeMs = slot + this.spacingMs;
-    const waitMs = slot - t;
-    return waitMs <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, waitMs));
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.waiting.length > 0) {
+        const waitMs = this.lastMs + this.spacingMs - this.now();
+        if (waitMs > 0) {
+          await new Promise((r) => setTimeout(r, waitMs));
+          continue;
+        }
+        this.lastMs = this.now();
+        this.waiting.shift()!();
+      }
+    } finally {
+      this.draining = false;
+    }
   }
 }
 

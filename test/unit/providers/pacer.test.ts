@@ -29,6 +29,19 @@ describe('CallPacer', () => {
     expect(at[99]! - at[0]!).toBe(99 * 40);
   });
 
+  it('keeps the gap after a stalled event loop: the queue is delayed, never released at once', async () => {
+    vi.useFakeTimers();
+    const pacer = new CallPacer(10);
+    const at: number[] = [];
+    const all = Promise.all(Array.from({ length: 10 }, () => pacer.take().then(() => at.push(Date.now()))));
+    await vi.advanceTimersByTimeAsync(0);
+    vi.setSystemTime(Date.now() + 3_000); // the loop was busy for 3 s: every slot is overdue
+    await vi.runAllTimersAsync();
+    await all;
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(100);
+    expect(maxInWindow(at, 1_000)).toBeLessThanOrEqual(10);
+  });
+
   it('lets a caller through at once after a quiet spell (no catch-up burst either)', async () => {
     vi.useFakeTimers();
     const pacer = new CallPacer(2);
