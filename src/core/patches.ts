@@ -28,3 +28,12 @@ export const HEDGE_PATCH = 'gpuprov-hedged-launch-v1';
 
 /** A launch whose attempt answered Capacity tells the deployment's capacity memory (src/workflows/capacity-memory.ts). */
 export const CAPACITY_MEMORY_PATCH = 'gpuprov-capacity-memory-v1';
+
+/**
+ * The two Temporal calls of a launch (`rememberCapacity` after a Capacity answer, `ensureWatcher`
+ * at Ready: signal-with-starts, milliseconds long) run as local activities: one marker event each
+ * instead of scheduled/started/completed plus a workflow task (BENCHMARKS.md, P2). The plan and
+ * the SSH probe stay activities: a query waits while a local activity runs, and `status` must
+ * answer during a plan of seconds or an SSH wait of minutes.
+ */
+export const LOCAL_CALLS_PATCH = 'gpuprov-local-temporal-calls-v1';

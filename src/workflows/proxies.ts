@@ -2,7 +2,7 @@
  * Every activity option set of the workflows, in one place: typed proxies with their retry
  * policies. Non-retryable types come from the one failure vocabulary (src/core/failures.ts).
  */
-import { ActivityCancellationType, proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { NON_RETRYABLE_TYPES } from '../core/failures';
 import type { PollSchedule } from '../core/polling';
@@ -101,6 +101,14 @@ export function reading(t: Tuning, summary: string, cloud?: string): Activities 
   );
 }
 
+/**
+ * A quick Temporal call (signal-with-start) as a local activity (LOCAL_CALLS_PATCH): one marker
+ * event, no workflow-task round trip. Only for calls of milliseconds: a query waits while one runs.
+ */
+export function localReading(t: Tuning, summary: string): Activities {
+  return proxyLocalActivities<Activities>({ summary, startToCloseTimeout: '1 minute', retry: fewRetries(t) });
+}
+
 // ---- k3s step ----
 
 /** The k3s activity gives up by itself at its deadline (naming what is missing); this is the backstop. */
@@ -166,6 +174,15 @@ export function bootstrapPolling(summary: string, deadlineMs: number, pollMs: nu
 /** The watcher's signal-with-start: a quick call, a few retries (the next cycle is the real retry). */
 export function watching(summary: string): Activities {
   return proxy({
+    summary,
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
+  });
+}
+
+/** {@link watching} as a local activity (LOCAL_CALLS_PATCH, see {@link localReading}). */
+export function localWatching(summary: string): Activities {
+  return proxyLocalActivities<Activities>({
     summary,
     startToCloseTimeout: '1 minute',
     retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
