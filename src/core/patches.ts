@@ -30,10 +30,10 @@ export const HEDGE_PATCH = 'gpuprov-hedged-launch-v1';
 export const CAPACITY_MEMORY_PATCH = 'gpuprov-capacity-memory-v1';
 
 /**
- * The two Temporal calls of a launch (`rememberCapacity` after a Capacity answer, `ensureWatcher`
- * at Ready: signal-with-starts, milliseconds long) run as local activities: one marker event each
- * instead of scheduled/started/completed plus a workflow task (BENCHMARKS.md, P2). The plan and
- * the SSH probe stay activities: a query waits while a local activity runs, and `status` must
- * answer during a plan of seconds or an SSH wait of minutes.
+ * A launch tells the capacity memory of a Capacity answer (`rememberCapacity`, a signal-with-start
+ * of milliseconds) as a local activity: one marker event instead of scheduled/started/completed
+ * and a workflow task per failed attempt (BENCHMARKS.md, P2). Longer steps (the plan, the SSH
+ * probe) stay activities: a query waits while a local activity runs. `ensureWatcher` stays one
+ * too: as a local activity at Ready it cost the lifecycle more workflow tasks than it saved.
  */
 export const LOCAL_CALLS_PATCH = 'gpuprov-local-temporal-calls-v1';

@@ -180,15 +180,6 @@ export function watching(summary: string): Activities {
   });
 }
 
-/** {@link watching} as a local activity (LOCAL_CALLS_PATCH, see {@link localReading}). */
-export function localWatching(summary: string): Activities {
-  return proxyLocalActivities<Activities>({
-    summary,
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
-  });
-}
-
 /**
  * The watcher's long-polling cycle: looks by itself for up to `windowMs`, heartbeating once per
  * look, so its heartbeat timeout covers the longest wait between looks (`maxLookGapMs`). A nudge

@@ -30,8 +30,8 @@ import {
   type VmSpec,
   type VmStatus,
 } from '../core/api';
-import { LOCAL_CALLS_PATCH, WATCHER_PATCH } from '../core/patches';
-import { localWatching, reading, watching } from './proxies';
+import { WATCHER_PATCH } from '../core/patches';
+import { reading, watching } from './proxies';
 import { VmContext } from './context';
 import { runK3s } from './k3s';
 import { runLaunch } from './launch';
@@ -207,8 +207,7 @@ async function ensureWatcher(ctx: VmContext): Promise<void> {
   const at = ctx.status.location;
   if (!at) return;
   try {
-    const summary = `account watcher of ${at.cloud}/${at.region}`;
-    await (patched(LOCAL_CALLS_PATCH) ? localWatching(summary) : watching(summary)).ensureWatcher({
+    await watching(`account watcher of ${at.cloud}/${at.region}`).ensureWatcher({
       at: { cloud: at.cloud, region: at.region },
       taskQueue: workflowInfo().taskQueue,
     });

@@ -30,16 +30,17 @@ describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => 
       queueOf.set(a.activityType.name, [...(queueOf.get(a.activityType.name) ?? []), a.taskQueue.name]);
     }
     const cloudQueue = cloudTaskQueue(lab.worker.taskQueue, 'fake');
-    expect([...queueOf.keys()].sort()).toEqual(['awaitRunning', 'planOffers', 'prepareAndCreate', 'probeSsh', 'releaseAt']);
+    expect([...queueOf.keys()].sort()).toEqual(['awaitRunning', 'ensureWatcher', 'planOffers', 'prepareAndCreate', 'probeSsh', 'releaseAt']);
     for (const name of ['prepareAndCreate', 'awaitRunning', 'releaseAt']) expect(new Set(queueOf.get(name))).toEqual(new Set([cloudQueue]));
-    for (const name of ['planOffers', 'probeSsh']) expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
-    // The two Temporal calls are local activities on the workflow's own worker (LOCAL_CALLS_PATCH): no task queue.
+    // ensureWatcher is a Temporal call (signal-with-start), not a cloud call: the main queue.
+    for (const name of ['planOffers', 'probeSsh', 'ensureWatcher']) expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
+    // rememberCapacity is a local activity on the workflow's own worker (LOCAL_CALLS_PATCH): no task queue.
     const local = (history.events ?? [])
       .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
       .map(
         (e) => defaultPayloadConverter.fromPayload<{ activity_type: string }>(e.markerRecordedEventAttributes!.details!['data']!.payloads![0]!).activity_type,
       );
-    expect(local).toEqual(['rememberCapacity', 'ensureWatcher']);
+    expect(local).toEqual(['rememberCapacity']);
     expect(queueOf.get('releaseAt')).toHaveLength(2); // the failed attempt's compensation and the teardown
     expect(lab.fake.liveCount('queues1')).toBe(0);
   });
