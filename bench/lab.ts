@@ -157,7 +157,8 @@ export async function startLab(o: {
     }
     throw last;
   };
-  const registry = new ProviderRegistry([local, ...fakes.values(), ...(o.extraProviders ?? [])]);
+  // Paced like a worker's registry (src/providers/pacer.ts): the rate-limited clouds' calls at most their rate in this process.
+  const registry = new ProviderRegistry([local, ...fakes.values(), ...(o.extraProviders ?? [])], { perSecond: (cloud) => o.rateLimits?.[cloud] });
   const base = createActivities({ registry, ssh, owner: 'default', prober });
   // The compared schedules (`fixed`, `backoff`) decide every look themselves: one look per attempt.
   const oneLook = createActivities({ registry, ssh, owner: 'default', prober, inlineWindowMs: 0 });

@@ -288,19 +288,23 @@ async function main(): Promise<void> {
 
     // ---- Rate: N launches under the cloud queue's activities-per-second limit ----------------
     if (want('RATE')) {
-      log(`RATE: ${N.rate} launches at once on a cloud limited to ${RATE_LIMIT} activities/s, then teardown`);
+      log(`RATE: ${N.rate} launches at once on a cloud limited to ${RATE_LIMIT}/s, then teardown`);
       lab.fake('rate').setBootMs(P4_BOOT_MS);
       const r = await measureRate(lab.client, lab.taskQueue, lab.fake('rate'), lab.activityStarts, N.rate, RATE_LIMIT, quick ? 120_000 : 600_000);
       results.RATE = r;
       const types = Object.entries(r.activityStarts)
         .map(([k, v]) => `${k} ${v}`)
         .join(', ');
+      const calls = Object.entries(r.apiCalls)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
       rows.push([
-        `RATE ${N.rate} launches + teardowns, cloud queue limited to ${RATE_LIMIT}/s`,
-        `cloud activity starts: max ${r.maxActivityStartsPer1s} in any 1 s, ${r.maxActivityStartsPerSOver10s}/s over any 10 s, run mean ${r.meanActivityStartsPerS}/s (${types}); ` +
-          `max ${r.maxApiCallsPer1s} create+observe calls in 1 s; ${r.ready}/${r.n} Ready in ${round(r.readyMs / 1000, 1)} s, all gone in ${round(r.goneMs / 1000, 1)} s`,
-        `≤ ${RATE_LIMIT}/s sustained (10 s); 1 s shown`,
-        verdict(r.ready === r.n && r.maxActivityStartsPerSOver10s <= RATE_LIMIT),
+        `RATE ${N.rate} launches + teardowns, cloud limited to ${RATE_LIMIT}/s`,
+        `vendor calls: max ${r.maxApiCallsPer1s} in any 1 s (${calls}); cloud activity starts: max ${r.maxActivityStartsPer1s} in any 1 s, ` +
+          `${r.maxActivityStartsPerSOver10s}/s over any 10 s, run mean ${r.meanActivityStartsPerS}/s (${types}); ` +
+          `${r.ready}/${r.n} Ready in ${round(r.readyMs / 1000, 1)} s, all gone in ${round(r.goneMs / 1000, 1)} s`,
+        `vendor calls ≤ ${RATE_LIMIT} in every 1 s; activities ≤ ${RATE_LIMIT}/s over 10 s`,
+        verdict(r.ready === r.n && r.maxApiCallsPer1s <= RATE_LIMIT && r.maxActivityStartsPerSOver10s <= RATE_LIMIT),
       ]);
     }
     rows.push(['P9 stall after a server outage', 'measured by the cluster suite (test/cluster/cluster.test.ts prints it), not here', targetText.P9, '']);

@@ -61,6 +61,9 @@ function failureOf(f: Failure | null | undefined): { type?: string; message: str
   return { ...(app?.type ? { type: app.type } : {}), message: root?.message ?? f?.message ?? 'failed', ...(details !== undefined ? { details } : {}) };
 }
 
+/** The marker a local activity's outcome is recorded in (the SDK's core). */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+
 /** The steps of one run's events (pure). */
 export function readEvents(events: readonly HistoryEvent[]): { startedAt: string; previousRunId?: string; activities: ActivityStep[]; closed?: RunClose } {
   const byId = new Map<string, ActivityStep>();
@@ -72,8 +75,10 @@ export function readEvents(events: readonly HistoryEvent[]): { startedAt: string
     const step = byId.get(String(id));
     if (step) Object.assign(step, { endedAt: iso(e) }, patch);
   };
+  let taskStartedAt = '';
   for (const e of events) {
     const at = iso(e);
+    if (e.workflowTaskStartedEventAttributes) taskStartedAt = at;
     if (e.workflowExecutionStartedEventAttributes) {
       startedAt = at;
       previousRunId = e.workflowExecutionStartedEventAttributes.continuedExecutionRunId || undefined;
@@ -88,6 +93,20 @@ export function readEvents(events: readonly HistoryEvent[]): { startedAt: string
       };
       byId.set(String(e.eventId), step);
       activities.push(step);
+    } else if (e.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER) {
+      // A local activity (rememberCapacity; LOCAL_CALLS_PATCH): one marker with its type and result, no input.
+      const m = e.markerRecordedEventAttributes;
+      const data = decode(m.details?.['data']?.payloads)[0] as { activity_type?: string } | undefined;
+      const result = decode(m.details?.['result']?.payloads)[0];
+      // Its result reached the workflow in the task that recorded it: workflow time is that task's start.
+      const when = taskStartedAt || at;
+      activities.push({
+        name: data?.activity_type ?? '?',
+        scheduledAt: when,
+        endedAt: when,
+        input: [],
+        ...(m.failure ? { failure: failureOf(m.failure) } : { result }),
+      });
     } else if (e.activityTaskCompletedEventAttributes) {
       const a = e.activityTaskCompletedEventAttributes;
       end(a.scheduledEventId, e, { result: decode(a.result?.payloads)[0] });

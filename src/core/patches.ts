@@ -28,3 +28,12 @@ export const HEDGE_PATCH = 'gpuprov-hedged-launch-v1';
 
 /** A launch whose attempt answered Capacity tells the deployment's capacity memory (src/workflows/capacity-memory.ts). */
 export const CAPACITY_MEMORY_PATCH = 'gpuprov-capacity-memory-v1';
+
+/**
+ * A launch tells the capacity memory of a Capacity answer (`rememberCapacity`, a signal-with-start
+ * of milliseconds) as a local activity: one marker event instead of scheduled/started/completed
+ * and a workflow task per failed attempt (BENCHMARKS.md, P2). Longer steps (the plan, the SSH
+ * probe) stay activities: a query waits while a local activity runs. `ensureWatcher` stays one
+ * too: as a local activity at Ready it cost the lifecycle more workflow tasks than it saved.
+ */
+export const LOCAL_CALLS_PATCH = 'gpuprov-local-temporal-calls-v1';

@@ -8,6 +8,10 @@
  * matching service for the whole queue, so N workers on N hosts together stay under it; a per-worker
  * limit would let N workers send N times the vendor's rate.
  *
+ * The server's limiter is a token bucket per queue partition, so an idle queue may start a second's
+ * burst above the rate; each worker process also spaces its own calls to a cloud at the same rate
+ * (src/providers/pacer.ts, which covers the plan activity on the main queue too).
+ *
  * An activity is not one API call: `prepareAndCreate` makes a few, and one `awaitRunning` attempt
  * may look more than once within its inline window (src/activities/look-again.ts). The defaults
  * therefore sit below the vendors' documented rates.

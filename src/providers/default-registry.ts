@@ -3,6 +3,7 @@
  * the `local` cloud (always registered; planned by default only when no other cloud is).
  */
 import { ProviderRegistry } from './registry';
+import { rateLimitFor } from '../core/rate-limits';
 import type { CloudProvider } from '../core/provider';
 import type { DeploymentOption } from './deployment';
 import * as aws from './aws';
@@ -49,7 +50,10 @@ export function defaultClouds(registry: ProviderRegistry): string[] {
   return names.includes('local') ? ['local'] : names;
 }
 
-/** Every adapter is built knowing `opts.deployment`: it tags and sees only that deployment's resources. */
+/**
+ * Every adapter is built knowing `opts.deployment`: it tags and sees only that deployment's resources.
+ * Its vendor calls are paced at the cloud's rate (GPUPROV_RATE_<CLOUD> or the default; a bad value throws InputError).
+ */
 export function registryFromEnv(env: NodeJS.ProcessEnv = process.env, opts: DeploymentOption = {}): ProviderRegistry {
   const providers: CloudProvider[] = [];
   const only = env.GPUPROV_CLOUDS?.split(',')
@@ -60,5 +64,5 @@ export function registryFromEnv(env: NodeJS.ProcessEnv = process.env, opts: Depl
     if (p && (!only || only.includes(p.name))) providers.push(p);
   }
   if (!only || only.includes('local')) providers.push(local.fromEnv(env, opts));
-  return new ProviderRegistry(providers);
+  return new ProviderRegistry(providers, { perSecond: (cloud) => rateLimitFor(cloud, env) });
 }

@@ -10,9 +10,9 @@ import { allHandlersFinished, condition, continueAsNew, patched, setHandler, wor
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
 import { liveEntries, nextExpiry, remember, type CapacityEntry } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
-import { CAPACITY_MEMORY_PATCH } from '../core/patches';
+import { CAPACITY_MEMORY_PATCH, LOCAL_CALLS_PATCH } from '../core/patches';
 import type { Tuning } from '../core/tuning';
-import { reading } from './proxies';
+import { localReading, reading } from './proxies';
 
 export interface CapacityMemoryInput {
   entries: CapacityEntry[];
@@ -51,8 +51,9 @@ export async function capacityMemoryWorkflow(input: CapacityMemoryInput): Promis
  */
 export async function noteCapacity(t: Tuning, offer: Offer): Promise<void> {
   if (!patched(CAPACITY_MEMORY_PATCH)) return;
+  const summary = `remember: ${offer.instanceType} in ${offer.region} has no capacity`;
   try {
-    await reading(t, `remember: ${offer.instanceType} in ${offer.region} has no capacity`).rememberCapacity({
+    await (patched(LOCAL_CALLS_PATCH) ? localReading(t, summary) : reading(t, summary)).rememberCapacity({
       cloud: offer.cloud,
       region: offer.region,
       instanceType: offer.instanceType,

@@ -88,6 +88,17 @@ export function readHistory(json: string, workflowId: string, runId: string, vmN
         facts.push({ e: 'activityFailed', id: Number(at.scheduledEventId), failureType: failureTypeOf(app), ...(prepareStep ? { prepareStep } : {}) });
         break;
       }
+      case 'EVENT_TYPE_MARKER_RECORDED': {
+        // A local activity (rememberCapacity; LOCAL_CALLS_PATCH): scheduled and ended in one marker.
+        const at = a('markerRecordedEventAttributes');
+        if (at.markerName !== 'core_local_activity') break;
+        const details = (at.details ?? {}) as Record<string, JsonPayloads>;
+        const data = decodeAll(details.data)[0] as { activity_type?: string } | undefined;
+        facts.push({ e: 'activity', id, type: data?.activity_type ?? '?', input: [] });
+        const f = at.failure as JsonFailure | undefined;
+        facts.push(f ? { e: 'activityFailed', id, failureType: failureTypeOf(f) } : { e: 'activityDone', id, result: decodeAll(details.result)[0] });
+        break;
+      }
       case 'EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT':
         facts.push({ e: 'activityFailed', id: Number(a('activityTaskTimedOutEventAttributes').scheduledEventId), failureType: 'Timeout' });
         break;

@@ -1,4 +1,5 @@
 /** The deployment's capacity memory on the dev server: a second launch tries a Capacity offer last, also after a worker restart. */
+import { readEvents } from '../../src/client/history';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,9 +66,7 @@ describe.skipIf(!requireServer())('capacity memory (FakeProvider)', () => {
 
     // The plan says why (planOffers' result in the history, which `provision explain` reads).
     const history = await second.fetchHistory();
-    const planResult = history.events?.find((e) => e.activityTaskCompletedEventAttributes)?.activityTaskCompletedEventAttributes?.result;
-    const payload = planResult?.payloads?.[0]?.data;
-    const plan = JSON.parse(Buffer.from(payload ?? new Uint8Array()).toString()) as {
+    const plan = readEvents(history.events ?? []).activities.find((a) => a.name === 'planOffers')?.result as {
       offers: { region: string; instanceType: string }[];
       demoted?: { key: string; reason: string }[];
     };

@@ -1,5 +1,6 @@
 /** Cloud API activities run on their cloud's task queue; plan, SSH and the workflow stay on the main one. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { cloudTaskQueue } from '../../src/core/rate-limits';
 import { requireServer } from '../harness/temporal';
 import { startLab, waitStage, type Lab } from './helpers';
@@ -13,7 +14,7 @@ describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => 
     await lab?.stop();
   });
 
-  it("a launch's create, boot wait and release are scheduled on <queue>-cloud-fake, plan and the SSH probe on the main queue", async () => {
+  it("a launch's create, boot wait and release are scheduled on <queue>-cloud-fake; plan and the SSH probe on the main queue", async () => {
     // A failed first attempt: its release (delete, wait gone, clean up) is a cloud call too.
     lab.fake.script({ primitive: 'create', region: 'fake-a', instanceType: 'gpu-1', error: 'Capacity', ambiguous: true });
     const h = await lab.start({ name: 'queues1', k8s: 'off' });
@@ -29,19 +30,17 @@ describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => 
       queueOf.set(a.activityType.name, [...(queueOf.get(a.activityType.name) ?? []), a.taskQueue.name]);
     }
     const cloudQueue = cloudTaskQueue(lab.worker.taskQueue, 'fake');
-    expect([...queueOf.keys()].sort()).toEqual([
-      'awaitRunning',
-      'ensureWatcher',
-      'planOffers',
-      'prepareAndCreate',
-      'probeSsh',
-      'releaseAt',
-      'rememberCapacity',
-    ]);
+    expect([...queueOf.keys()].sort()).toEqual(['awaitRunning', 'ensureWatcher', 'planOffers', 'prepareAndCreate', 'probeSsh', 'releaseAt']);
     for (const name of ['prepareAndCreate', 'awaitRunning', 'releaseAt']) expect(new Set(queueOf.get(name))).toEqual(new Set([cloudQueue]));
     // ensureWatcher is a Temporal call (signal-with-start), not a cloud call: the main queue.
-    for (const name of ['planOffers', 'probeSsh', 'ensureWatcher', 'rememberCapacity'])
-      expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
+    for (const name of ['planOffers', 'probeSsh', 'ensureWatcher']) expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
+    // rememberCapacity is a local activity on the workflow's own worker (LOCAL_CALLS_PATCH): no task queue.
+    const local = (history.events ?? [])
+      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+      .map(
+        (e) => defaultPayloadConverter.fromPayload<{ activity_type: string }>(e.markerRecordedEventAttributes!.details!['data']!.payloads![0]!).activity_type,
+      );
+    expect(local).toEqual(['rememberCapacity']);
     expect(queueOf.get('releaseAt')).toHaveLength(2); // the failed attempt's compensation and the teardown
     expect(lab.fake.liveCount('queues1')).toBe(0);
   });
