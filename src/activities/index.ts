@@ -37,7 +37,7 @@ import { withServedClouds } from './served-clouds';
 import { createWatcherActivities } from './watcher';
 import type { WatcherTuning } from '../core/watcher';
 import { createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
-import { withinQuota } from './quota';
+import { withinQuota, type QuotaNotes } from './quota';
 import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
 
 export interface ActivityDeps {
@@ -80,6 +80,8 @@ export interface PlanOutput {
   demoted?: DemotedOffer[];
   /** Offers dropped because their region's quota cannot fit them (`quotaShortfalls`), and why (absent in older histories). */
   quotaSkipped?: (QuotaShortfall & { cloud: string })[];
+  /** Quotas the pre-check could not read, whose offers were kept (absent in older histories). */
+  quotaUnchecked?: QuotaNotes['unchecked'];
 }
 
 export interface AwaitRunningInput {
@@ -181,7 +183,8 @@ function activitiesOf(deps: ActivityDeps) {
       const perCloud: Offer[][] = [];
       const capabilities: Record<string, Capabilities> = {};
       const skipped: PlanOutput['skipped'] = [];
-      const quotaSkipped: NonNullable<PlanOutput['quotaSkipped']> = [];
+      const quota: QuotaNotes = { skipped: [], unchecked: [] };
+      const quotaSkipped = quota.skipped;
       for (const cloud of clouds) {
         const p = provider(cloud);
         if (input.requireK8s && !p.capabilities().k8s) {
@@ -199,7 +202,7 @@ function activitiesOf(deps: ActivityDeps) {
           // The one filter for every cloud: adapters list, the matcher judges.
           const matched = matchOffers(listed, input.request);
           const { dropped } = matched;
-          const offers = input.listOnly ? matched.offers : await withinQuota(p, matched.offers, quotaSkipped);
+          const offers = input.listOnly ? matched.offers : await withinQuota(p, matched.offers, quota);
           if (offers.length > 0) capabilities[cloud] = p.capabilities();
           else if (matched.offers.length > 0)
             skipped.push({
@@ -233,7 +236,14 @@ function activitiesOf(deps: ActivityDeps) {
       }
       const tail = demoted.length > 0 ? `; ${demoted.length} tried last, out of capacity lately: ${demoted.map((d) => d.key).join(', ')}` : '';
       activityLog('info', `planned ${offers.length} offer(s)${tail}`, { offers: offers.length, clouds: Object.keys(capabilities), demoted: demoted.length });
-      return { offers, capabilities, skipped, ...(demoted.length > 0 ? { demoted } : {}), ...(quotaSkipped.length > 0 ? { quotaSkipped } : {}) };
+      return {
+        offers,
+        capabilities,
+        skipped,
+        ...(demoted.length > 0 ? { demoted } : {}),
+        ...(quotaSkipped.length > 0 ? { quotaSkipped } : {}),
+        ...(quota.unchecked.length > 0 ? { quotaUnchecked: quota.unchecked } : {}),
+      };
     },
 
     // prepareOffer, createInstance, deleteInstances, awaitGone, cleanup: the single-step activities

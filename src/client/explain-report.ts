@@ -37,6 +37,8 @@ export interface PlanStory {
   skippedClouds: { cloud: string; kind: string; message: string }[];
   /** Offers the quota pre-check dropped before any attempt (`cloud/region/type`), and why. */
   quotaSkipped: { offer: string; message: string }[];
+  /** Quotas the pre-check could not read (offers kept); absent in reports of older plans. */
+  quotaUnchecked?: { where: string; message: string }[];
 }
 
 export interface BlockStory {
@@ -131,7 +133,14 @@ function planStory(step: ActivityStep, attempts: AttemptRecord[], userClouds: st
   const wonRank = won ? planned.findIndex((p) => p.offer === offerKey(won.offer)) + 1 : 0;
   for (const p of planned) if (!p.fate) p.fate = wonRank > 0 && p.rank > wonRank ? 'not needed: an earlier offer won' : 'not reached';
   const quotaSkipped = (out.quotaSkipped ?? []).map((q) => ({ offer: `${q.cloud}/${q.region}/${q.instanceType}`, message: q.message }));
-  return { at: step.endedAt ?? step.scheduledAt, offers: planned, skippedClouds: out.skipped ?? [], quotaSkipped };
+  const quotaUnchecked = (out.quotaUnchecked ?? []).map((q) => ({ where: q.region ? `${q.cloud}/${q.region}` : q.cloud, message: q.message }));
+  return {
+    at: step.endedAt ?? step.scheduledAt,
+    offers: planned,
+    skippedClouds: out.skipped ?? [],
+    quotaSkipped,
+    ...(quotaUnchecked.length ? { quotaUnchecked } : {}),
+  };
 }
 
 /** Whose clean-up a teardown activity scheduled at `at` was: the failed attempt it followed, else the VM's. */
@@ -228,6 +237,7 @@ export function formatExplain(r: ExplainReport): string {
     );
     for (const s of p.skippedClouds) out.push(`  cloud ${s.cloud} not planned: ${s.kind}: ${s.message}`);
     for (const q of p.quotaSkipped) out.push(`  ${q.offer} not planned (quota pre-check, no attempt): ${q.message}`);
+    for (const q of p.quotaUnchecked ?? []) out.push(`  ${q.where} planned without its quota (pre-check failed): ${q.message}`);
   });
   if (r.attempts.length) {
     out.push('', 'attempts:');

@@ -100,6 +100,8 @@ export interface SlotEvent {
   /** `SHA256:…` of the worker key the VM was created with (its bootstrap checks it). */
   workerKeyFingerprint?: string;
   error?: { kind: string; message: string };
+  /** The VM was torn down because its spend reached its `--budget` (absent otherwise). */
+  budgetReached?: boolean;
 }
 
 /** Replace the desired shape (revision contract enforced by the validator). */

@@ -165,10 +165,6 @@ export interface Capabilities {
   diskGb?: { min: number; max: number } | false;
 }
 
-/**
- * The adapter contract. Every method is idempotent or read-only, makes no loops beyond
- * one call's pagination, and throws only `ProviderError`.
- */
 /** An offer a quota cannot fit: `instanceType` in `region` (every zone), and the quota's numbers. */
 export interface QuotaShortfall {
   region: string;
@@ -176,6 +172,17 @@ export interface QuotaShortfall {
   message: string;
 }
 
+/** A quota the pre-check could not read (denied, no such quota, no answer): its offers stay in the plan, which says so. */
+export interface QuotaUnknown {
+  unknown: true;
+  region: string;
+  message: string;
+}
+
+/**
+ * The adapter contract. Every method is idempotent or read-only, makes no loops beyond
+ * one call's pagination, and throws only `ProviderError`.
+ */
 export interface CloudProvider {
   readonly name: string;
   capabilities(): Capabilities;
@@ -189,9 +196,10 @@ export interface CloudProvider {
   /**
    * Optional quota pre-check (clouds that publish quotas: AWS Service Quotas, GCP regional quotas):
    * the offers whose region's quota cannot fit one instance, with why. `planOffers` drops them
-   * without an attempt. Read-only; a check that fails is ignored (the attempt finds out instead).
+   * without an attempt. Read-only; a check that fails is ignored (the attempt finds out instead):
+   * wholly (it throws) or in part (a `QuotaUnknown` per quota not read; those offers are kept).
    */
-  quotaShortfalls?(offers: readonly Offer[]): Promise<QuotaShortfall[]>;
+  quotaShortfalls?(offers: readonly Offer[]): Promise<(QuotaShortfall | QuotaUnknown)[]>;
   /** Idempotent prerequisites (security group, key pair, startup script…); returns driver-private JSON. */
   prepare(offer: Offer, spec: InstanceSpec): Promise<Json>;
   /** One create attempt labelled with the VM identity; returns the instance id; never waits. */

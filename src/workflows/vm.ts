@@ -249,6 +249,7 @@ async function notifyParent(ctx: VmContext): Promise<void> {
       ...(s.hostKey ? { hostKey: s.hostKey } : {}),
       ...(s.workerKeyFingerprint ? { workerKeyFingerprint: s.workerKeyFingerprint } : {}),
       ...(s.error ? { error: s.error } : {}),
+      ...(s.budget?.reachedAt && s.stage === 'terminated' ? { budgetReached: true } : {}),
     });
   } catch {
     // The fleet has ended: nobody is left to tell.

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EC2_ERRORS, UNKNOWN_TYPE, errorXml } from '../fixtures/aws/errors';
 import { livePrice, startPricingFixture } from '../fixtures/aws/pricing';
+import { DEFAULT_LIMITS, startQuotasFixture } from '../fixtures/aws/service-quotas';
+import { AwsQuotas } from '../../src/providers/aws/quotas';
 import { AwsPricing, productFilters } from '../../src/providers/aws/pricing';
 import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
@@ -21,6 +23,19 @@ import { HTTP_CONTRACTS } from './clouds';
 import { checkNebiusGrpc } from './nebius-grpc';
 import { PROTO_ROOT, compareNebiusProtos } from './nebius-protos';
 import { pinned, runDriver, vendorsMissing } from './vendor';
+
+/** What identifies an AWS JSON call on the wire: path, target, protocol, signing scope and body; sorted, so order does not count. */
+function awsWire(reqs: RecordedRequest[]): unknown[] {
+  const wire = (q: RecordedRequest): unknown => ({
+    method: q.method,
+    path: q.path,
+    target: q.headers['x-amz-target'],
+    contentType: q.headers['content-type'],
+    scope: /Credential=[^/]+\/\d{8}\/([^,]+),/.exec(String(q.headers.authorization))?.[1],
+    body: q.body,
+  });
+  return reqs.map(wire).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+}
 
 /** Clouds not checked against a vendor client, and why. */
 const NOT_CHECKED = [
@@ -103,16 +118,7 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
       const queries = types.map((t) => ({ instanceType: t, filters: productFilters('us-east-1', t), price: livePrice(t) }));
       const r = await runDriver('aws_pricing.py', { url: fx.url, queries });
       const failures = r.calls.filter((c) => !c.ok).map((c) => `${c.call}: ${c.error ?? c.skipped ?? ''}`);
-      // What identifies the call on the wire: path, target, protocol, signing scope and the body.
-      const wire = (q: RecordedRequest): unknown => ({
-        method: q.method,
-        path: q.path,
-        target: q.headers['x-amz-target'],
-        contentType: q.headers['content-type'],
-        scope: /Credential=[^/]+\/\d{8}\/([^,]+),/.exec(String(q.headers.authorization))?.[1],
-        body: q.body,
-      });
-      const byType = (reqs: RecordedRequest[]): unknown[] => reqs.map(wire).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+      const byType = awsWire;
       const found =
         JSON.stringify(byType(ours)) === JSON.stringify(byType(fx.requests))
           ? []
@@ -129,6 +135,43 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
       expect(r.calls).toHaveLength(types.length);
       expect(failures).toEqual([]);
       expect(byType(ours)).toEqual(byType(fx.requests));
+    } finally {
+      await fx.close();
+    }
+  }, 300_000);
+
+  it("aws: the Service Quotas fixture serves boto3's service-quotas client, and our GetServiceQuota requests are boto3's", async () => {
+    const fx = await startQuotasFixture(['us-east-1', 'us-west-2']);
+    try {
+      fx.set('us-west-2', 'L-417A185B', undefined);
+      const codes = ['L-DB2E81BA', 'L-417A185B', 'L-1216C47A'];
+      const regions = ['us-east-1', 'us-west-2'];
+      const quotas = new AwsQuotas({ endpoint: fx.url, credentials: { accessKeyId: 'AKIDOURS', secretAccessKey: 'ours' } });
+      for (const r of regions) await quotas.limits(r, codes);
+      const ours = fx.requests.splice(0);
+      const queries = regions.flatMap((region) =>
+        codes.map((code) =>
+          region === 'us-west-2' && code === 'L-417A185B' ? { region, code, error: 'NoSuchResourceException' } : { region, code, value: DEFAULT_LIMITS[code] },
+        ),
+      );
+      const r = await runDriver('aws_quotas.py', { url: fx.url, queries });
+      const failures = r.calls.filter((c) => !c.ok).map((c) => `${c.call}: ${c.error ?? c.skipped ?? ''}`);
+      const found =
+        JSON.stringify(awsWire(ours)) === JSON.stringify(awsWire(fx.requests))
+          ? []
+          : [`ours ${JSON.stringify(awsWire(ours))}, boto3 ${JSON.stringify(awsWire(fx.requests))}`];
+      reports.push({
+        cloud: 'aws (service quotas)',
+        client: r.client,
+        version: r.version,
+        mismatches: failures.length + found.length,
+        accepted: 0,
+        failures: [...failures, ...found],
+        notes: r.notes,
+      });
+      expect(r.calls).toHaveLength(queries.length);
+      expect(failures).toEqual([]);
+      expect(awsWire(ours)).toEqual(awsWire(fx.requests));
     } finally {
       await fx.close();
     }

@@ -1,5 +1,6 @@
 /** GCP's quota pre-check against the Compute fixture's `regions.get` quotas. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { QuotaShortfall } from '../../src/core/provider';
 import { gpuQuotaMetric } from '../../src/providers/gcp/map';
 import { GCP_REQUEST, startGcpDouble, type GcpDouble } from './gcp/double';
 import { planned } from './planned';
@@ -17,7 +18,8 @@ describe('gcp quota pre-check', () => {
     const offers = await planned(d.provider, GCP_REQUEST);
     expect(await d.provider.quotaShortfalls!(offers)).toEqual([]);
     d.server.setQuota('us-east1', 'NVIDIA_T4_GPUS', 0);
-    const short = await d.provider.quotaShortfalls!(offers);
+    // GCP reads every quota or throws: never a QuotaUnknown.
+    const short = (await d.provider.quotaShortfalls!(offers)) as QuotaShortfall[];
     expect(short.map((s) => `${s.region}/${s.instanceType}`)).toEqual(['us-east1/n1-standard-4']);
     expect(short[0]!.message).toBe('quota NVIDIA_T4_GPUS in us-east1: 0 of 0 free, n1-standard-4 needs 1');
     d.server.setQuota('us-central1', 'NVIDIA_T4_GPUS', 4, 4);

@@ -20,7 +20,8 @@ vm: takes start's options as fields, with start's bounds: gpu: {model: H100, cou
 regions: [us-east-1], instanceTypes: [g5.xlarge], maxPricePerHour: 2.5 (0.01 to 1000), ttlMs: 3600000
 (1 minute to 30 days), retryUntilUp: true, k8s: auto|on|off, publicKeys: ["ssh-ed25519 AAAA…"],
 image: ami-0abcdef1234567890 (as start --image), diskGb: 200 (as start --disk-gb),
-budgetUsd: 25 (per VM: each VM of the group is torn down when its own spend reaches it).`;
+budgetUsd: 25 (per VM: each VM of the group is torn down when its own spend reaches it, and its slot is not
+replaced until the group changes, e.g. a new budget).`;
 
 async function loadShape(file: string): Promise<FleetShape> {
   let bytes: Buffer;

@@ -27,7 +27,14 @@ export function eventOfChild(e: SlotEvent, current: () => boolean): FleetEvent |
   };
   if (e.stage === 'ready' && e.endpoint) return { type: 'vmReady', ...id, ...vmFacts, endpoint: e.endpoint };
   if (e.stage === 'failed' || e.stage === 'lost' || e.stage === 'terminated' || e.stage === 'cancelled') {
-    return { type: 'vmEnded', ...id, outcome: e.stage, ...(e.error ? { reason: `${e.error.kind}: ${e.error.message}` } : {}), closed: !current() };
+    return {
+      type: 'vmEnded',
+      ...id,
+      outcome: e.stage,
+      ...(e.error ? { reason: `${e.error.kind}: ${e.error.message}` } : e.budgetReached ? { reason: 'its spend reached the budget' } : {}),
+      ...(e.budgetReached ? { budgetReached: true } : {}),
+      closed: !current(),
+    };
   }
   if (e.stage === 'k8s-failed') {
     if (!current()) return { type: 'vmEnded', ...id, outcome: 'failed', reason: 'k3s failed', closed: true };

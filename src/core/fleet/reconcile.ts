@@ -8,7 +8,8 @@
  * |  0  | desired slot without a record                                | insert            |
  * |  1  | destroyed, slot undesired                                    | reap              |
  * |  2  | destroyed, desired, restartAt due                            | restart (latest spec, failures carried) |
- * |  3  | destroyed, restart not due                                   | wait until restartAt |
+ * |  3  | destroyed, restart not due, or its budget was spent and the  | wait until restartAt |
+ * |     | template is unchanged (held: no replacement loop)            | (held: no wake)   |
  * |  4  | active and (undesired, failed, k3s failed and the group's    | beginDelete       |
  * |     | onK8sFailure is not `keep`, or spec drift*)                  |                   |
  * |  5  | an effect is pending                                         | wait for its result |
@@ -54,6 +55,7 @@ export function decideSlot(rec: SlotRecord | undefined, want: DesiredSlot | unde
   const slot = rec.slot;
   if (rec.stage === 'destroyed') {
     if (!want) return { slot, row: 1, action: { kind: 'reap', slot } };
+    if (rec.budgetSpent && rec.key === want.key) return { slot, row: 3 };
     if (now >= (rec.restartAt ?? 0)) return { slot, row: 2, action: { kind: 'restart', slot } };
     return { slot, row: 3, ...(rec.restartAt !== undefined ? { wakeAt: rec.restartAt } : {}) };
   }

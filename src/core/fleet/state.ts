@@ -65,6 +65,11 @@ export interface SlotRecord {
   retryAt?: number;
   restartAt?: number;
   failedReason?: string;
+  /**
+   * The attempt was torn down because its spend reached the group's `budgetUsd`: the slot is not
+   * replaced (a replacement would spend the budget again, in a loop) until its template changes.
+   */
+  budgetSpent?: boolean;
   ready: boolean;
 }
 
@@ -88,7 +93,7 @@ export type FleetEvent =
   | { type: 'vmStarted'; slot: string; attempt: number }
   | { type: 'vmReady'; slot: string; attempt: number; endpoint: SshEndpoint; hostKey?: string; workerKeyFingerprint?: string }
   | { type: 'vmK8sFailed'; slot: string; attempt: number; reason: string; endpoint?: SshEndpoint; hostKey?: string; workerKeyFingerprint?: string }
-  | { type: 'vmEnded'; slot: string; attempt: number; outcome: VmEnd; reason?: string; closed: boolean }
+  | { type: 'vmEnded'; slot: string; attempt: number; outcome: VmEnd; reason?: string; closed: boolean; budgetReached?: boolean }
   | { type: 'teardownSent'; slot: string; attempt: number }
   | { type: 'bootObserved'; slot: string; attempt: number; stage: string; lastStdoutSeq?: number; lastStderrSeq?: number; startedAt?: number }
   | { type: 'bootDone'; slot: string; attempt: number; ok: boolean; stage: string; reason?: string; lastStdoutSeq?: number; lastStderrSeq?: number }
@@ -177,8 +182,9 @@ export function applyAction(s: FleetState, a: Action, desired: ReadonlyMap<strin
     case 'markDestroyed': {
       // Never while the attempt's child workflow may be open (the ladder never asks).
       if (!rec || childOpen(rec)) return s;
+      const { retryAt: _r, restartAt: _s, ...rest } = rec;
+      if (rec.budgetSpent) return withSlot(s, { ...rest, stage: 'destroyed', ready: false }, a.slot);
       const restartAt = rec.failures > 0 ? now + backoffMs(t, rec.failures, rec.slot, rec.attempt) : now;
-      const { retryAt: _r, ...rest } = rec;
       return withSlot(s, { ...rest, stage: 'destroyed', ready: false, restartAt }, a.slot);
     }
     default: {
@@ -250,7 +256,10 @@ export function fold(s: FleetState, e: FleetEvent, now: number, t: FleetTuning):
     }
     case 'vmEnded':
       if (r.vm === 'gone' || r.vm === 'none' || (r.vm === 'ended' && !e.closed)) return s;
-      r = clearPending({ ...r, vm: e.closed ? 'gone' : 'ended', ready: false }, ['startVm', 'teardownVm']);
+      r = clearPending({ ...r, vm: e.closed ? 'gone' : 'ended', ready: false, ...(e.budgetReached && r.intent === 'active' ? { budgetSpent: true } : {}) }, [
+        'startVm',
+        'teardownVm',
+      ]);
       r = failed(r, `VM ${e.outcome}${e.reason ? `: ${e.reason}` : ''}`);
       if (r.intent === 'deleting' && r.stage !== 'failed') r = { ...r, stage: 'deleting' };
       break;

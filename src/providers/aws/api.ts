@@ -54,6 +54,8 @@ const Instance = z.object({
   PublicDnsName: z.string().optional(),
   PrivateIpAddress: z.string().optional(),
   Placement: z.object({ AvailabilityZone: z.string().optional() }).optional(),
+  InstanceLifecycle: z.string().optional(),
+  CpuOptions: z.object({ CoreCount: z.number().optional(), ThreadsPerCore: z.number().optional() }).optional(),
   Tags,
 });
 const Reservations = z.object({

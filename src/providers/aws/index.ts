@@ -8,13 +8,26 @@ import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
+import type {
+  Capabilities,
+  CloudProvider,
+  InstanceSpec,
+  Json,
+  Location,
+  Observed,
+  Offer,
+  Owned,
+  QuotaShortfall,
+  QuotaUnknown,
+  ResourceRequest,
+} from '../../core/provider';
 import { stateDir } from '../../paths';
 import { deploymentOf, ownedName, type DeploymentOption } from '../deployment';
 import { Ec2Api } from './api';
 import { CATALOG } from './catalog';
 import { LIVE_STATES, imageFamilyOf, observedOf, offerFor, tagOf } from './map';
 import { AwsPricing } from './pricing';
+import { AwsQuotas } from './quotas';
 
 /** Tag holding a hash of `spec.idempotencyKey`; `create` looks for it before RunInstances. */
 const IDEM_TAG = 'gpuprov-idem';
@@ -45,6 +58,13 @@ export interface AwsProviderOptions extends DeploymentOption {
   pricingEndpoint?: string | false;
   /** Where live prices are cached; default `<state dir>/prices/aws.json`. */
   priceCacheFile?: string;
+  /**
+   * Service Quotas endpoint for the plan's vCPU quota pre-check; default `AWS_ENDPOINT_URL_SERVICE_QUOTAS`,
+   * else AWS's, but none (no pre-check, as with `false`) when EC2 is overridden (moto serves no ec2 quotas).
+   */
+  quotasEndpoint?: string | false;
+  /** How long a quota limit read is reused (ms); default 10 minutes. */
+  quotaCacheMs?: number;
 }
 
 const Prepared = z.object({
@@ -82,6 +102,7 @@ export class AwsProvider implements CloudProvider {
   private readonly amiId: string | undefined;
   private readonly usePrivateIp: boolean;
   private readonly pricing: AwsPricing | undefined;
+  private readonly quotas: AwsQuotas | undefined;
   readonly deployment: string;
 
   constructor(opts: AwsProviderOptions = {}) {
@@ -130,6 +151,16 @@ export class AwsProvider implements CloudProvider {
             ...(env.AWS_PROFILE ? { profile: env.AWS_PROFILE } : {}),
             cacheFile: opts.priceCacheFile ?? join(stateDir(env), 'prices', 'aws.json'),
           });
+    const quotasEndpoint = opts.quotasEndpoint ?? env.AWS_ENDPOINT_URL_SERVICE_QUOTAS ?? (endpoint ? false : undefined);
+    this.quotas =
+      quotasEndpoint === false
+        ? undefined
+        : new AwsQuotas({
+            ...(quotasEndpoint ? { endpoint: quotasEndpoint } : {}),
+            ...(credentials ? { credentials } : {}),
+            ...(env.AWS_PROFILE ? { profile: env.AWS_PROFILE } : {}),
+            ...(opts.quotaCacheMs !== undefined ? { cacheMs: opts.quotaCacheMs } : {}),
+          });
   }
 
   capabilities(): Capabilities {
@@ -169,6 +200,15 @@ export class AwsProvider implements CloudProvider {
     offers.sort((a, b) => (a.gpu?.count ?? 0) - (b.gpu?.count ?? 0) || (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0));
     if (offers.length === 0) throw new ProviderError('InvalidRequest', `AWS offers none of its catalog types in ${regions.join(', ')}`);
     return offers;
+  }
+
+  /**
+   * vCPU quotas (src/providers/aws/quotas.ts): per region of the offers, one GetServiceQuota per
+   * quota their families count against, and one DescribeInstances of the account's running ones.
+   */
+  async quotaShortfalls(offers: readonly Offer[]): Promise<(QuotaShortfall | QuotaUnknown)[]> {
+    if (!this.quotas) return [];
+    return this.quotas.shortfalls(offers, (region) => this.api.describeInstances(region, [{ Name: 'instance-state-name', Values: ['pending', 'running'] }]));
   }
 
   private tags(spec: InstanceSpec): Tag[] {

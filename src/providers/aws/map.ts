@@ -61,6 +61,9 @@ export interface Ec2Instance {
   PublicDnsName?: string | undefined;
   PrivateIpAddress?: string | undefined;
   Placement?: { AvailabilityZone?: string | undefined } | undefined;
+  /** `spot` for Spot instances (they count against the spot quotas); absent for on-demand. */
+  InstanceLifecycle?: string | undefined;
+  CpuOptions?: { CoreCount?: number | undefined; ThreadsPerCore?: number | undefined } | undefined;
   Tags?: { Key?: string | undefined; Value?: string | undefined }[] | undefined;
 }
 

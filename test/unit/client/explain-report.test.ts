@@ -122,6 +122,9 @@ describe('buildExplain: the capacity memory and the quota pre-check', () => {
             skipped: [],
             demoted: [{ key: 'aws/us-east-1/p5', until: at(180), reason }],
             quotaSkipped: [{ cloud: 'aws', region: 'eu-west-1', instanceType: 'p5', message: 'quota L-417A185B in eu-west-1: 0 vCPUs, p5 needs 192' }],
+            quotaUnchecked: [
+              { cloud: 'aws', region: 'us-east-1', message: 'quota L-417A185B in us-east-1 not checked (AccessDeniedException): its offers are kept' },
+            ],
           },
         },
       ],
@@ -130,5 +133,8 @@ describe('buildExplain: the capacity memory and the quota pre-check', () => {
     expect(r.plans[0]!.offers.map((p) => p.why)).toEqual(['1st cheapest', reason]);
     expect(formatExplain(r)).toContain('tried last');
     expect(formatExplain(r)).toContain('aws/eu-west-1/p5 not planned (quota pre-check, no attempt): quota L-417A185B in eu-west-1: 0 vCPUs, p5 needs 192');
+    expect(formatExplain(r)).toContain(
+      'aws/us-east-1 planned without its quota (pre-check failed): quota L-417A185B in us-east-1 not checked (AccessDeniedException): its offers are kept',
+    );
   });
 });
