@@ -35,7 +35,7 @@ export interface VmScript {
   duplicateStart: boolean;
   /** Once its workflow closed, start the same name again (a fresh launch). */
   restart: boolean;
-  /** `--parallel N` of this VM (absent: 1). `generate` leaves it out, so a seed keeps its trace. */
+  /** `--parallel N` of this VM (absent: 1); drawn by `addExtras`. */
   parallel?: number;
 }
 
@@ -193,12 +193,23 @@ export function generate(seed: number, level: Level): Trace {
   for (let i = 0; i < killCount; i++) {
     kills.push(level === 'fake' && r() < 0.5 ? { at: 'call', n: int(r, 2, 30) } : { at: 'stage', vm: int(r, 0, vmCount - 1), stage: pick(r, KILL_STAGES) });
   }
+  addExtras(seed, level, vms);
   return { seed, level, bootMs, faults, vms, kills };
+}
+
+/**
+ * Alphabet added after the first generator, drawn from a stream of its own so that every seed
+ * keeps the trace it had and only gains these: `--parallel 2..4` on some starts.
+ */
+function addExtras(seed: number, level: Level, vms: VmScript[]): void {
+  const r = rng(seed * 40503 + (level === 'local' ? 29 : 7) + 0x5bd1e995);
+  for (const v of vms) if (r() < 0.3) v.parallel = int(r, 2, 4);
 }
 
 /** Number of elements in a trace (the shrinker's measure). */
 export function size(t: Trace): number {
-  const opWeight = (v: VmScript): number => (v.op.op === 'none' ? 0 : 1) + (v.duplicateStart ? 1 : 0) + (v.restart ? 1 : 0) + (v.startAfterMs > 0 ? 1 : 0);
+  const opWeight = (v: VmScript): number =>
+    (v.op.op === 'none' ? 0 : 1) + (v.duplicateStart ? 1 : 0) + (v.restart ? 1 : 0) + (v.startAfterMs > 0 ? 1 : 0) + (v.parallel !== undefined ? 1 : 0);
   return t.vms.length + t.vms.reduce((s, v) => s + opWeight(v), 0) + t.faults.reduce((s, f) => s + f.times, 0) + t.kills.length + (t.bootMs > 0 ? 1 : 0);
 }
 
@@ -231,9 +242,15 @@ export function shrinkCandidates(t: Trace): Trace[] {
     if (v.op.op !== 'none') simpler.push({ op: { op: 'none' } });
     if (v.startAfterMs > 0) simpler.push({ startAfterMs: 0 });
     for (const s of simpler) out.push({ ...t, vms: t.vms.map((w, j) => (j === i ? { ...w, ...s } : w)) });
+    if (v.parallel !== undefined) out.push({ ...t, vms: t.vms.map((w, j) => (j === i ? serialOf(w) : w)) });
   }
   if (t.bootMs > 0) out.push({ ...t, bootMs: 0 });
   return out.filter((c) => size(c) < size(t));
+}
+
+function serialOf(v: VmScript): VmScript {
+  const { parallel: _parallel, ...rest } = v;
+  return rest;
 }
 
 /** The VM name of `vm` in a trace (distinct per seed, so traces run side by side on one server). */

@@ -202,6 +202,7 @@ const corruptions: [string, (e: Evidence) => void][] = [
   ['ready-instance-stable', (e) => (e.samples[2]!.instanceIds = ['fake-9'])],
   ['side-resources-cleaned', (e) => e.finalSideResources.push(`${VM}@fake-a`)],
   ['duplicate-start-rejected', (e) => e.duplicateStartsAccepted.push(VM)],
+  ['no-loser-left', (e) => ((e.trace = { ...trace, vms: trace.vms.map((s) => ({ ...s, parallel: 2 })) }), e.samples[1]!.live.push({ ...live2, id: 'fake-1' }))],
 ];
 
 describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)', (s) => {
