@@ -26,7 +26,7 @@ describe.skipIf(!haveCli)('chaos kit', () => {
     const r = await runKit({ level: 'fake', seeds: FAKE_SEEDS, lanes: 3, serverRestarts: 1, shrink: false, cliPath, ...(log ? { log } : {}) });
     const details = r.failures.flatMap((f) => f.violations.map((v) => `seed ${f.seed}: [${v.invariant}] ${v.vm ?? ''} ${v.detail}`));
     expect(details).toEqual([]);
-    expect(r.summary).toMatchObject({ level: 'fake', seeds: FAKE_SEEDS.length, violations: 0, leaks: 0, duplicates: 0, serverRestarts: 1 });
+    expect(r.summary).toMatchObject({ level: 'fake', seeds: FAKE_SEEDS.length, violations: 0, leaks: 0, orphansLeft: 0, duplicates: 0, serverRestarts: 1 });
     expect(r.summary.invariants).toBeGreaterThanOrEqual(20);
     expect(r.summary.kills).toBeGreaterThanOrEqual(1);
     expect(r.summary.restarts).toBeGreaterThanOrEqual(r.summary.kills + 1);
@@ -38,7 +38,7 @@ describe.skipIf(!haveCli)('chaos kit', () => {
       const r = await runKit({ level: 'local', seeds: LOCAL_SEEDS, lanes: 2, serverRestarts: 0, shrink: false, cliPath, ...(log ? { log } : {}) });
       const details = r.failures.flatMap((f) => f.violations.map((v) => `seed ${f.seed}: [${v.invariant}] ${v.vm ?? ''} ${v.detail}`));
       expect(details).toEqual([]);
-      expect(r.summary).toMatchObject({ level: 'local', violations: 0, leaks: 0, duplicates: 0 });
+      expect(r.summary).toMatchObject({ level: 'local', violations: 0, leaks: 0, orphansLeft: 0, duplicates: 0 });
     },
     600_000,
   );

@@ -10,6 +10,7 @@ import type { Offer } from '../../src/core/provider';
 import type { Evidence, Invariant, Violation } from './evidence';
 import { parallelOfVm } from './trace';
 import { SEARCH_INVARIANTS } from './invariants-search';
+import { WATCHER_INVARIANTS } from './invariants-watcher';
 import type { Fact } from './history';
 import {
   activitiesBetween,
@@ -390,6 +391,7 @@ export const INVARIANTS: Invariant[] = [
     check: (ev) => ev.duplicateStartsAccepted.map((d) => v('duplicate-start-rejected', d, 'a second workflow started for a running name')),
   },
   ...SEARCH_INVARIANTS,
+  ...WATCHER_INVARIANTS,
 ];
 
 /** Every violation of every invariant on this evidence. */

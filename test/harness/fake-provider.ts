@@ -232,11 +232,7 @@ export class FakeProvider implements CloudProvider {
         port: 20000 + s.nextId,
       });
       s.calls.push({
-        primitive: 'create',
-        vmName: spec.vmName,
-        region: offer.region,
-        instanceType: offer.instanceType,
-        at: Date.now(),
+        ...this.call('create', { vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType }),
         ...(spec.image !== undefined ? { image: spec.image } : {}),
         ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
       });

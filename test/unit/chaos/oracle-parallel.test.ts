@@ -142,3 +142,23 @@ describe('chaos oracle on hedged launches (--parallel 2)', () => {
     expect(ids(clean({ first: [A1, B2] }))).toContain('no-skip-without-block');
   });
 });
+
+describe('chaos oracle on the watcher and two deployments', () => {
+  it('a vanished VM lost within a fast cycle passes; an orphan swept in time passes; each deployment touching its own passes', () => {
+    const e = clean();
+    e.watcher = { fastIntervalMs: 500, orphanGraceMs: 3_000 };
+    e.vanished = [VM];
+    e.vanishedAt = { [VM]: 1_000 };
+    const facts = e.runs[0]!.facts;
+    facts.splice(facts.length - 1, 0, { e: 'stage', stage: 'lost', atMs: 2_200 });
+    (facts.at(-1) as { result: { stage: string } }).result.stage = 'lost';
+    e.orphans = { atClose: [live('fake-9', 'fake-a')], left: [], waitedMs: 3_400 };
+    e.calls = [
+      { primitive: 'delete', vmName: VM, region: 'fake-a', deployment: 'staging', owners: ['staging'] },
+      { primitive: 'inventory', region: 'fake-a', deployment: 'prod', owners: ['prod'] },
+    ];
+    expect(ids(e).filter((i) => ['lost-within-cycle', 'orphans-swept-within-grace', 'deployments-isolated'].includes(i))).toEqual([]);
+    e.calls.push({ primitive: 'inventory', region: 'fake-a', deployment: 'prod', owners: ['prod', 'staging'] });
+    expect(ids(e)).toContain('deployments-isolated');
+  });
+});
