@@ -15,8 +15,11 @@ const haveCli = requireTool('temporal CLI', cliPath !== '', 'pip install tempora
 const haveSshd = existsSync('/usr/sbin/sshd');
 const log = process.env.GPUPROV_CHAOS_LOG === '1' ? (l: string) => process.stderr.write(`chaos: ${l}\n`) : undefined;
 
-/** Fixed seeds: several faults each, multi-VM traces, and kill points that fire. */
-const FAKE_SEEDS = [2, 9, 10, 23, 24, 31];
+/**
+ * Fixed seeds: several faults each, multi-VM traces, kill points that fire (90: at ready), hedged
+ * starts (2, 24, 81), terminate (2, 23, 31), a second deployment with overlapping names (31, 81).
+ */
+const FAKE_SEEDS = [2, 9, 23, 24, 31, 81, 90];
 const LOCAL_SEEDS = [1, 5];
 /** A seed whose trace has an ambiguous non-transient create: without compensation its instance leaks. */
 const BROKEN_SEED = 34;

@@ -311,6 +311,17 @@ class TraceRun {
     return this.lane.cloud.live().map((i) => ({ ...i, vmName: i.vmName === '?' ? '?' : this.lane.keyOf(i.vmName, i.owner) }));
   }
 
+  /** The trace's side resources at the cloud, as `key@region`. */
+  private sideResources(): string[] {
+    return this.lane.cloud
+      .sideResources()
+      .map((r) => {
+        const [vm = '', region = '', owner] = r.split('@');
+        return `${this.lane.keyOf(vm, owner)}@${region}`;
+      })
+      .filter((r) => this.names.includes(r.slice(0, r.lastIndexOf('@'))));
+  }
+
   private mine(): CloudInstance[] {
     return this.live().filter((i) => this.names.includes(i.vmName) || i.vmName === '?');
   }
@@ -328,7 +339,8 @@ class TraceRun {
     const seen = new Set(atClose.map((i) => i.id));
     let deadline = t0 + budget;
     let left = atClose;
-    for (let i = 0; i < 10_000 && left.length > 0 && Date.now() < deadline; i++) {
+    // A sweep removes the instance, waits until it is gone, then cleans up: wait for its side resources too.
+    for (let i = 0; i < 10_000 && (left.length > 0 || this.sideResources().length > 0) && Date.now() < deadline; i++) {
       await sleep(200);
       left = this.mine();
       for (const x of left) {
@@ -457,13 +469,7 @@ class TraceRun {
       await sleep(1_000);
       finalLive = this.mine();
     }
-    const finalSideResources = this.lane.cloud
-      .sideResources()
-      .map((r) => {
-        const [vm = '', region = '', owner] = r.split('@');
-        return `${this.lane.keyOf(vm, owner)}@${region}`;
-      })
-      .filter((r) => this.names.includes(r.slice(0, r.lastIndexOf('@'))));
+    const finalSideResources = this.sideResources();
     const calls = this.lane.cloud
       .calls()
       ?.map((c): CloudCall => (c.vmName === undefined ? c : { ...c, vmName: this.lane.keyOf(c.vmName, c.deployment) }))
