@@ -41,7 +41,8 @@ export const WATCHER_INVARIANTS: Invariant[] = [
     check: (ev) => {
       const out: Violation[] = [];
       for (const c of ev.calls ?? []) {
-        const foreign = (c.owners ?? []).filter((o) => c.deployment !== undefined && o !== c.deployment);
+        // An adapter built without a deployment sees every owner's: anything it touched is foreign.
+        const foreign = (c.owners ?? []).filter((o) => o !== c.deployment);
         if (foreign.length > 0)
           out.push(
             v('deployments-isolated', c.vmName, `${c.primitive} by ${c.deployment ?? '?'} in ${c.region ?? '?'} touched ${foreign.join(', ')}'s resources`),

@@ -160,5 +160,7 @@ describe('chaos oracle on the watcher and two deployments', () => {
     expect(ids(e).filter((i) => ['lost-within-cycle', 'orphans-swept-within-grace', 'deployments-isolated'].includes(i))).toEqual([]);
     e.calls.push({ primitive: 'inventory', region: 'fake-a', deployment: 'prod', owners: ['prod', 'staging'] });
     expect(ids(e)).toContain('deployments-isolated');
+    e.calls = [{ primitive: 'delete', vmName: VM, region: 'fake-a', owners: ['prod'] }];
+    expect(ids(e)).toContain('deployments-isolated');
   });
 });

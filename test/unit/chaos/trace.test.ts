@@ -58,14 +58,12 @@ describe('chaos trace generator', () => {
     expect(faults.some((f) => f.ambiguous && f.error === 'Unavailable')).toBe(false);
   });
 
-  it('the additions come from a stream of their own: without them, a seed has the trace it had', () => {
-    const t = generate(5, 'fake');
-    expect(t.vms.length).toBeGreaterThan(0);
-    // Drawing parallel/terminate/second never changes faults, kills or boot time.
+  it('with the additions, traces stay well-formed: kill points and second-deployment VMs name existing VMs', () => {
     for (let seed = 1; seed <= 64; seed++) {
       const g = generate(seed, 'fake');
       expect(g.faults.every((f) => f.times >= 1)).toBe(true);
       expect(g.kills.every((k) => k.at === 'call' || k.vm < g.vms.length)).toBe(true);
+      expect((g.second ?? []).every((v) => v.vm < g.vms.length && !v.restart && !v.duplicateStart)).toBe(true);
     }
   });
 
