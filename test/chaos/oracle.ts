@@ -23,6 +23,7 @@ import {
   injectedKinds,
   isFullRelease,
   lastStageBefore,
+  laneOfAt,
   perRun,
   regionOfAt,
   TEARDOWN,
@@ -243,16 +244,22 @@ export const INVARIANTS: Invariant[] = [
   {
     id: 'leak-visible',
     says: 'a teardown that cannot finish shows stage leaked before anything else happens',
-    check: perRun((run) => {
+    check: perRun((run, ev) => {
       const out: string[] = [];
+      const parallel = parallelOfVm(ev.trace, run.vmName);
       run.facts.forEach((f, i) => {
         if (f.e !== 'activityFailed') return;
         const a = run.facts.find((x) => x.e === 'activity' && x.id === f.id) as Extract<Fact, { e: 'activity' }> | undefined;
         if (!a || !TEARDOWN.has(a.type)) return;
-        // The stage in force when the next thing happens (a later pass may fail while already leaked).
-        const j = run.facts.findIndex((x, k) => k > i && (x.e === 'activity' || x.e === 'closed'));
-        const stage = lastStageBefore(run, j < 0 ? run.facts.length : j);
-        if (stage !== 'leaked') out.push(`${a.type} failed (${f.failureType}) without stage leaked (stage ${stage ?? '?'})`);
+        // The next thing that happens (hedged: in the same lane; other attempts' activities interleave).
+        const lane = laneOfAt(a, parallel);
+        const j = run.facts.findIndex((x, k) => k > i && ((x.e === 'activity' && laneOfAt(x, parallel) === lane) || x.e === 'closed'));
+        const end = j < 0 ? run.facts.length : j;
+        // The stage in force then (a later pass may fail while already leaked); hedged, another
+        // attempt's stage may have followed the `leaked` upsert: the upsert itself is enough.
+        const stage = lastStageBefore(run, end);
+        const upserted = parallel > 1 && run.facts.slice(i, end).some((x) => x.e === 'stage' && x.stage === 'leaked');
+        if (stage !== 'leaked' && !upserted) out.push(`${a.type} failed (${f.failureType}) without stage leaked (stage ${stage ?? '?'})`);
       });
       return out;
     }, 'leak-visible'),
@@ -313,7 +320,7 @@ export const INVARIANTS: Invariant[] = [
       for (const a of finalAttempts(run) ?? []) {
         if (a.outcome === 'ready' || a.kind === 'Cancelled') continue;
         const k = a.kind ?? '?';
-        const ok = kinds.has(k) || (k === 'BootFailed' && ev.vanished.includes(run.vmName)) || (k === 'Failed' && ev.disruptions > 0);
+        const ok = kinds.has(k) || (k === 'BootFailed' && ev.vanished.includes(run.vmName)) || ((k === 'Failed' || k === 'BootFailed') && ev.disruptions > 0);
         if (!ok) out.push(`attempt ${offerKey(a.offer)} failed with ${k} (${a.message ?? ''}) but no such fault was injected`);
       }
       if (c?.status === 'failed') {
