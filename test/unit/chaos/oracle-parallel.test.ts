@@ -134,6 +134,25 @@ describe('chaos oracle on hedged launches (--parallel 2)', () => {
     expect(ids(e)).toContain('no-loser-left');
   });
 
+  it("leak-visible, hedged: the loser's failed release upserts leaked, then the winner's lane shows its own stage", () => {
+    const e = clean();
+    const facts = e.runs[0]!.facts;
+    // The refill's release (fake-a) fails once, the VM shows leaked, the winner's lane then says connecting; the retry succeeds.
+    const i = facts.findIndex((f) => f.e === 'activity' && f.type === 'releaseAt' && (f.input[0] as { instanceIds: string[] }).instanceIds[0] === 'fake-3');
+    const target = (facts[i] as { input: unknown[] }).input;
+    facts.splice(
+      i,
+      0,
+      { e: 'activity', id: 900, type: 'releaseAt', input: target },
+      { e: 'activityFailed', id: 900, failureType: 'Transient' },
+      { e: 'stage', stage: 'leaked' },
+      { e: 'stage', stage: 'connecting' },
+    );
+    expect(judge(e)).toEqual([]);
+    facts.splice(i + 2, 1);
+    expect(ids(e)).toContain('leak-visible');
+  });
+
   it('plan-order: going back within a lane is caught', () => {
     expect(ids(clean({ first: [A2, B1], refill: A1 }))).toContain('plan-order');
   });
