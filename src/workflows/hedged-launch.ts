@@ -223,8 +223,9 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, deps: HedgeDe
       ctx.setOffer(won.result.offer);
       return { kind: 'ready', capabilities: won.caps, result: { ...won.result, attempts: search.attempts } };
     }
-    if (aborted) return aborted.kind === 'failed' ? { ...aborted, details: { ...aborted.details, attempts: search.attempts } } : aborted;
+    // A user's cancel wins over a fatal attempt, as in the serial search (launch.ts checks it first).
     if (ctx.cancelRequested) return { kind: 'cancelled', attempts: search.attempts };
+    if (aborted) return aborted.kind === 'failed' ? { ...aborted, details: { ...aborted.details, attempts: search.attempts } } : aborted;
     if (!roundExhausted(search, taken)) continue;
     if (!spec.retryUntilUp) {
       const kind = exhaustedKind(search.attempts);

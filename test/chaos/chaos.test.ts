@@ -15,8 +15,11 @@ const haveCli = requireTool('temporal CLI', cliPath !== '', 'pip install tempora
 const haveSshd = existsSync('/usr/sbin/sshd');
 const log = process.env.GPUPROV_CHAOS_LOG === '1' ? (l: string) => process.stderr.write(`chaos: ${l}\n`) : undefined;
 
-/** Fixed seeds: several faults each, multi-VM traces, and kill points that fire. */
-const FAKE_SEEDS = [2, 9, 10, 23, 24, 31];
+/**
+ * Fixed seeds: several faults each, multi-VM traces, kill points that fire (90: at ready), hedged
+ * starts (2, 24, 81), terminate (2, 23, 31), a second deployment with overlapping names (31, 81).
+ */
+const FAKE_SEEDS = [2, 9, 23, 24, 31, 81, 90];
 const LOCAL_SEEDS = [1, 5];
 /** A seed whose trace has an ambiguous non-transient create: without compensation its instance leaks. */
 const BROKEN_SEED = 34;
@@ -26,7 +29,7 @@ describe.skipIf(!haveCli)('chaos kit', () => {
     const r = await runKit({ level: 'fake', seeds: FAKE_SEEDS, lanes: 3, serverRestarts: 1, shrink: false, cliPath, ...(log ? { log } : {}) });
     const details = r.failures.flatMap((f) => f.violations.map((v) => `seed ${f.seed}: [${v.invariant}] ${v.vm ?? ''} ${v.detail}`));
     expect(details).toEqual([]);
-    expect(r.summary).toMatchObject({ level: 'fake', seeds: FAKE_SEEDS.length, violations: 0, leaks: 0, duplicates: 0, serverRestarts: 1 });
+    expect(r.summary).toMatchObject({ level: 'fake', seeds: FAKE_SEEDS.length, violations: 0, leaks: 0, orphansLeft: 0, duplicates: 0, serverRestarts: 1 });
     expect(r.summary.invariants).toBeGreaterThanOrEqual(20);
     expect(r.summary.kills).toBeGreaterThanOrEqual(1);
     expect(r.summary.restarts).toBeGreaterThanOrEqual(r.summary.kills + 1);
@@ -38,7 +41,7 @@ describe.skipIf(!haveCli)('chaos kit', () => {
       const r = await runKit({ level: 'local', seeds: LOCAL_SEEDS, lanes: 2, serverRestarts: 0, shrink: false, cliPath, ...(log ? { log } : {}) });
       const details = r.failures.flatMap((f) => f.violations.map((v) => `seed ${f.seed}: [${v.invariant}] ${v.vm ?? ''} ${v.detail}`));
       expect(details).toEqual([]);
-      expect(r.summary).toMatchObject({ level: 'local', violations: 0, leaks: 0, duplicates: 0 });
+      expect(r.summary).toMatchObject({ level: 'local', violations: 0, leaks: 0, orphansLeft: 0, duplicates: 0 });
     },
     600_000,
   );

@@ -25,7 +25,7 @@ export interface ChaosCloud {
   calls(): CloudCall[] | undefined;
   /** Calls so far (fake only; 0 for local): kill points count activity boundaries with it. */
   callCount(): number;
-  /** Side resources left, as `vm@region`. */
+  /** Side resources left, as `vm@region@owner`. */
   sideResources(): string[];
   /** The instance disappears as if the cloud reclaimed it (fake) / its sshd is SIGKILLed (local). */
   vanish(id: string): Promise<void>;
@@ -52,12 +52,14 @@ export class FakeChaosCloud implements ChaosCloud {
   }
 
   private reset(rules: FakeRule[] = [], bootMs = 0): void {
-    // The FakeProvider's state shape; ids keep growing across traces of the lane.
-    const prev = existsSync(this.stateFile) ? (JSON.parse(readFileSync(this.stateFile, 'utf8')) as { nextId?: number }) : {};
-    this.nextId = Math.max(this.nextId, prev.nextId ?? 1);
-    const state = { instances: [], deleted: [], rules, calls: [], nextId: this.nextId, bootMs, offers: defaultFakeOffers(), sideResources: [], delays: {} };
-    writeFileSync(`${this.stateFile}.arm`, JSON.stringify(state));
-    renameSync(`${this.stateFile}.arm`, this.stateFile);
+    if (!existsSync(this.stateFile)) {
+      // The FakeProvider's state shape.
+      const state = { instances: [], deleted: [], rules, calls: [], nextId: 1, bootMs, offers: defaultFakeOffers(), sideResources: [], delays: {} };
+      writeFileSync(`${this.stateFile}.arm`, JSON.stringify(state));
+      renameSync(`${this.stateFile}.arm`, this.stateFile);
+    }
+    // Under the state file's lock: the workers (and their watchers) write it too. Ids keep growing.
+    this.provider().resetState({ rules, bootMs, offers: defaultFakeOffers() });
   }
 
   arm(trace: Trace): void {
@@ -88,7 +90,7 @@ export class FakeChaosCloud implements ChaosCloud {
   live(): CloudInstance[] {
     return this.provider()
       .live()
-      .map((i) => ({ id: i.id, vmName: i.vmName, region: i.region, instanceType: i.instanceType, port: i.port }));
+      .map((i) => ({ id: i.id, vmName: i.vmName, region: i.region, instanceType: i.instanceType, port: i.port, ...(i.owner ? { owner: i.owner } : {}) }));
   }
 
   calls(): CloudCall[] {
@@ -98,11 +100,14 @@ export class FakeChaosCloud implements ChaosCloud {
       ...(c.region !== undefined ? { region: c.region } : {}),
       ...(c.instanceType !== undefined ? { instanceType: c.instanceType } : {}),
       ...(c.error !== undefined ? { error: c.error } : {}),
+      ...(c.deployment !== undefined ? { deployment: c.deployment } : {}),
+      ...(c.owners !== undefined ? { owners: c.owners } : {}),
     }));
   }
 
+  /** The watchers' inventory calls tick with time, not with activities: they do not count. */
   callCount(): number {
-    return this.provider().calls.length;
+    return this.provider().calls.filter((c) => c.primitive !== 'inventory').length;
   }
 
   sideResources(): string[] {
@@ -125,6 +130,7 @@ interface LocalLabels {
   vmName: string;
   region: string;
   instanceType: string;
+  owner?: string;
 }
 
 /** The local cloud's instance behind a live sshd PID (its config lives in the instance's directory). */
@@ -141,7 +147,15 @@ function instanceOfPid(pid: number): (CloudInstance & { pid: number }) | undefin
   try {
     const labels = JSON.parse(readFileSync(join(dir, 'labels.json'), 'utf8')) as LocalLabels;
     const port = Number(readFileSync(join(dir, 'port'), 'utf8').trim());
-    return { pid, id: basename(dir), vmName: labels.vmName, region: labels.region, instanceType: labels.instanceType, ...(port > 0 ? { port } : {}) };
+    return {
+      pid,
+      id: basename(dir),
+      vmName: labels.vmName,
+      region: labels.region,
+      instanceType: labels.instanceType,
+      ...(port > 0 ? { port } : {}),
+      ...(labels.owner ? { owner: labels.owner } : {}),
+    };
   } catch {
     // moved to the trash mid-read, or not written yet: look it up there
   }
@@ -151,7 +165,7 @@ function instanceOfPid(pid: number): (CloudInstance & { pid: number }) | undefin
   if (moved) {
     try {
       const labels = JSON.parse(readFileSync(join(trash, moved, 'labels.json'), 'utf8')) as LocalLabels;
-      return { pid, id, vmName: labels.vmName, region: labels.region, instanceType: labels.instanceType };
+      return { pid, id, vmName: labels.vmName, region: labels.region, instanceType: labels.instanceType, ...(labels.owner ? { owner: labels.owner } : {}) };
     } catch {
       // gone meanwhile
     }
@@ -214,7 +228,10 @@ export class LocalChaosCloud implements ChaosCloud {
   sideResources(): string[] {
     const vms = join(this.root, 'vms');
     if (!existsSync(vms)) return [];
-    return readdirSync(vms).flatMap((region) => readdirSync(join(vms, region)).map((vm) => `${vm}@${region}`));
+    // <root>/vms/<region>/<owner>/<vm> (src/providers/local/api.ts vmDir)
+    return readdirSync(vms).flatMap((region) =>
+      readdirSync(join(vms, region)).flatMap((owner) => readdirSync(join(vms, region, owner)).map((vm) => `${vm}@${region}@${owner}`)),
+    );
   }
 
   async vanish(id: string): Promise<void> {

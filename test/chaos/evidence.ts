@@ -9,6 +9,8 @@ export interface CloudInstance {
   region: string;
   instanceType: string;
   port?: number;
+  /** The deployment that owns it (its owner tag / label). */
+  owner?: string;
 }
 
 /** One look at a VM while the trace ran: its status query (when it answered) and the cloud. */
@@ -35,6 +37,10 @@ export interface CloudCall {
   region?: string;
   instanceType?: string;
   error?: string;
+  /** The calling adapter's deployment. */
+  deployment?: string;
+  /** Deployments whose instances or side resources the call returned or removed. */
+  owners?: string[];
 }
 
 export interface Evidence {
@@ -58,6 +64,15 @@ export interface Evidence {
   duplicateStartsAccepted: string[];
   /** VM names whose instance the harness made vanish. */
   vanished: string[];
+  /** When each one vanished (epoch ms). */
+  vanishedAt?: Record<string, number>;
+  /** The account watchers' timings in force (CHAOS_WATCHER). */
+  watcher?: { fastIntervalMs: number; orphanGraceMs: number };
+  /**
+   * Instances of the trace's VMs live when its last workflow closed (terminated ones leave
+   * orphans), and those still live after the orphan grace plus one watcher cycle and an allowance.
+   */
+  orphans?: { atClose: CloudInstance[]; left: CloudInstance[]; waitedMs: number };
   /** Worker SIGKILLs and server restarts during the trace (they can time activities out). */
   disruptions: number;
   replayErrors: Record<string, string>;

@@ -9,7 +9,8 @@ export type Fact =
   | { e: 'activityDone'; id: number; result: unknown }
   /** `prepareStep`: a prepareAndCreate whose prepare step failed (nothing was created). */
   | { e: 'activityFailed'; id: number; failureType: string; prepareStep?: boolean }
-  | { e: 'stage'; stage: string }
+  /** `atMs`: the event's time (epoch ms), when the history has it. */
+  | { e: 'stage'; stage: string; atMs?: number }
   | { e: 'signal'; name: string }
   | { e: 'cancelRequested' }
   | {
@@ -109,7 +110,8 @@ export function readHistory(json: string, workflowId: string, runId: string, vmN
         const fields =
           ((a('upsertWorkflowSearchAttributesEventAttributes').searchAttributes ?? {}) as { indexedFields?: Record<string, JsonPayload> }).indexedFields ?? {};
         const stage = decode(fields.GpuprovStage);
-        if (typeof stage === 'string') facts.push({ e: 'stage', stage });
+        const atMs = typeof ev.eventTime === 'string' ? Date.parse(ev.eventTime) : NaN;
+        if (typeof stage === 'string') facts.push({ e: 'stage', stage, ...(Number.isFinite(atMs) ? { atMs } : {}) });
         break;
       }
       case 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED':

@@ -12,7 +12,8 @@ import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { freePort, startDevServer, type DevServer } from '../../src/server/dev-server';
 import { obtainTemporalCli } from '../../src/server/temporal-cli';
 import { FakeChaosCloud, LocalChaosCloud } from './cloud';
-import { Lane, type KitContext, type TraceOutcome } from './lane';
+import { Lane, type KitContext } from './lane';
+import { runTrace, type TraceOutcome } from './trace-run';
 import { INVARIANTS, type Violation } from './oracle';
 import { generate, shrinkCandidates, size, type Level, type Trace } from './trace';
 
@@ -53,6 +54,11 @@ export interface KitSummary {
   invariants: number;
   violations: number;
   leaks: number;
+  /** Instances (of terminated workflows) not swept within the orphan grace + one watcher cycle. */
+  orphansLeft: number;
+  /** The slowest and the median loss detection (vanish → lost), ms, over every vanished VM. */
+  lostMaxMs: number;
+  lostP50Ms: number;
   duplicates: number;
   kills: number;
   restarts: number;
@@ -184,12 +190,16 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
       f.replay = replayCommand(o, shrunk.trace);
     }
     const restarts = lanes.reduce((s, l) => s + l.restarts, 0) + server.restarts;
+    const lost = outcomes.flatMap((x) => x.lostMs).sort((a, b) => a - b);
     const summary: KitSummary = {
       level: o.level,
       seeds: traces.length,
       invariants: INVARIANTS.length,
       violations: outcomes.reduce((s, x) => s + x.violations.length, 0),
       leaks: outcomes.reduce((s, x) => s + x.leaks, 0),
+      orphansLeft: outcomes.reduce((s, x) => s + x.orphansLeft, 0),
+      lostMaxMs: Math.max(0, ...lost),
+      lostP50Ms: lost[Math.floor(lost.length / 2)] ?? 0,
       duplicates: outcomes.reduce((s, x) => s + x.duplicates, 0),
       kills: lanes.reduce((s, l) => s + l.kills, 0),
       restarts,
@@ -216,7 +226,7 @@ async function runOnLanes(lanes: Lane[], jobs: { trace: Trace; tag: string }[], 
         const i = next++;
         const job = jobs[i];
         if (!job) return;
-        out[i] = await lane.runTrace(job.trace, job.tag);
+        out[i] = await runTrace(lane, job.trace, job.tag);
         done?.(out[i]);
       }
     }),

@@ -9,6 +9,8 @@ import type { VmStatus } from '../../src/core/api';
 import type { Offer } from '../../src/core/provider';
 import type { Evidence, Invariant, Violation } from './evidence';
 import { parallelOfVm } from './trace';
+import { SEARCH_INVARIANTS } from './invariants-search';
+import { WATCHER_INVARIANTS } from './invariants-watcher';
 import type { Fact } from './history';
 import {
   activitiesBetween,
@@ -21,8 +23,8 @@ import {
   injectedKinds,
   isFullRelease,
   lastStageBefore,
+  laneOfAt,
   perRun,
-  planOf,
   regionOfAt,
   TEARDOWN,
   v,
@@ -89,10 +91,10 @@ export const INVARIANTS: Invariant[] = [
   },
   {
     id: 'abandoned-attempts-deleted',
-    says: 'every attempt that may have created something is torn down (delete + await gone at its location) before the next offer or the end',
-    check: perRun((run) => {
+    says: 'every attempt that may have created something is torn down (delete + await gone at its location) before the next offer in its lane or the end',
+    check: perRun((run, ev) => {
       const out: string[] = [];
-      for (const a of attemptsOf(run)) {
+      for (const a of attemptsOf(run, parallelOfVm(ev.trace, run.vmName))) {
         if (!a.createScheduled || !a.record || a.record.outcome === 'ready' || a.record.kind === 'Unavailable') continue;
         const acts = activitiesBetween(run, a.at, a.until);
         const here = (x: Extract<Fact, { e: 'activity' }>): boolean => regionOfAt(x) === a.offer.region && completed(run, x.id);
@@ -135,44 +137,6 @@ export const INVARIANTS: Invariant[] = [
     }, 'blocked-offer-not-retried'),
   },
   {
-    id: 'plan-order',
-    says: 'offers are tried in plan order (preference)',
-    check: perRun((run) => {
-      const plan = planOf(run);
-      if (!plan) return [];
-      const idx = attemptsOf(run).map((a) => plan.findIndex((o) => offerKey(o) === offerKey(a.offer)));
-      const out: string[] = [];
-      idx.forEach((x, i) => {
-        if (x < 0) out.push(`attempt ${i} is not a planned offer`);
-        else if (i > 0 && x <= idx[i - 1]!) out.push(`attempt ${i} goes back to plan index ${x} after ${idx[i - 1]!}`);
-      });
-      return out;
-    }, 'plan-order'),
-  },
-  {
-    id: 'no-skip-without-block',
-    says: 'the next attempt is the first unblocked offer; an exhausted search left no unblocked offer untried',
-    check: perRun((run) => {
-      const plan = planOf(run);
-      if (!plan) return [];
-      const out: string[] = [];
-      const quota = new Set<string>();
-      let cursor = 0;
-      const attempts = attemptsOf(run);
-      for (const a of attempts) {
-        const x = plan.findIndex((o) => offerKey(o) === offerKey(a.offer));
-        for (let i = cursor; i < x; i++) if (!quota.has(plan[i]!.region)) out.push(`skipped unblocked offer ${offerKey(plan[i]!)}`);
-        cursor = x + 1;
-        if (a.record?.kind === 'Quota') quota.add(a.offer.region);
-      }
-      const c = closeOf(run);
-      if (c?.status === 'failed' && (c.details as { reason?: string } | undefined)?.reason === 'exhausted') {
-        for (let i = cursor; i < plan.length; i++) if (!quota.has(plan[i]!.region)) out.push(`exhausted but never tried ${offerKey(plan[i]!)}`);
-      }
-      return out;
-    }, 'no-skip-without-block'),
-  },
-  {
     id: 'no-create-after-cancel',
     says: 'after a cancel (signal, Temporal cancel, or `down` while launching) nothing is prepared or created',
     check: perRun((run) => {
@@ -186,11 +150,11 @@ export const INVARIANTS: Invariant[] = [
   {
     id: 'unavailable-never-compensates',
     says: 'Unavailable promises nothing was created: no delete for that attempt',
-    check: perRun((run) => {
+    check: perRun((run, ev) => {
       const out: string[] = [];
-      for (const a of attemptsOf(run)) {
+      for (const a of attemptsOf(run, parallelOfVm(ev.trace, run.vmName))) {
         if (a.record?.kind !== 'Unavailable') continue;
-        if (activitiesBetween(run, a.at, a.until).some((x) => x.type === 'deleteInstances' || isFullRelease(x)))
+        if (activitiesBetween(run, a.at, a.until).some((x) => (x.type === 'deleteInstances' || isFullRelease(x)) && regionOfAt(x) === a.offer.region))
           out.push(`delete after Unavailable at ${offerKey(a.offer)}`);
       }
       return out;
@@ -280,16 +244,22 @@ export const INVARIANTS: Invariant[] = [
   {
     id: 'leak-visible',
     says: 'a teardown that cannot finish shows stage leaked before anything else happens',
-    check: perRun((run) => {
+    check: perRun((run, ev) => {
       const out: string[] = [];
+      const parallel = parallelOfVm(ev.trace, run.vmName);
       run.facts.forEach((f, i) => {
         if (f.e !== 'activityFailed') return;
         const a = run.facts.find((x) => x.e === 'activity' && x.id === f.id) as Extract<Fact, { e: 'activity' }> | undefined;
         if (!a || !TEARDOWN.has(a.type)) return;
-        // The stage in force when the next thing happens (a later pass may fail while already leaked).
-        const j = run.facts.findIndex((x, k) => k > i && (x.e === 'activity' || x.e === 'closed'));
-        const stage = lastStageBefore(run, j < 0 ? run.facts.length : j);
-        if (stage !== 'leaked') out.push(`${a.type} failed (${f.failureType}) without stage leaked (stage ${stage ?? '?'})`);
+        // The next thing that happens (hedged: in the same lane; other attempts' activities interleave).
+        const lane = laneOfAt(a, parallel);
+        const j = run.facts.findIndex((x, k) => k > i && ((x.e === 'activity' && laneOfAt(x, parallel) === lane) || x.e === 'closed'));
+        const end = j < 0 ? run.facts.length : j;
+        // The stage in force then (a later pass may fail while already leaked); hedged, another
+        // attempt's stage may have followed the `leaked` upsert: the upsert itself is enough.
+        const stage = lastStageBefore(run, end);
+        const upserted = parallel > 1 && run.facts.slice(i, end).some((x) => x.e === 'stage' && x.stage === 'leaked');
+        if (stage !== 'leaked' && !upserted) out.push(`${a.type} failed (${f.failureType}) without stage leaked (stage ${stage ?? '?'})`);
       });
       return out;
     }, 'leak-visible'),
@@ -300,7 +270,8 @@ export const INVARIANTS: Invariant[] = [
     check: perRun((run) => {
       const stages = run.facts.filter((f): f is Extract<Fact, { e: 'stage' }> => f.e === 'stage').map((f) => f.stage);
       const i = stages.lastIndexOf('leaked');
-      if (i < 0) return [];
+      // Terminated (Temporal terminate, not a gpuprov end): the account watcher sweeps what is left.
+      if (i < 0 || closeOf(run)?.status === 'terminated') return [];
       if (i === stages.length - 1) return ['still leaked at the end'];
       return closeOf(run) ? [] : ['left leaked but never ended'];
     }, 'leak-resolves'),
@@ -349,7 +320,7 @@ export const INVARIANTS: Invariant[] = [
       for (const a of finalAttempts(run) ?? []) {
         if (a.outcome === 'ready' || a.kind === 'Cancelled') continue;
         const k = a.kind ?? '?';
-        const ok = kinds.has(k) || (k === 'BootFailed' && ev.vanished.includes(run.vmName)) || (k === 'Failed' && ev.disruptions > 0);
+        const ok = kinds.has(k) || (k === 'BootFailed' && ev.vanished.includes(run.vmName)) || ((k === 'Failed' || k === 'BootFailed') && ev.disruptions > 0);
         if (!ok) out.push(`attempt ${offerKey(a.offer)} failed with ${k} (${a.message ?? ''}) but no such fault was injected`);
       }
       if (c?.status === 'failed') {
@@ -382,17 +353,20 @@ export const INVARIANTS: Invariant[] = [
   },
   {
     id: 'attempt-records-consistent',
-    says: 'the attempts table matches what ran: one record per attempt, every failed attempt compensated, the ready one last',
-    check: perRun((run) => {
+    says: 'the attempts table matches what ran: one record per attempt, every failed attempt compensated, one ready attempt (the last one when serial)',
+    check: perRun((run, ev) => {
       const records = finalAttempts(run);
       if (!records) return [];
-      const attempts = attemptsOf(run);
+      const parallel = parallelOfVm(ev.trace, run.vmName);
+      const attempts = attemptsOf(run, parallel);
       const out: string[] = [];
       if (records.length !== attempts.length) out.push(`${records.length} records for ${attempts.length} attempts`);
       records.forEach((r, i) => {
         if (r.outcome !== 'ready' && !r.compensated) out.push(`attempt ${i} (${r.outcome}) not compensated`);
-        if (r.outcome === 'ready' && i !== records.length - 1) out.push(`ready attempt ${i} is not the last`);
+        // Hedged: the winner need not have started last (a later attempt lost the race).
+        if (r.outcome === 'ready' && i !== records.length - 1 && parallel <= 1) out.push(`ready attempt ${i} is not the last`);
       });
+      if (records.filter((r) => r.outcome === 'ready').length > 1) out.push('more than one ready attempt');
       return out;
     }, 'attempt-records-consistent'),
   },
@@ -423,6 +397,8 @@ export const INVARIANTS: Invariant[] = [
     says: 'one workflow per VM name: starting a running name again is rejected',
     check: (ev) => ev.duplicateStartsAccepted.map((d) => v('duplicate-start-rejected', d, 'a second workflow started for a running name')),
   },
+  ...SEARCH_INVARIANTS,
+  ...WATCHER_INVARIANTS,
 ];
 
 /** Every violation of every invariant on this evidence. */

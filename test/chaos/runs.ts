@@ -4,6 +4,8 @@
  * before CLOUD_CALLS_PATCH) and the merged prepareAndCreate / releaseAt.
  */
 import type { AttemptRecord, VmStatus } from '../../src/core/api';
+import { laneOf } from '../../src/core/hedge';
+import { offerKey } from '../../src/core/offers';
 import type { Offer } from '../../src/core/provider';
 import type { Evidence, Violation } from './evidence';
 import type { Fact, RunFacts } from './history';
@@ -13,9 +15,18 @@ export interface Attempt {
   offer: Offer;
   /** Index of the attempt's first fact (prepareOffer, or prepareAndCreate) in the run's facts. */
   at: number;
-  /** Index of the next attempt's first fact, or of the close. */
+  /**
+   * Index of the next attempt's first fact in the same lane, or of the close. Serial runs have one
+   * lane (`*`): the next attempt of any offer. Hedged runs (`--parallel N`) have one lane per
+   * `laneOf(offer)`: the attempts of one lane never overlap, those of different lanes interleave.
+   */
   until: number;
+  lane: string;
   createScheduled: boolean;
+  /** Index of the fact where the attempt's prepare/create activity failed, if it did. */
+  failedAt?: number;
+  /** The failure type it failed with there. */
+  failedWith?: string;
   record?: AttemptRecord;
 }
 
@@ -52,29 +63,67 @@ export function planOf(run: RunFacts): Offer[] | undefined {
   return (done?.result as { offers?: Offer[] } | undefined)?.offers;
 }
 
-export function attemptsOf(run: RunFacts): Attempt[] {
+/** The region an activity acts in: its first argument is an offer, a location, or a release target. */
+export const regionOfAt = (a: Extract<Fact, { e: 'activity' }>): string | undefined => {
+  const first = a.input[0] as { region?: string; cloud?: string; at?: { region?: string; cloud?: string } } | undefined;
+  return first?.region ?? first?.at?.region;
+};
+
+/** The lane an activity acts in (see {@link Attempt.until}); `*` for a serial run. */
+export function laneOfAt(a: Extract<Fact, { e: 'activity' }>, parallel: number): string {
+  if (parallel <= 1) return '*';
+  const first = a.input[0] as { region?: string; cloud?: string; at?: { region?: string; cloud?: string } } | undefined;
+  return laneOf({ cloud: first?.cloud ?? first?.at?.cloud ?? '?', region: first?.region ?? first?.at?.region ?? '?' });
+}
+
+/**
+ * The run's attempts in start order, each with the window of facts that belong to it. `parallel`:
+ * the VM's `--parallel N` (1: serial, one window after the other).
+ */
+export function attemptsOf(run: RunFacts, parallel = 1): Attempt[] {
   const out: Attempt[] = [];
   const records = finalAttempts(run);
+  const used = new Set<number>();
+  const scheduled = new Map<number, Extract<Fact, { e: 'activity' }>>();
+  const latestIn = (lane: string): Attempt | undefined => {
+    for (let j = out.length - 1; j >= 0; j--) if (out[j]!.lane === lane) return out[j];
+    return undefined;
+  };
+  const recordFor = (offer: Offer, i: number): AttemptRecord | undefined => {
+    // Records are sorted by index, which is the start order; match on the offer to be sure.
+    const byIndex = records?.[i];
+    const pick =
+      byIndex && offerKey(byIndex.offer) === offerKey(offer) && !used.has(i)
+        ? i
+        : (records ?? []).findIndex((r, j) => !used.has(j) && offerKey(r.offer) === offerKey(offer));
+    if (pick === undefined || pick < 0) return undefined;
+    used.add(pick);
+    return records?.[pick];
+  };
   run.facts.forEach((f, i) => {
+    if (f.e === 'activity') scheduled.set(f.id, f);
     if (f.e === 'activity' && ATTEMPT_START.has(f.type)) {
-      const prev = out[out.length - 1];
-      if (prev) prev.until = i;
-      const record = records?.[out.length];
-      out.push({ offer: f.input[0] as Offer, at: i, until: run.facts.length, createScheduled: false, ...(record ? { record } : {}) });
+      const offer = f.input[0] as Offer;
+      const lane = laneOfAt(f, parallel);
+      const prev = latestIn(lane);
+      if (prev && prev.until > i) prev.until = i;
+      const record = recordFor(offer, out.length);
+      out.push({ offer, at: i, until: run.facts.length, lane, createScheduled: false, ...(record ? { record } : {}) });
     }
     if (f.e === 'activity' && CREATES.has(f.type)) {
-      const cur = out[out.length - 1];
+      const cur = latestIn(laneOfAt(f, parallel));
       if (cur) cur.createScheduled = true;
     }
-    // A merged prepareAndCreate whose prepare step failed never reached the create.
-    if (f.e === 'activityFailed' && f.prepareStep) {
-      const cur = out[out.length - 1];
-      if (cur) cur.createScheduled = false;
+    if (f.e === 'activityFailed') {
+      const a = scheduled.get(f.id);
+      if (a && (ATTEMPT_START.has(a.type) || CREATES.has(a.type))) {
+        const cur = latestIn(laneOfAt(a, parallel));
+        if (cur && cur.failedAt === undefined) Object.assign(cur, { failedAt: i, failedWith: f.failureType });
+        // A merged prepareAndCreate whose prepare step failed never reached the create.
+        if (cur && f.prepareStep) cur.createScheduled = false;
+      }
     }
-    if (f.e === 'closed') {
-      const cur = out[out.length - 1];
-      if (cur && cur.until > i) cur.until = i;
-    }
+    if (f.e === 'closed') for (const a of out) if (a.until > i) a.until = i;
   });
   return out;
 }
@@ -86,11 +135,6 @@ export function completed(run: RunFacts, id: number): boolean {
   return run.facts.some((f) => f.e === 'activityDone' && f.id === id);
 }
 
-/** The region an activity acts in: its first argument is an offer, a location, or a release target. */
-export const regionOfAt = (a: Extract<Fact, { e: 'activity' }>): string | undefined => {
-  const first = a.input[0] as { region?: string; at?: { region?: string } } | undefined;
-  return first?.region ?? first?.at?.region;
-};
 export const v = (invariant: string, vm: string | undefined, detail: string): Violation =>
   vm === undefined ? { invariant, detail } : { invariant, vm, detail };
 

@@ -23,8 +23,19 @@ export interface FaultSpec {
 }
 
 /** What happens to a VM after its start. */
+/**
+ * `vanish-when-ready`: the instance is killed behind the product's back (fake: removed from the
+ * cloud's store; local: its sshd SIGKILLed). `terminate…`: the workflow is terminated through
+ * Temporal (the Web UI's Terminate button); the account watcher must sweep what it left.
+ */
 export type VmOp =
-  { op: 'none' } | { op: 'cancel'; afterMs: number } | { op: 'teardown'; afterMs: number } | { op: 'teardown-when-ready' } | { op: 'vanish-when-ready' };
+  | { op: 'none' }
+  | { op: 'cancel'; afterMs: number }
+  | { op: 'teardown'; afterMs: number }
+  | { op: 'teardown-when-ready' }
+  | { op: 'vanish-when-ready' }
+  | { op: 'terminate'; afterMs: number }
+  | { op: 'terminate-when-ready' };
 
 export interface VmScript {
   /** Index of the VM name in the trace (names are `c<seed>-<vm>`). */
@@ -35,7 +46,7 @@ export interface VmScript {
   duplicateStart: boolean;
   /** Once its workflow closed, start the same name again (a fresh launch). */
   restart: boolean;
-  /** `--parallel N` of this VM (absent: 1). `generate` leaves it out, so a seed keeps its trace. */
+  /** `--parallel N` of this VM (absent: 1); drawn by `addExtras`. */
   parallel?: number;
 }
 
@@ -50,6 +61,11 @@ export interface Trace {
   faults: FaultSpec[];
   vms: VmScript[];
   kills: KillPoint[];
+  /**
+   * VMs of a second deployment on the same cloud, at the same time, with the names of `vms`
+   * (`vm` is the index of the name they share). Absent: one deployment.
+   */
+  second?: VmScript[];
 }
 
 /** Deterministic PRNG (mulberry32). */
@@ -131,7 +147,7 @@ function genFault(r: Rand, level: Level): FaultSpec {
 }
 
 function genOp(r: Rand): VmOp {
-  const op = weighted<VmOp['op']>(r, [
+  const op = weighted<Exclude<VmOp['op'], 'terminate' | 'terminate-when-ready'>>(r, [
     ['none', 30],
     ['cancel', 20],
     ['teardown', 12],
@@ -193,13 +209,58 @@ export function generate(seed: number, level: Level): Trace {
   for (let i = 0; i < killCount; i++) {
     kills.push(level === 'fake' && r() < 0.5 ? { at: 'call', n: int(r, 2, 30) } : { at: 'stage', vm: int(r, 0, vmCount - 1), stage: pick(r, KILL_STAGES) });
   }
-  return { seed, level, bootMs, faults, vms, kills };
+  const second = addExtras(seed, level, vms);
+  return { seed, level, bootMs, faults, vms, kills, ...(second ? { second } : {}) };
+}
+
+/**
+ * Alphabet added after the first generator, drawn from a stream of its own so that every seed
+ * keeps the trace it had and only gains these: `--parallel 2..4` on some starts.
+ */
+function addExtras(seed: number, level: Level, vms: VmScript[]): VmScript[] | undefined {
+  const r = rng(seed * 40503 + (level === 'local' ? 29 : 7) + 0x5bd1e995);
+  for (const v of vms) if (r() < 0.3) v.parallel = int(r, 2, 4);
+  // Terminate through Temporal (never re-started: the sweep comes after the grace).
+  for (const v of vms) {
+    if (r() >= 0.12) continue;
+    v.op = r() < 0.6 ? { op: 'terminate-when-ready' } : { op: 'terminate', afterMs: int(r, 0, 25) * 100 };
+    v.restart = false;
+  }
+  if (r() >= 0.2) return undefined;
+  const second: VmScript[] = [];
+  for (const v of vms) {
+    if (second.length > 0 && r() < 0.5) continue;
+    const op = weighted<VmOp['op']>(r, [
+      ['none', 30],
+      ['teardown-when-ready', 25],
+      ['vanish-when-ready', 20],
+      ['terminate-when-ready', 15],
+      ['cancel', 10],
+    ]);
+    second.push({
+      vm: v.vm,
+      startAfterMs: int(r, 0, 10) * 100,
+      op: op === 'cancel' ? { op, afterMs: int(r, 0, 25) * 100 } : ({ op } as VmOp),
+      duplicateStart: false,
+      restart: false,
+    });
+  }
+  return second;
 }
 
 /** Number of elements in a trace (the shrinker's measure). */
 export function size(t: Trace): number {
-  const opWeight = (v: VmScript): number => (v.op.op === 'none' ? 0 : 1) + (v.duplicateStart ? 1 : 0) + (v.restart ? 1 : 0) + (v.startAfterMs > 0 ? 1 : 0);
-  return t.vms.length + t.vms.reduce((s, v) => s + opWeight(v), 0) + t.faults.reduce((s, f) => s + f.times, 0) + t.kills.length + (t.bootMs > 0 ? 1 : 0);
+  const opWeight = (v: VmScript): number =>
+    (v.op.op === 'none' ? 0 : 1) + (v.duplicateStart ? 1 : 0) + (v.restart ? 1 : 0) + (v.startAfterMs > 0 ? 1 : 0) + (v.parallel !== undefined ? 1 : 0);
+  const second = t.second ?? [];
+  return (
+    t.vms.length +
+    second.length +
+    [...t.vms, ...second].reduce((s, v) => s + opWeight(v), 0) +
+    t.faults.reduce((s, f) => s + f.times, 0) +
+    t.kills.length +
+    (t.bootMs > 0 ? 1 : 0)
+  );
 }
 
 /**
@@ -214,8 +275,14 @@ export function shrinkCandidates(t: Trace): Trace[] {
     for (let i = 0; i < t.vms.length; i++) {
       const vms = renumber(t.vms.filter((_, j) => j !== i));
       const kills = t.kills.flatMap((k): KillPoint[] => (k.at === 'stage' ? (k.vm === i ? [] : [{ ...k, vm: k.vm > i ? k.vm - 1 : k.vm }]) : [k]));
-      out.push({ ...t, vms, kills });
+      const second = t.second?.filter((v) => v.vm !== i).map((v) => ({ ...v, vm: v.vm > i ? v.vm - 1 : v.vm }));
+      const { second: _second, ...rest } = t;
+      out.push({ ...rest, vms, kills, ...(second?.length ? { second } : {}) });
     }
+  }
+  if (t.second) {
+    const { second: _second, ...one } = t;
+    out.push(one);
   }
   for (let i = 0; i < t.kills.length; i++) out.push({ ...t, kills: t.kills.filter((_, j) => j !== i) });
   for (let i = 0; i < t.faults.length; i++) out.push({ ...t, faults: t.faults.filter((_, j) => j !== i) });
@@ -231,9 +298,15 @@ export function shrinkCandidates(t: Trace): Trace[] {
     if (v.op.op !== 'none') simpler.push({ op: { op: 'none' } });
     if (v.startAfterMs > 0) simpler.push({ startAfterMs: 0 });
     for (const s of simpler) out.push({ ...t, vms: t.vms.map((w, j) => (j === i ? { ...w, ...s } : w)) });
+    if (v.parallel !== undefined) out.push({ ...t, vms: t.vms.map((w, j) => (j === i ? serialOf(w) : w)) });
   }
   if (t.bootMs > 0) out.push({ ...t, bootMs: 0 });
   return out.filter((c) => size(c) < size(t));
+}
+
+function serialOf(v: VmScript): VmScript {
+  const { parallel: _parallel, ...rest } = v;
+  return rest;
 }
 
 /** The VM name of `vm` in a trace (distinct per seed, so traces run side by side on one server). */
@@ -241,8 +314,18 @@ export function vmName(t: Pick<Trace, 'seed'>, vm: number, tag = ''): string {
   return `c${t.seed}${tag}-${vm}`;
 }
 
-/** The `--parallel N` of the VM named `name` in `t` (1 when absent): how many of its instances may live at once. */
-export function parallelOfVm(t: Pick<Trace, 'vms'>, name: string): number {
+/** The evidence's key of a VM: its name, plus `/b` in the second deployment (whose names overlap the first's). */
+export const vmKey = (name: string, second: boolean): string => (second ? `${name}/b` : name);
+
+/** The script of the VM keyed `key` (see {@link vmKey}) in `t`. */
+export function scriptOf(t: Pick<Trace, 'vms' | 'second'>, key: string): VmScript | undefined {
+  const second = key.endsWith('/b');
+  const name = second ? key.slice(0, -2) : key;
   const vm = Number(name.slice(name.lastIndexOf('-') + 1));
-  return t.vms.find((s) => s.vm === vm)?.parallel ?? 1;
+  return (second ? (t.second ?? []) : t.vms).find((s) => s.vm === vm);
+}
+
+/** The `--parallel N` of the VM keyed `key` in `t` (1 when absent): how many of its instances may live at once. */
+export function parallelOfVm(t: Pick<Trace, 'vms' | 'second'>, key: string): number {
+  return scriptOf(t, key)?.parallel ?? 1;
 }

@@ -3,7 +3,7 @@
  * counts live instances, and can keep its state in a JSON file so a worker in another process
  * (killed and restarted by a test) and the test itself see the same cloud.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { ProviderError, type BlockScope, type ErrorKind } from '../../src/core/errors';
 import type { ProbeResult, SshProber } from '../../src/ssh';
 import type {
@@ -60,6 +60,10 @@ export interface FakeCall {
   /** create: the spec's image and disk size, when given. */
   image?: string;
   diskGb?: number;
+  /** The calling adapter's deployment (when it was built with one). */
+  deployment?: string;
+  /** observe, inventory, delete, cleanup: the deployments whose instances or side resources the call returned or removed. */
+  owners?: string[];
 }
 
 interface State {
@@ -141,6 +145,13 @@ export class FakeProvider implements CloudProvider {
   setOffers(offers: Offer[]): void {
     this.mutate((s) => (s.offers = offers));
   }
+  /** A fresh cloud (no instances, calls or side resources) with these rules; ids keep growing. */
+  resetState(o: { rules: FakeRule[]; bootMs: number; offers?: Offer[] }): void {
+    this.mutate((s) => {
+      Object.assign(s, { instances: [], deleted: [], calls: [], sideResources: [], delays: {}, rules: o.rules, bootMs: o.bootMs });
+      if (o.offers) s.offers = o.offers;
+    });
+  }
   /** The instance disappears as if the cloud reclaimed it. */
   vanish(id: string): void {
     this.mutate((s) => (s.instances = s.instances.filter((i) => i.id !== id)));
@@ -193,7 +204,7 @@ export class FakeProvider implements CloudProvider {
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
     await this.latency('prepare');
     this.check('prepare', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName });
-    const key = `${spec.vmName}@${offer.region}`;
+    const key = this.sideKey(spec.vmName, offer.region);
     this.mutate((s) => {
       if (!s.sideResources.includes(key)) s.sideResources.push(key);
     });
@@ -221,11 +232,7 @@ export class FakeProvider implements CloudProvider {
         port: 20000 + s.nextId,
       });
       s.calls.push({
-        primitive: 'create',
-        vmName: spec.vmName,
-        region: offer.region,
-        instanceType: offer.instanceType,
-        at: Date.now(),
+        ...this.call('create', { vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType }),
         ...(spec.image !== undefined ? { image: spec.image } : {}),
         ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
       });
@@ -235,35 +242,55 @@ export class FakeProvider implements CloudProvider {
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
-    this.check('observe', { region: at.region, vmName });
-    return this.load()
-      .instances.filter((i) => i.vmName === vmName && i.region === at.region)
-      .map((i) => this.observed(i));
+    const found = this.load().instances.filter((i) => i.vmName === vmName && i.region === at.region && this.mine(i));
+    this.check('observe', { region: at.region, vmName }, found);
+    return found.map((i) => this.observed(i));
   }
 
   /** This deployment's instances in one region (`deployment` unset: every instance). */
   async inventory(at: Location): Promise<Owned[]> {
-    this.check('inventory', { region: at.region });
-    return this.load()
-      .instances.filter((i) => i.region === at.region && (this.deployment === undefined || i.owner === undefined || i.owner === this.deployment))
-      .map((i) => ({ ...this.observed(i), vmName: i.vmName }));
+    const found = this.load().instances.filter((i) => i.region === at.region && this.mine(i));
+    this.check('inventory', { region: at.region }, found);
+    return found.map((i) => ({ ...this.observed(i), vmName: i.vmName }));
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    this.check('delete', { region: at.region, vmName });
+    await this.latency('delete');
+    this.fault('delete', { region: at.region, vmName });
     this.mutate((s) => {
-      const gone = s.instances.filter((i) => (ids.includes(i.id) || i.vmName === vmName) && i.region === at.region);
+      const gone = s.instances.filter((i) => (ids.includes(i.id) || i.vmName === vmName) && i.region === at.region && this.mine(i));
       s.deleted.push(...gone.map((i) => i.id));
       s.instances = s.instances.filter((i) => !gone.includes(i));
+      s.calls.push(this.call('delete', { region: at.region, vmName }, gone));
     });
   }
 
   async cleanup(at: Location, vmName: string): Promise<void> {
-    this.check('cleanup', { region: at.region, vmName });
-    this.mutate((s) => (s.sideResources = s.sideResources.filter((r) => r !== `${vmName}@${at.region}`)));
+    this.fault('cleanup', { region: at.region, vmName });
+    this.mutate((s) => {
+      const key = this.sideKey(vmName, at.region);
+      const gone = s.sideResources.includes(key) ? [{ owner: this.deployment }] : [];
+      s.sideResources = s.sideResources.filter((r) => r !== key);
+      s.calls.push(this.call('cleanup', { region: at.region, vmName }, gone));
+    });
   }
 
   // ---- internals -----------------------------------------------------------
+  /** Built with a deployment: only its instances (and those from before owners) are this adapter's. */
+  private mine(i: FakeInstance): boolean {
+    return this.deployment === undefined || i.owner === undefined || i.owner === this.deployment;
+  }
+
+  /** `vm@region`, plus `@deployment` when the adapter has one (two deployments' side resources never meet). */
+  private sideKey(vmName: string, region: string): string {
+    return this.deployment === undefined ? `${vmName}@${region}` : `${vmName}@${region}@${this.deployment}`;
+  }
+
+  private call(p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }, touched?: { owner?: string }[]): FakeCall {
+    const owners = touched ? [...new Set(touched.flatMap((t) => (t.owner === undefined ? [] : [t.owner])))] : [];
+    return { primitive: p, ...where, at: Date.now(), ...(this.deployment ? { deployment: this.deployment } : {}), ...(owners.length ? { owners } : {}) };
+  }
+
   private observed(i: FakeInstance): Observed {
     const status = this.statusOf(i);
     return {
@@ -297,9 +324,40 @@ export class FakeProvider implements CloudProvider {
   }
 
   private mutate(fn: (s: State) => unknown): void {
-    const s = this.load();
-    fn(s);
-    this.save(s);
+    this.locked(() => {
+      const s = this.load();
+      fn(s);
+      this.save(s);
+    });
+  }
+
+  /**
+   * Hazard: several processes (two deployments' workers, the chaos kit) read-modify-write one state
+   * file; without this lock one's write drops the other's. A holder SIGKILLed mid-write leaves the
+   * lock file behind: it is taken over after a second.
+   */
+  private locked(fn: () => void): void {
+    if (!this.stateFile) return fn();
+    const lock = `${this.stateFile}.lock`;
+    for (;;) {
+      try {
+        closeSync(openSync(lock, 'wx'));
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        try {
+          if (Date.now() - statSync(lock).mtimeMs > 1_000) rmSync(lock, { force: true });
+        } catch {
+          // released meanwhile
+        }
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+      }
+    }
+    try {
+      fn();
+    } finally {
+      rmSync(lock, { force: true });
+    }
   }
 
   private match(p: FakePrimitive, where: { region?: string; instanceType?: string }): { rule: FakeRule; index: number } | undefined {
@@ -319,11 +377,16 @@ export class FakeProvider implements CloudProvider {
     return rule ? { rule, index: i } : undefined;
   }
 
-  /** Throw the scripted error for this call, if any; record the call. */
-  private check(p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }): void {
+  /** Throw the scripted error for this call, if any; record the call (with the owners of what it `touched`). */
+  private check(p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }, touched?: { owner?: string }[]): void {
+    this.fault(p, where);
+    this.mutate((s) => s.calls.push(this.call(p, where, touched)));
+  }
+
+  /** Throw the scripted error for this call, if any (recording the failed call). */
+  private fault(p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }): void {
     const hit = this.match(p, where);
     if (hit) this.fail(hit, p, where);
-    this.mutate((s) => s.calls.push({ primitive: p, ...where, at: Date.now() }));
   }
 
   private fail(
@@ -337,7 +400,7 @@ export class FakeProvider implements CloudProvider {
       const r = s.rules[hit.index];
       if (r && r.times !== undefined && r.times > 0) r.times -= 1;
       if (r && r.times === undefined) r.times = 0;
-      if (record) s.calls.push({ primitive: p, ...where, at: Date.now(), error: rule.error });
+      if (record) s.calls.push({ ...this.call(p, where), error: rule.error });
     });
     throw new ProviderError(rule.error, `fake ${p} ${rule.error}${where.region ? ` in ${where.region}` : ''}`, rule.block ? { block: rule.block } : {});
   }

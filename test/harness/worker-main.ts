@@ -5,7 +5,7 @@
  *   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, GPUPROV_TASK_QUEUE   where to poll
  *   GPUPROV_FAKE_STATE=<file>      add the in-memory FakeProvider, its state kept in <file>
  *   GPUPROV_LOCAL_ROOT=<dir>       add the local cloud (GPUPROV_LOCAL_FAULTS = its fault file)
- *   GPUPROV_DEPLOYMENT=<id>        the local cloud's deployment and the activities' owner (default: the namespace)
+ *   GPUPROV_DEPLOYMENT=<id>        the fake and local clouds' deployment and the activities' owner (default: the namespace)
  *   GPUPROV_FAKE_PROBE=1           answer SSH probes without connecting (for FakeProvider endpoints)
  *   GPUPROV_SSH_DIR=<dir>          the worker's SSH key (default: a fresh temp dir)
  *   GPUPROV_WORKFLOWS_PATH=<file>  workflows module, bundled here (default: the prebuilt bundle …
@@ -43,10 +43,11 @@ async function activityInterceptorsFrom(env: NodeJS.ProcessEnv): Promise<Activit
 
 async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const providers: CloudProvider[] = [];
-  const fake = env.GPUPROV_FAKE_STATE ? new FakeProvider({ stateFile: env.GPUPROV_FAKE_STATE }) : undefined;
-  if (fake) providers.push(fake);
   const conn = await connectWorker(env);
   const deployment = deploymentFromEnv(env, conn.namespace);
+  // Owner-aware like every adapter: two deployments' workers may share one fake cloud (the chaos kit).
+  const fake = env.GPUPROV_FAKE_STATE ? new FakeProvider({ stateFile: env.GPUPROV_FAKE_STATE, deployment }) : undefined;
+  if (fake) providers.push(fake);
   if (env.GPUPROV_LOCAL_ROOT) providers.push(new LocalProvider({ root: env.GPUPROV_LOCAL_ROOT, faultsFile: env.GPUPROV_LOCAL_FAULTS, deployment }));
   const registry = new ProviderRegistry(providers);
   const taskQueue = taskQueueFromEnv(env);

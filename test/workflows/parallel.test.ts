@@ -135,6 +135,24 @@ describe.skipIf(!requireServer())('hedged launch --parallel N (FakeProvider)', (
     expect(s.attempts.map((a) => a.outcome)).toEqual(['cancelled', 'cancelled', 'cancelled']);
     expect(lab.fake.liveCount('parc')).toBe(0);
   });
+
+  it('a cancel during the compensation of a fatal attempt ends cancelled, as a serial launch does (chaos seed 17)', async () => {
+    lab.fake.setBootMs(60_000);
+    lab.fake.setDelay('delete', 1_500);
+    lab.fake.script({ primitive: 'create', region: 'fake-a', error: 'Credentials' });
+    const h = await lab.start({ name: 'parf', k8s: 'off', parallel: 2 });
+    // The fatal answer is recorded before its compensation (1.5 s delete) ends: cancel in between.
+    for (let i = 0; i < 500 && !(await status(h)).attempts.some((a) => a.kind === 'Credentials'); i++) await new Promise((r) => setTimeout(r, 20));
+    await h.signal('cancel');
+    await h.result().catch(() => undefined);
+    lab.fake.setBootMs(0);
+    lab.fake.setDelay('delete', 0);
+    lab.fake.clearRules();
+    const d = await h.describe();
+    expect(d.status.name).toBe('COMPLETED');
+    expect((await status(h)).stage).toBe('cancelled');
+    expect(lab.fake.liveCount('parf')).toBe(0);
+  });
 });
 
 const haveSshd = existsSync('/usr/sbin/sshd');

@@ -157,6 +157,8 @@ function clean(): Evidence {
     duplicateStartsAccepted: [],
     vanished: [],
     disruptions: 0,
+    watcher: { fastIntervalMs: 500, orphanGraceMs: 3_000 },
+    orphans: { atClose: [], left: [], waitedMs: 0 },
     replayErrors: {},
     secrets: { 'run-00000001': [] },
   };
@@ -202,6 +204,18 @@ const corruptions: [string, (e: Evidence) => void][] = [
   ['ready-instance-stable', (e) => (e.samples[2]!.instanceIds = ['fake-9'])],
   ['side-resources-cleaned', (e) => e.finalSideResources.push(`${VM}@fake-a`)],
   ['duplicate-start-rejected', (e) => e.duplicateStartsAccepted.push(VM)],
+  ['orphans-swept-within-grace', (e) => (e.orphans = { atClose: [live2], left: [live2], waitedMs: 10_000 })],
+  ['deployments-isolated', (e) => e.calls!.push({ primitive: 'delete', vmName: VM, region: 'fake-a', deployment: 'staging', owners: ['prod'] })],
+  ['lost-within-cycle', (e) => ((e.vanished = [VM]), (e.vanishedAt = { [VM]: 1_000 }))],
+  [
+    'lost-within-cycle',
+    (e) => {
+      e.vanished = [VM];
+      e.vanishedAt = { [VM]: 1_000 };
+      e.runs[0]!.facts.splice(e.runs[0]!.facts.length - 1, 0, { e: 'stage', stage: 'lost', atMs: 61_000 });
+    },
+  ],
+  ['no-loser-left', (e) => ((e.trace = { ...trace, vms: trace.vms.map((s) => ({ ...s, parallel: 2 })) }), e.samples[1]!.live.push({ ...live2, id: 'fake-1' }))],
 ];
 
 describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)', (s) => {

@@ -41,7 +41,13 @@ describe('chaos trace generator', () => {
       expect(kinds, k).toContain(k);
     }
     const ops = new Set(traces.flatMap((t) => t.vms.map((v) => v.op.op)));
-    expect([...ops].sort()).toEqual(['cancel', 'none', 'teardown', 'teardown-when-ready', 'vanish-when-ready']);
+    expect([...ops].sort()).toEqual(['cancel', 'none', 'teardown', 'teardown-when-ready', 'terminate', 'terminate-when-ready', 'vanish-when-ready']);
+    // Issue 18/16 additions: hedged starts, two deployments with overlapping names; a terminated name is never re-started.
+    expect(new Set(traces.flatMap((t) => t.vms.flatMap((v) => (v.parallel ? [v.parallel] : []))))).toEqual(new Set([2, 3, 4]));
+    const twoDeployments = traces.filter((t) => t.second?.length);
+    expect(twoDeployments.length).toBeGreaterThan(25);
+    for (const t of twoDeployments) for (const v of t.second!) expect(t.vms.map((w) => w.vm)).toContain(v.vm);
+    expect(traces.every((t) => t.vms.every((v) => !(v.restart && v.op.op.startsWith('terminate'))))).toBe(true);
     expect(traces.some((t) => t.vms.length === 3)).toBe(true);
     expect(traces.some((t) => t.vms.some((v) => v.restart))).toBe(true);
     expect(traces.some((t) => t.vms.some((v) => v.duplicateStart))).toBe(true);
@@ -50,6 +56,15 @@ describe('chaos trace generator', () => {
     expect(traces.some((t) => t.kills.some((k) => k.at === 'stage'))).toBe(true);
     // Ambiguous Unavailable would break the provider contract (Unavailable = nothing created).
     expect(faults.some((f) => f.ambiguous && f.error === 'Unavailable')).toBe(false);
+  });
+
+  it('with the additions, traces stay well-formed: kill points and second-deployment VMs name existing VMs', () => {
+    for (let seed = 1; seed <= 64; seed++) {
+      const g = generate(seed, 'fake');
+      expect(g.faults.every((f) => f.times >= 1)).toBe(true);
+      expect(g.kills.every((k) => k.at === 'call' || k.vm < g.vms.length)).toBe(true);
+      expect((g.second ?? []).every((v) => v.vm < g.vms.length && !v.restart && !v.duplicateStart)).toBe(true);
+    }
   });
 
   it('local traces stay on the local cloud (no call-count kills: the local cloud has no call log)', () => {
@@ -82,6 +97,7 @@ describe('chaos shrinker', () => {
     const dropFirst = cs[0]!;
     expect(dropFirst.vms.map((v) => v.vm)).toEqual([0]);
     expect(dropFirst.kills).toEqual([{ at: 'stage', vm: 0, stage: 'booting' }]);
+    expect(shrinkCandidates({ ...big, second: [{ ...big.vms[1]!, duplicateStart: false, restart: false }] }).some((c) => c.second === undefined)).toBe(true);
     const dropSecond = cs[1]!;
     expect(dropSecond.kills).toEqual([]);
     expect(cs.some((c) => c.faults.find((f) => f.primitive === 'delete')?.times === 3)).toBe(true);

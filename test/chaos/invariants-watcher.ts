@@ -1,0 +1,69 @@
+/**
+ * The oracle's invariants on what the account watcher and the deployment identity promise
+ * (issue 16): orphans of terminated workflows are swept within the grace, a deployment never
+ * touches another's resources, and a Ready VM whose instance vanished is `lost` within one fast
+ * watcher cycle.
+ */
+import type { Evidence, Invariant, Violation } from './evidence';
+import { v } from './runs';
+
+/** Beyond one fast watcher cycle: the watcher's workflow task, its signal and the VM's stage upsert on a loaded machine. */
+export const LOST_ALLOWANCE_MS = 10_000;
+/** A worker SIGKILL or a server restart can hold a watcher's cycle up to its heartbeat timeout (~1 minute). */
+export const DISRUPTION_ALLOWANCE_MS = 70_000;
+
+/** Per vanished VM: ms from the vanish to its `lost` stage (undefined: never lost). */
+export function lostDelays(ev: Evidence): Record<string, number | undefined> {
+  const out: Record<string, number | undefined> = {};
+  for (const [key, at] of Object.entries(ev.vanishedAt ?? {})) {
+    const lostAt = ev.runs
+      .filter((r) => r.vmName === key)
+      .flatMap((r) => r.facts)
+      .flatMap((f) => (f.e === 'stage' && f.stage === 'lost' && f.atMs !== undefined && f.atMs >= at - 2_000 ? [f.atMs] : []))
+      .sort((a, b) => a - b)[0];
+    out[key] = lostAt === undefined ? undefined : Math.max(0, lostAt - at);
+  }
+  return out;
+}
+
+export const WATCHER_INVARIANTS: Invariant[] = [
+  {
+    id: 'orphans-swept-within-grace',
+    says: 'every instance is owned by an open workflow or deleted within the orphan grace plus one watcher cycle (terminated workflows leave orphans)',
+    check: (ev) =>
+      (ev.orphans?.left ?? []).map((i) =>
+        v('orphans-swept-within-grace', i.vmName, `instance ${i.id} in ${i.region} still live ${ev.orphans?.waitedMs ?? '?'} ms after every workflow closed`),
+      ),
+  },
+  {
+    id: 'deployments-isolated',
+    says: "no deployment touches another's resources: every observe, inventory, delete and cleanup returns or removes only the caller's",
+    check: (ev) => {
+      const out: Violation[] = [];
+      for (const c of ev.calls ?? []) {
+        // An adapter built without a deployment sees every owner's: anything it touched is foreign.
+        const foreign = (c.owners ?? []).filter((o) => o !== c.deployment);
+        if (foreign.length > 0)
+          out.push(
+            v('deployments-isolated', c.vmName, `${c.primitive} by ${c.deployment ?? '?'} in ${c.region ?? '?'} touched ${foreign.join(', ')}'s resources`),
+          );
+      }
+      return out.slice(0, 5);
+    },
+  },
+  {
+    id: 'lost-within-cycle',
+    says: 'a Ready VM whose instance vanished behind its back is lost within one fast watcher cycle (plus a small allowance)',
+    check: (ev) => {
+      const fast = ev.watcher?.fastIntervalMs ?? 0;
+      const allowed = fast + LOST_ALLOWANCE_MS + DISRUPTION_ALLOWANCE_MS * ev.disruptions;
+      return Object.entries(lostDelays(ev)).flatMap(([key, ms]) =>
+        ms === undefined
+          ? [v('lost-within-cycle', key, 'vanished but never lost')]
+          : ms > allowed
+            ? [v('lost-within-cycle', key, `lost ${ms} ms after it vanished (allowed ${allowed} ms: a ${fast} ms cycle + allowance)`)]
+            : [],
+      );
+    },
+  },
+];
