@@ -87,6 +87,15 @@ describeEachSshd('a local instance over SSH', (mode) => {
     });
   });
 
+  it.skipIf(mode !== 'openssh')("a command over SSH does not run the host user's ~/.bashrc (the shell counts as nested)", async () => {
+    await withSsh(target, identity, async (s) => {
+      // bash reads ~/.bashrc for commands from sshd only at SHLVL < 2; the instance's sshd sets SHLVL=1.
+      const [shell, level] = (await s.exec('echo "${BASH_VERSION:+bash} $SHLVL"')).stdout.trim().split(' ');
+      if (shell === 'bash') expect(level).toBe('2');
+      else expect(shell).toBe('1'); // not bash: no ~/.bashrc either; SHLVL is passed through as set
+    });
+  });
+
   it('SshSession: aborting a command resolves at once with code null', async () => {
     const marker = `sleep 30${randomBytes(2).readUInt16BE(0)}`;
     await withSsh(target, identity, async (s) => {

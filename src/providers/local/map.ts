@@ -118,6 +118,10 @@ export function renderSshdConfig(dir: string, port: number): string {
     'UseDNS no',
     'PrintMotd no',
     'Subsystem sftp internal-sftp',
+    // Hazard: bash runs the host user's ~/.bashrc for commands sent over SSH unless the shell is
+    // nested (SHLVL ≥ 2). A VM does not carry the host's shell setup; one that hangs (a pyenv
+    // rehash lock left by a killed session) stalled every probe at `connecting`.
+    'SetEnv SHLVL=1',
     '',
   ].join('\n');
 }
