@@ -285,8 +285,8 @@ function activitiesOf(deps: ActivityDeps) {
       return translated(() => provider(at.cloud).cleanup(at, vmName));
     },
   });
-  // The watcher's cycle heartbeats once per look itself (a heartbeat is a billed action on
-  // Temporal Cloud; a long-polling cycle heartbeating every 2 s would cost more than it saves).
+  // The watcher's cycle heartbeats itself, every half its heartbeat timeout (a heartbeat is a billed
+  // action on Temporal Cloud; a long-polling cycle heartbeating every 2 s would cost more than it saves).
   return { ...liveness, ...createWatcherActivities(deps) };
 }
 

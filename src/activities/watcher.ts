@@ -10,6 +10,7 @@ import type { Owned } from '../core/provider';
 import { SA } from '../core/search-attributes';
 import {
   cycleMustReturn,
+  heartbeatEveryMs,
   planCycle,
   viewSignature,
   watcherWorkflowId,
@@ -17,6 +18,7 @@ import {
   type OwnerVm,
   type WatcherInput,
   type WatcherTuning,
+  withWatcherTuning,
 } from '../core/watcher';
 import type { ProviderRegistry } from '../providers/registry';
 import { activityLog } from './activity-log';
@@ -31,6 +33,9 @@ export interface WatcherDeps {
   watcher?: Partial<WatcherTuning>;
   /** Default: the activity context's client. */
   client?: () => Client;
+  /** Clock and the cancellable sleep between looks, for tests. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** One account and region, and the task queue whose vmWorkflows count as owners. */
@@ -55,6 +60,8 @@ export interface WatchView {
   signature: string;
   /** Looks (inventory calls) this cycle made. */
   looks: number;
+  /** Heartbeats this cycle sent (each reaches the server: they are further apart than the worker's throttle). */
+  beats?: number;
 }
 
 const quoted = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -86,7 +93,7 @@ function activityContext(): Context | undefined {
   }
 }
 
-/** One heartbeat per look: liveness, and where a cancel (a nudge, a sweep request) is delivered. */
+/** A heartbeat: liveness, and where a cancel (a nudge, a sweep request) is delivered. */
 function beat(): void {
   activityContext()?.heartbeat();
 }
@@ -98,8 +105,37 @@ async function pause(ms: number): Promise<void> {
   else await new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * Heartbeats at most every `everyMs` (half the heartbeat timeout): the worker throttles only to
+ * `maxHeartbeatThrottleInterval` (3 s here), so a beat per look would reach the server per look.
+ */
+function heartbeats(everyMs: number, now: () => number, sleep: (ms: number) => Promise<void>) {
+  let last = -Infinity;
+  let sent = 0;
+  const ifDue = (): void => {
+    if (now() - last < everyMs) return;
+    beat();
+    last = now();
+    sent += 1;
+  };
+  return {
+    ifDue,
+    /** Wait `ms`, heartbeating when due on the way. */
+    async pause(ms: number): Promise<void> {
+      const until = now() + ms;
+      for (let left = ms; left > 0; left = until - now()) {
+        await sleep(Math.min(left, Math.max(1, last + everyMs - now())));
+        ifDue();
+      }
+    },
+    sent: (): number => sent,
+  };
+}
+
 export function createWatcherActivities(deps: WatcherDeps) {
   const client = deps.client ?? (() => Context.current().client);
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? pause;
 
   /**
    * One look: the open owners first, then the cloud's list (an instance torn down in between
@@ -131,24 +167,25 @@ export function createWatcherActivities(deps: WatcherDeps) {
     /**
      * A cycle's view. Long-polls while idle: looks again at the planned interval until the view
      * changes, someone must be told or something deleted, or `quietWindowMs` is spent, so an
-     * idle watcher costs one activity per window instead of an activity and a timer per look.
+     * idle watcher costs one activity and a few heartbeats per window instead of an activity and
+     * a timer per look.
      */
     async watchCycle(input: WatchCycleInput): Promise<WatchView> {
-      const startedAt = Date.now();
+      const startedAt = now();
+      // Histories from before a tuning field existed schedule this with it missing.
+      const t = withWatcherTuning(input.tuning);
+      const hb = heartbeats(heartbeatEveryMs(t), now, sleep);
       for (let looks = 1; ; looks++) {
-        beat();
+        hb.ifDue();
         const view = await look(input);
         const signature = viewSignature(view);
-        const plan = planCycle(view, input.known, Date.now(), input.tuning);
+        const plan = planCycle(view, input.known, now(), t);
         const waitMs = plan.nextCycleInMs;
-        if (
-          input.lastSignature === undefined ||
-          cycleMustReturn(plan, signature, input.lastSignature) ||
-          Date.now() - startedAt + waitMs > input.tuning.quietWindowMs
-        ) {
-          return { ...view, signature, looks };
-        }
-        await pause(waitMs);
+        if (input.lastSignature === undefined || cycleMustReturn(plan, signature, input.lastSignature)) return { ...view, signature, looks, beats: hb.sent() };
+        const windowSpent = now() - startedAt + waitMs >= t.quietWindowMs;
+        await hb.pause(waitMs);
+        // Return after the wait, not after the look: the next cycle's first look keeps the cadence.
+        if (windowSpent) return { ...view, signature, looks, beats: hb.sent() };
       }
     },
 

@@ -209,9 +209,13 @@ export interface WatcherState {
   cycles: number;
   /** Inventory calls made (a long-polling cycle looks several times). */
   looks: number;
+  /** Heartbeats the long-polling cycles sent (absent from watchers started before it was counted). */
+  beats?: number;
   lastCycleAt?: string;
   nextCycleAt?: string;
   fast: boolean;
+  /** `fast` (a VM launching), `ready` (VMs only Ready) or `slow` (none): src/core/watcher.ts. */
+  cadence?: 'fast' | 'ready' | 'slow';
   instances: number;
   owners: number;
   orphans: OrphanView[];

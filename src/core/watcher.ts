@@ -11,8 +11,15 @@
  * | nothing Running/Pending             | one in `ready` or `k8s-failed`    | `lost`      | signal that VM (`instanceLost`)          |
  * | nothing Running/Pending             | one launching, tearing down, …    | `settling`  | nothing: its own workflow handles it     |
  *
- * Cadence: `fast` while any VM of the account is open here (launching or up), else `slow`, but
- * never later than the next orphan falls due.
+ * Cadence, three levels (P7 in BENCHMARKS.md: an idle Ready VM must cost little):
+ *
+ * | open vmWorkflows placed here                  | cadence | default |
+ * |-----------------------------------------------|---------|---------|
+ * | at least one launching or tearing down        | `fast`  | 5 s     |
+ * | some, all Ready (or only VMs open elsewhere)  | `ready` | 20 s    |
+ * | none                                          | `slow`  | 5 min   |
+ *
+ * never later than the next orphan falls due (and a failed deletion is retried at `fast`).
  */
 import type { Stage, SweepRecord } from './api';
 import type { InstanceStatus, Owned } from './provider';
@@ -40,9 +47,11 @@ export interface OrphanSeen {
 
 /** Timings of the watcher. Tests shrink them. */
 export interface WatcherTuning {
-  /** Between cycles while VMs of the account are launching or up. */
+  /** Between looks while a VM of the account is launching (not yet Ready). */
   fastIntervalMs: number;
-  /** Between cycles when none are. */
+  /** Between looks while VMs of the account are open and all Ready: the loss-detection delay. */
+  readyIntervalMs: number;
+  /** Between looks when none are. */
   slowIntervalMs: number;
   /** An unowned instance is deleted this long after it was first seen (GPUPROV_ORPHAN_GRACE). */
   orphanGraceMs: number;
@@ -55,16 +64,29 @@ export interface WatcherTuning {
    * spends one activity (not one activity and one timer per look) per window when idle.
    */
   quietWindowMs: number;
+  /**
+   * Heartbeat timeout of the long-polling cycle: a watcher whose worker died is retried this
+   * long after its last heartbeat. The cycle heartbeats about every half of it, not every look
+   * (each heartbeat that reaches the server is a billed action on Temporal Cloud).
+   */
+  heartbeatTimeoutMs: number;
 }
 
 export const DEFAULT_WATCHER_TUNING: WatcherTuning = {
-  fastIntervalMs: 10_000,
+  fastIntervalMs: 5_000,
+  readyIntervalMs: 20_000,
   slowIntervalMs: 5 * 60_000,
   orphanGraceMs: 10 * 60_000,
   keepSweeps: 50,
   continueAsNewAfterEvents: 2_000,
   quietWindowMs: 10 * 60_000,
+  heartbeatTimeoutMs: 3 * 60_000,
 };
+
+/** How often the long-polling cycle heartbeats: half its heartbeat timeout. */
+export function heartbeatEveryMs(t: WatcherTuning): number {
+  return Math.max(1, Math.floor(t.heartbeatTimeoutMs / 2));
+}
 
 export function withWatcherTuning(t?: Partial<WatcherTuning>): WatcherTuning {
   return { ...DEFAULT_WATCHER_TUNING, ...t };
@@ -77,6 +99,8 @@ export interface WatcherCarried {
   cycles: number;
   /** Absent in runs from before it was counted. */
   looks?: number;
+  /** Heartbeats of the long-polling cycles (absent in runs from before it was counted). */
+  beats?: number;
 }
 
 /** Input of `accountWatcherWorkflow` (what `ensureWatcher`'s signal-with-start sends). */
@@ -98,6 +122,36 @@ const UP_STAGES: ReadonlySet<Stage> = new Set<Stage>(['ready', 'k8s-failed']);
 /** Statuses that count as alive (the same rule as the per-VM health check). */
 const ALIVE: ReadonlySet<InstanceStatus> = new Set<InstanceStatus>(['Running', 'Pending']);
 
+export type Cadence = 'fast' | 'ready' | 'slow';
+
+/**
+ * Stages in which a VM's instance comes or goes soon (the `fast` cadence). Not here: Ready ones,
+ * and long waits whose own workflow drives them (`waiting-retry`, a `leaked` teardown's backoff).
+ */
+const MOVING_STAGES: ReadonlySet<Stage> = new Set<Stage>([
+  'pending',
+  'planning',
+  'preparing',
+  'creating',
+  'booting',
+  'connecting',
+  'compensating',
+  'k8s',
+  'tearing-down',
+  'lost',
+]);
+
+/** The cadence for these owners: `fast` while one placed here launches, `ready` while any is open, else `slow`. */
+export function cadenceOf(owners: readonly OwnerVm[]): Cadence {
+  if (owners.some((o) => !o.elsewhere && MOVING_STAGES.has(o.stage))) return 'fast';
+  return owners.length > 0 ? 'ready' : 'slow';
+}
+
+/** The wait between looks at a cadence. */
+export function intervalOf(cadence: Cadence, t: WatcherTuning): number {
+  return cadence === 'fast' ? t.fastIntervalMs : cadence === 'ready' ? t.readyIntervalMs : t.slowIntervalMs;
+}
+
 export type CycleRow =
   | { row: 'orphan'; vmName: string; instanceIds: string[]; firstSeenAtMs: number; due: boolean }
   | { row: 'owned'; vmName: string; instanceIds: string[] }
@@ -112,7 +166,9 @@ export interface CyclePlan {
   due: OrphanSeen[];
   /** VMs to tell that their instance is gone or failed. */
   lost: { workflowId: string; vmName: string; instanceIds: string[]; reason: string }[];
-  /** Whether the fast cadence applies. */
+  /** Which cadence applies (the table in this file's header). */
+  cadence: Cadence;
+  /** Whether the `fast` or `ready` cadence applies (some VM of the account is open). */
   fast: boolean;
   /** Wait before the next cycle. */
   nextCycleInMs: number;
@@ -169,15 +225,15 @@ export function planCycle(
     }
   }
   const due = rows.flatMap((r) => (r.row === 'orphan' && r.due ? [orphans.find((o) => o.vmName === r.vmName)!] : []));
-  const fast = view.owners.length > 0;
-  let next = fast ? t.fastIntervalMs : t.slowIntervalMs;
+  const cadence = cadenceOf(view.owners);
+  let next = intervalOf(cadence, t);
   for (const o of orphans) {
     if (due.includes(o)) continue;
     next = Math.min(next, Math.max(t.fastIntervalMs, o.firstSeenAtMs + t.orphanGraceMs - nowMs));
   }
   // A failed deletion is retried at the fast cadence, not after a slow wait.
   if (due.length > 0) next = Math.min(next, t.fastIntervalMs);
-  return { rows, orphans, due, lost, fast, nextCycleInMs: next };
+  return { rows, orphans, due, lost, cadence, fast: cadence !== 'slow', nextCycleInMs: next };
 }
 
 /**

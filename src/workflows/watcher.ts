@@ -41,6 +41,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     ...at,
     cycles: input.carried?.cycles ?? 0,
     looks: input.carried?.looks ?? 0,
+    beats: input.carried?.beats ?? 0,
     fast: false,
     instances: 0,
     owners: 0,
@@ -77,7 +78,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     polling = scope;
     try {
       view = await scope.run(() =>
-        watchingLong(`inventory of ${where}`, t.quietWindowMs, Math.max(t.fastIntervalMs, t.slowIntervalMs), input.cloud).watchCycle({
+        watchingLong(`inventory of ${where}`, t.quietWindowMs, t.heartbeatTimeoutMs, input.cloud).watchCycle({
           at,
           taskQueue: workflowInfo().taskQueue,
           known: orphans,
@@ -145,9 +146,11 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     Object.assign(state, {
       cycles: state.cycles + 1,
       looks: state.looks + view.looks,
+      beats: (state.beats ?? 0) + (view.beats ?? 0),
       lastCycleAt: iso(now),
       nextCycleAt: iso(Date.now() + plan.nextCycleInMs),
       fast: plan.fast,
+      cadence: plan.cadence,
       instances: view.instances.length,
       owners: view.owners.length,
       orphans: orphans.map((o) => ({
@@ -164,7 +167,10 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     // continue as new while one is pending (its handler would block allHandlersFinished forever).
     if ((info.continueAsNewSuggested || info.historyLength > t.continueAsNewAfterEvents) && sweepAsked === sweepDone) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof accountWatcherWorkflow>({ ...input, carried: { orphans, sweeps, cycles: state.cycles, looks: state.looks } });
+      return continueAsNew<typeof accountWatcherWorkflow>({
+        ...input,
+        carried: { orphans, sweeps, cycles: state.cycles, looks: state.looks, beats: state.beats ?? 0 },
+      });
     }
     // A deletion that failed is tried again after a fast interval, not at once.
     if (swept.some((r) => !r.ok)) await sleep(t.fastIntervalMs);
