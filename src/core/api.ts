@@ -185,6 +185,8 @@ export const instanceLostSignal = defineSignal<[InstanceLost]>('instanceLost');
 export interface SweepRecord {
   vmName: string;
   instanceIds: string[];
+  /** Side resources (`kind:id`) swept with it, when the cloud lists them. */
+  sideResources?: string[];
   firstSeenAt: string;
   sweptAt: string;
   /** `grace`: the grace period ran out; `now`: `provision sweep` asked. */
@@ -196,7 +198,9 @@ export interface SweepRecord {
 /** An instance with this deployment's tag and no open workflow, waiting out its grace. */
 export interface OrphanView {
   vmName: string;
+  /** Empty when the VM name left only side resources (`sideResources`). */
   instanceIds: string[];
+  sideResources?: string[];
   firstSeenAt: string;
   deleteAfter: string;
 }

@@ -7,6 +7,7 @@
  * | cloud lists for a VM name           | open vmWorkflow of that name here | row         | action                                   |
  * |-------------------------------------|-----------------------------------|-------------|------------------------------------------|
  * | any instance                        | none                              | `orphan`    | remember first seen; delete after grace  |
+ * | no instance, side resources         | none                              | `orphan`    | the same (the sweep is `cleanup`)        |
  * | any instance                        | some                              | `owned`     | forget any orphan entry                  |
  * | nothing Running/Pending             | one in `ready` or `k8s-failed`    | `lost`      | signal that VM (`instanceLost`)          |
  * | nothing Running/Pending             | one launching, tearing down, …    | `settling`  | nothing: its own workflow handles it     |
@@ -22,7 +23,7 @@
  * never later than the next orphan falls due (and a failed deletion is retried at `fast`).
  */
 import type { Stage, SweepRecord } from './api';
-import type { InstanceStatus, Owned } from './provider';
+import type { InstanceStatus, Owned, SideResource } from './provider';
 
 /** An open vmWorkflow placed in the watched cloud and region (from its search attributes). */
 export interface OwnerVm {
@@ -40,7 +41,10 @@ export interface OwnerVm {
 /** An instance group (one VM name) with no open workflow, remembered across cycles. */
 export interface OrphanSeen {
   vmName: string;
+  /** Empty for a VM name that left only side resources. */
   instanceIds: string[];
+  /** Its side resources (`kind:id`), when the adapter lists them (`sideInventory`). */
+  sideResources?: string[];
   /** Epoch ms of the first cycle that saw it unowned. */
   firstSeenAtMs: number;
 }
@@ -153,7 +157,7 @@ export function intervalOf(cadence: Cadence, t: WatcherTuning): number {
 }
 
 export type CycleRow =
-  | { row: 'orphan'; vmName: string; instanceIds: string[]; firstSeenAtMs: number; due: boolean }
+  | { row: 'orphan'; vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAtMs: number; due: boolean }
   | { row: 'owned'; vmName: string; instanceIds: string[] }
   | { row: 'lost'; vmName: string; workflowId: string; instanceIds: string[]; reason: string }
   | { row: 'settling'; vmName: string; workflowId: string };
@@ -185,28 +189,40 @@ function lostReason(seen: readonly Owned[]): string {
   return seen.map((o) => `${o.id} is ${o.status}${o.reason ? ` (${o.reason})` : ''}`).join('; ');
 }
 
+/** What one look saw: this deployment's instances and side resources here, and the open VMs that own names. */
+export interface CycleView {
+  instances: readonly Owned[];
+  owners: readonly OwnerVm[];
+  /** Absent: the adapter does not list side resources. */
+  sides?: readonly SideResource[];
+}
+
+function sidesByName(sides: readonly SideResource[] | undefined): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const r of sides ?? []) out.set(r.vmName, [...(out.get(r.vmName) ?? []), `${r.kind}:${r.id}`]);
+  for (const v of out.values()) v.sort();
+  return out;
+}
+
 /** One cycle's decisions; `sweepNow` makes every orphan due at once (ignoring the grace). */
-export function planCycle(
-  view: { instances: readonly Owned[]; owners: readonly OwnerVm[] },
-  known: readonly OrphanSeen[],
-  nowMs: number,
-  t: WatcherTuning,
-  sweepNow = false,
-): CyclePlan {
+export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: number, t: WatcherTuning, sweepNow = false): CyclePlan {
   const byName = groupByName(view.instances);
+  const sides = sidesByName(view.sides);
   const ownersByName = new Map<string, OwnerVm[]>();
   for (const o of view.owners) ownersByName.set(o.vmName, [...(ownersByName.get(o.vmName) ?? []), o]);
   const rows: CycleRow[] = [];
   const orphans: OrphanSeen[] = [];
   const lost: CyclePlan['lost'] = [];
-  for (const [vmName, seen] of byName) {
-    const ids = seen.map((o) => o.id).sort();
+  const names = [...new Set([...byName.keys(), ...sides.keys()])];
+  for (const vmName of names) {
+    const ids = (byName.get(vmName) ?? []).map((o) => o.id).sort();
     if (ownersByName.has(vmName)) {
-      rows.push({ row: 'owned', vmName, instanceIds: ids });
+      if (ids.length > 0) rows.push({ row: 'owned', vmName, instanceIds: ids });
       continue;
     }
     const before = known.find((k) => k.vmName === vmName);
-    const o: OrphanSeen = { vmName, instanceIds: ids, firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
+    const side = sides.get(vmName);
+    const o: OrphanSeen = { vmName, instanceIds: ids, ...(side ? { sideResources: side } : {}), firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
     orphans.push(o);
     rows.push({ row: 'orphan', ...o, due: sweepNow || nowMs - o.firstSeenAtMs >= t.orphanGraceMs });
   }
@@ -240,10 +256,11 @@ export function planCycle(
  * What a cycle's view looks like, for "did anything change": owners with their stages and
  * instances with their statuses, sorted. A long-polling cycle returns as soon as this differs.
  */
-export function viewSignature(view: { instances: readonly Owned[]; owners: readonly OwnerVm[] }): string {
+export function viewSignature(view: CycleView): string {
   const owners = view.owners.map((o) => `${o.workflowId}=${o.stage}`).sort();
   const instances = view.instances.map((i) => `${i.vmName}/${i.id}=${i.status}`).sort();
-  return JSON.stringify([owners, instances]);
+  if (!view.sides?.length) return JSON.stringify([owners, instances]);
+  return JSON.stringify([owners, instances, view.sides.map((r) => `${r.vmName}/${r.kind}:${r.id}`).sort()]);
 }
 
 /**

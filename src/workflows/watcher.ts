@@ -111,13 +111,18 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
       const rec: SweepRecord = {
         vmName: o.vmName,
         instanceIds: o.instanceIds,
+        ...(o.sideResources ? { sideResources: o.sideResources } : {}),
         firstSeenAt: iso(o.firstSeenAtMs),
         sweptAt: '',
         by: asked > sweepDone ? 'now' : 'grace',
         ok: true,
       };
       try {
-        await sweeping(`delete orphan ${o.vmName} (${o.instanceIds.join(', ')}) in ${where}`, SWEEP_DEADLINE_MS, input.cloud).releaseAt({
+        await sweeping(
+          `delete orphan ${o.vmName} (${[...o.instanceIds, ...(o.sideResources ?? [])].join(', ')}) in ${where}`,
+          SWEEP_DEADLINE_MS,
+          input.cloud,
+        ).releaseAt({
           at,
           vmName: o.vmName,
           instanceIds: o.instanceIds,
@@ -156,6 +161,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
       orphans: orphans.map((o) => ({
         vmName: o.vmName,
         instanceIds: o.instanceIds,
+        ...(o.sideResources ? { sideResources: o.sideResources } : {}),
         firstSeenAt: iso(o.firstSeenAtMs),
         deleteAfter: iso(o.firstSeenAtMs + t.orphanGraceMs),
       })),

@@ -90,6 +90,27 @@ describe('planCycle', () => {
     expect(planCycle({ instances: [], owners: [] }, known, 10, t).orphans).toEqual([]);
   });
 
+  it('side resources with no instance and no open workflow are an orphan too; owned ones are not', () => {
+    const sides = [
+      { vmName: 'z', kind: 'security-group', id: 'sg-2' },
+      { vmName: 'z', kind: 'key-pair', id: 'k-1' },
+      { vmName: 'a', kind: 'security-group', id: 'sg-1' },
+    ];
+    const p = planCycle({ instances: [], owners: [owner('a', 'preparing')], sides }, [], 1_000, t);
+    expect(p.orphans).toEqual([{ vmName: 'z', instanceIds: [], sideResources: ['key-pair:k-1', 'security-group:sg-2'], firstSeenAtMs: 1_000 }]);
+    expect(p.lost).toEqual([]);
+    const due = planCycle({ instances: [], owners: [], sides }, p.orphans, 1_000 + 600_000, t);
+    // its grace is over; `a`, unowned only from now on, waits out its own
+    expect(due.due.map((o) => o.vmName)).toEqual(['z']);
+    expect(due.orphans.find((o) => o.vmName === 'a')).toMatchObject({ instanceIds: [], firstSeenAtMs: 601_000 });
+    // an instance and side resources of one unowned name: one orphan carrying both
+    const both = planCycle({ instances: [inst('i9', 'z')], owners: [], sides }, [], 0, t);
+    expect(both.orphans.find((o) => o.vmName === 'z')).toMatchObject({ instanceIds: ['i9'], sideResources: ['key-pair:k-1', 'security-group:sg-2'] });
+    // a side resource appearing or going is a change for the long-polling cycle
+    expect(viewSignature({ instances: [], owners: [], sides })).not.toBe(viewSignature({ instances: [], owners: [] }));
+    expect(viewSignature({ instances: [], owners: [], sides: [] })).toBe(viewSignature({ instances: [], owners: [] }));
+  });
+
   it('sweepNow makes every orphan due at once', () => {
     const p = planCycle({ instances: [inst('i9', 'z')], owners: [] }, [], 0, t, true);
     expect(p.due).toEqual([{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }]);
