@@ -8,7 +8,7 @@ import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
+import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest, SideResource } from '../../core/provider';
 import { stateDir } from '../../paths';
 import { deploymentOf, ownedName, type DeploymentOption } from '../deployment';
 import { Ec2Api } from './api';
@@ -341,6 +341,11 @@ export class AwsProvider implements CloudProvider {
   }
 
   /** Delete the per-VM security group; while a terminating instance still uses it, Transient. */
+  /** This deployment's per-VM security groups in the region (key pairs are not per VM: the key travels in user data). */
+  async sideInventory(at: Location): Promise<SideResource[]> {
+    return (await this.api.ownedSecurityGroups(at.region, this.deployment)).map((g) => ({ vmName: g.vmName, kind: 'security-group', id: g.groupId }));
+  }
+
   async cleanup(at: Location, vmName: string): Promise<void> {
     const groups = await this.api.securityGroupIdsByName(at.region, ownedName(vmName, this.deployment), vmName, this.deployment);
     for (const groupId of groups) {
