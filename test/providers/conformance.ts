@@ -246,7 +246,8 @@ export function runConformance(target: ConformanceTarget): void {
       if (!p.sideInventory) return ctx.skip();
       const name = vm('side');
       const at = locationOf(offer);
-      await p.prepare(offer, specFor(name));
+      // A boot script too, where the cloud runs one: some clouds' only side resource is the script.
+      await p.prepare(offer, specFor(name, p.capabilities().bootScript ? { bootScript: { script: 'echo side', env: {} } } : {}));
       const mine = (await p.sideInventory(at)).filter((r) => r.vmName === name);
       expect(mine.length, 'prepare made side resources the inventory lists').toBeGreaterThan(0);
       for (const r of mine) expect(r.id && r.kind).toBeTruthy();
