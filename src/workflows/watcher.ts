@@ -14,12 +14,14 @@ import {
   isCancellation,
   log,
   metricMeter,
+  patched,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import { instanceLostSignal, sweepNowUpdate, watcherNudgeSignal, watcherStateQuery, type SweepRecord, type WatcherState } from '../core/api';
 import { METRICS } from '../core/metrics';
+import { WATCHER_PARALLEL_SWEEP_PATCH } from '../core/patches';
 import { planCycle, withWatcherTuning, type OrphanSeen, type WatcherInput } from '../core/watcher';
 import { failureMessage } from './failure-info';
 import { sweeping, watchingLong } from './proxies';
@@ -106,15 +108,15 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
         // The VM's workflow closed since the view was taken: nobody to tell.
       }
     }
-    const swept: SweepRecord[] = [];
-    for (const o of plan.due) {
+    const by: SweepRecord['by'] = asked > sweepDone ? 'now' : 'grace';
+    const sweepOne = async (o: OrphanSeen): Promise<SweepRecord> => {
       const rec: SweepRecord = {
         vmName: o.vmName,
         instanceIds: o.instanceIds,
         ...(o.sideResources ? { sideResources: o.sideResources } : {}),
         firstSeenAt: iso(o.firstSeenAtMs),
         sweptAt: '',
-        by: asked > sweepDone ? 'now' : 'grace',
+        by,
         ok: true,
       };
       try {
@@ -130,7 +132,6 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
           pollIntervalMs: 1_000,
           deadlineAtMs: Date.now() + SWEEP_DEADLINE_MS,
         });
-        orphans = orphans.filter((x) => x.vmName !== o.vmName);
         metricMeter
           .createCounter(METRICS.orphansSwept, '1', 'orphaned instances deleted by the account watcher')
           .add(o.instanceIds.length, { cloud: at.cloud });
@@ -141,8 +142,13 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
         log.warn('orphan deletion failed; retrying next cycle', { vmName: o.vmName, error: rec.error });
       }
       rec.sweptAt = iso(Date.now());
-      swept.push(rec);
-    }
+      return rec;
+    };
+    const swept: SweepRecord[] = [];
+    // Orphans due together are deleted side by side (a cloud's delete-and-wait takes minutes);
+    // histories from before the patch deleted them one after another.
+    if (plan.due.length > 1 && patched(WATCHER_PARALLEL_SWEEP_PATCH)) swept.push(...(await Promise.all(plan.due.map(sweepOne))));
+    else for (const o of plan.due) swept.push(await sweepOne(o));
     if (plan.due.length === 0) orphans = plan.orphans;
     else orphans = plan.orphans.filter((o) => !swept.some((s) => s.ok && s.vmName === o.vmName));
     sweeps = [...sweeps, ...swept].slice(-t.keepSweeps);
