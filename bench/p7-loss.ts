@@ -73,8 +73,13 @@ async function main(): Promise<void> {
         const s = await h.query(statusQuery);
         return s.stage === 'ready' ? s : undefined;
       }, `${name} ready`);
-      // The watcher has seen it (its cycle counts it as an owner): from here on a loss is its to find.
-      await until(async () => ((await lab.client.workflow.getHandle(watcherId).query(watcherStateQuery)).owners > 0 ? true : undefined), 'watcher sees the VM');
+      // The watcher has seen it Ready (its `ready` cadence): from here on a loss is its to find. The
+      // kill then falls at a random point of the look interval, not right after the nudge's look.
+      await until(
+        async () => ((await lab.client.workflow.getHandle(watcherId).query(watcherStateQuery)).cadence === 'ready' ? true : undefined),
+        'watcher sees the VM Ready',
+      );
+      await sleep(Math.floor(Math.random() * DEFAULT_WATCHER_TUNING.readyIntervalMs));
       const id = ready.instanceIds[0]!;
       const pid = Number(readFileSync(join(lab.localRoot, 'instances', id, 'pid'), 'utf8').trim());
       const killedAt = Date.now();
