@@ -17,6 +17,7 @@ import { FAILURE_TYPES } from '../src/core/failures';
 import { LocalProvider, liveSshdPids } from '../src/providers/local';
 import { ProviderRegistry } from '../src/providers/registry';
 import type { Capabilities, CloudProvider } from '../src/core/provider';
+import type { WatcherTuning } from '../src/core/watcher';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { buildWorker, runInBackground } from '../src/worker';
@@ -122,6 +123,8 @@ export async function startLab(o: {
   rateLimits?: Record<string, number>;
   /** Run on Temporal on PostgreSQL as four processes (test/cluster/harness.ts) instead of the dev server. */
   cluster?: boolean;
+  /** Timings of the account watchers the worker starts (default: the shipped ones). */
+  watcher?: Partial<WatcherTuning>;
   log: (s: string) => void;
 }): Promise<Lab> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -159,7 +162,7 @@ export async function startLab(o: {
   };
   // Paced like a worker's registry (src/providers/pacer.ts): the rate-limited clouds' calls at most their rate in this process.
   const registry = new ProviderRegistry([local, ...fakes.values(), ...(o.extraProviders ?? [])], { perSecond: (cloud) => o.rateLimits?.[cloud] });
-  const base = createActivities({ registry, ssh, owner: 'default', prober });
+  const base = createActivities({ registry, ssh, owner: 'default', prober, ...(o.watcher ? { watcher: o.watcher } : {}) });
   // The compared schedules (`fixed`, `backoff`) decide every look themselves: one look per attempt.
   const oneLook = createActivities({ registry, ssh, owner: 'default', prober, inlineWindowMs: 0 });
   const activities: Activities = {

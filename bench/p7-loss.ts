@@ -1,14 +1,18 @@
 /**
  * P7 (issue 16): loss detection by the account watcher. `npx tsx bench/p7-loss.ts [--n 20]`:
  * launches Ready VMs on the local cloud one after another, kills each one's sshd behind the
- * product's back, and times kill → stage `lost` (p50, p95). Then scales the watcher's idle cost
- * (one inventory call and one heartbeat per look, one activity per quiet window) to one idle
- * Ready VM-day at 100 VMs in one account at the shipped cadence.
+ * product's back, and times kill → stage `lost` (p50, p95). Then scales the idle cost to one
+ * idle Ready VM-day at 100 VMs in one account at the shipped cadence (`idleDay`): cloud calls =
+ * the watcher's inventory calls (one per `ready` look) + each VM's backstop `observe`; Temporal
+ * actions = the watcher's activities (one per quiet window) + its heartbeats (every half the
+ * heartbeat timeout; the worker's 3 s throttle is shorter, so each one reaches the server) +
+ * its timers and signals (none while idle) + each VM's backstop (a timer and an activity).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { statusQuery, watcherStateQuery, type VmStatus } from '../src/core/api';
-import { DEFAULT_WATCHER_TUNING, watcherWorkflowId } from '../src/core/watcher';
+import { DEFAULT_TUNING } from '../src/core/tuning';
+import { DEFAULT_WATCHER_TUNING, heartbeatEveryMs, watcherWorkflowId, type WatcherTuning } from '../src/core/watcher';
 import type { vmWorkflow } from '../src/workflows';
 import { startLab } from './lab';
 import { percentile, round, sleep } from './stats';
@@ -24,6 +28,33 @@ async function until<T>(look: () => Promise<T | undefined>, what: string, looks 
     await sleep(100);
   }
   throw new Error(`p7: timed out waiting for ${what}`);
+}
+
+const DAY_MS = 86_400_000;
+
+/** One idle Ready VM-day's cost at `vms` Ready VMs in one account and region (see the header). */
+export function idleDay(t: WatcherTuning, healthIntervalMs: number, vms: number) {
+  const looksPerDay = DAY_MS / t.readyIntervalMs;
+  // A cycle returns once its next look would pass the quiet window: one activity per window.
+  const activitiesPerDay = DAY_MS / t.quietWindowMs;
+  // Its first beat at the start, then one every `heartbeatEveryMs` while it runs.
+  const beatsPerActivity = 1 + Math.floor((t.quietWindowMs - 1) / heartbeatEveryMs(t));
+  const heartbeatsPerDay = activitiesPerDay * beatsPerActivity;
+  const backstopChecks = DAY_MS / healthIntervalMs;
+  const watcher = { inventoryCalls: looksPerDay, activities: activitiesPerDay, heartbeats: heartbeatsPerDay, timers: 0, signals: 0 };
+  return {
+    perAccountDay: watcher,
+    perVm: {
+      cloudCalls: round(looksPerDay / vms + backstopChecks, 1),
+      actions: round((activitiesPerDay + heartbeatsPerDay) / vms + 2 * backstopChecks, 1),
+      watcherCalls: round(looksPerDay / vms, 1),
+      watcherActions: round((activitiesPerDay + heartbeatsPerDay) / vms, 1),
+      backstop: { observeCalls: backstopChecks, actions: 2 * backstopChecks },
+    },
+    note:
+      `ready look every ${t.readyIntervalMs} ms (fast ${t.fastIntervalMs} ms while a VM launches, slow ${t.slowIntervalMs} ms with none), ` +
+      `quiet window ${t.quietWindowMs} ms, heartbeat every ${heartbeatEveryMs(t)} ms (timeout ${t.heartbeatTimeoutMs} ms), per-VM backstop every ${healthIntervalMs} ms`,
+  };
 }
 
 async function main(): Promise<void> {
@@ -42,8 +73,13 @@ async function main(): Promise<void> {
         const s = await h.query(statusQuery);
         return s.stage === 'ready' ? s : undefined;
       }, `${name} ready`);
-      // The watcher has seen it (its cycle counts it as an owner): from here on a loss is its to find.
-      await until(async () => ((await lab.client.workflow.getHandle(watcherId).query(watcherStateQuery)).owners > 0 ? true : undefined), 'watcher sees the VM');
+      // The watcher has seen it Ready (its `ready` cadence): from here on a loss is its to find. The
+      // kill then falls at a random point of the look interval, not right after the nudge's look.
+      await until(
+        async () => ((await lab.client.workflow.getHandle(watcherId).query(watcherStateQuery)).cadence === 'ready' ? true : undefined),
+        'watcher sees the VM Ready',
+      );
+      await sleep(Math.floor(Math.random() * DEFAULT_WATCHER_TUNING.readyIntervalMs));
       const id = ready.instanceIds[0]!;
       const pid = Number(readFileSync(join(lab.localRoot, 'instances', id, 'pid'), 'utf8').trim());
       const killedAt = Date.now();
@@ -61,20 +97,11 @@ async function main(): Promise<void> {
     const state = await lab.client.workflow.getHandle(watcherId).query(watcherStateQuery);
     const activities = events.filter((e) => e.activityTaskScheduledEventAttributes).length;
     const timers = events.filter((e) => e.timerStartedEventAttributes).length;
-    const t = DEFAULT_WATCHER_TUNING;
-    // An idle Ready account: one inventory call and one heartbeat per fast look, one watchCycle activity per quiet window.
-    const looksPerDay = 86_400_000 / t.fastIntervalMs;
-    const cyclesPerDay = 86_400_000 / t.quietWindowMs;
     const out = {
       n: lags.length,
       lossToLostMs: { p50: round(percentile(lags, 50)), p95: round(percentile(lags, 95)), max: round(Math.max(...lags)) },
-      watcherThisRun: { cycles: state.cycles, looks: state.looks, events: events.length, activities, timers },
-      idleReadyVmDayAt100: {
-        watcherActions: round((looksPerDay + cyclesPerDay) / 100, 1),
-        inventoryCalls: round(looksPerDay / 100, 1),
-        perVmBackstop: { observeCalls: 86_400_000 / 3_600_000, actions: (2 * 86_400_000) / 3_600_000 },
-        note: `fast look every ${t.fastIntervalMs} ms, quiet window ${t.quietWindowMs} ms; each VM also runs its own 1 h backstop health check`,
-      },
+      watcherThisRun: { cycles: state.cycles, looks: state.looks, beats: state.beats, events: events.length, activities, timers },
+      idleReadyVmDayAt100: idleDay(DEFAULT_WATCHER_TUNING, DEFAULT_TUNING.healthIntervalMs, 100),
     };
     process.stdout.write(JSON.stringify(out, null, 2) + '\n');
   } finally {
@@ -82,7 +109,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+if (process.argv.includes('--model'))
+  process.stdout.write(JSON.stringify(idleDay(DEFAULT_WATCHER_TUNING, DEFAULT_TUNING.healthIntervalMs, 100), null, 2) + '\n');
+else
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });

@@ -26,6 +26,8 @@ export interface AttemptDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Injected for tests; default: the activity context's heartbeat. */
   heartbeat?: () => void;
+  /** Run after an instance exists (created or adopted); must not throw (the account watcher's signal-with-start). */
+  afterCreate?: (at: Location) => Promise<void>;
 }
 
 export interface ReleaseInput {
@@ -104,6 +106,8 @@ export function createAttemptActivities(deps: AttemptDeps) {
         region: offer.region,
         instanceType: offer.instanceType,
       });
+      // An instance exists from here: its account watcher must run even if this workflow is terminated before Ready.
+      await deps.afterCreate?.({ cloud: offer.cloud, region: offer.region });
       return withKeyFingerprint(created, deps.keyFingerprint);
     },
 

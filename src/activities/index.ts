@@ -34,7 +34,7 @@ import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
 import { activityLog } from './activity-log';
 import { withServedClouds } from './served-clouds';
-import { createWatcherActivities } from './watcher';
+import { createWatcherActivities, watcherAfterCreate } from './watcher';
 import type { WatcherTuning } from '../core/watcher';
 import { createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
 import { withinQuota, type QuotaNotes } from './quota';
@@ -176,7 +176,14 @@ function activitiesOf(deps: ActivityDeps) {
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
     ...createCapacityMemoryActivities({ ...(deps.capacityMemoryMs !== undefined ? { capacityMemoryMs: deps.capacityMemoryMs } : {}), now }),
-    ...createAttemptActivities({ registry: deps.registry, publicKey: deps.ssh.publicKey, keyFingerprint: deps.ssh.fingerprint, owner: deps.owner, now }),
+    ...createAttemptActivities({
+      registry: deps.registry,
+      publicKey: deps.ssh.publicKey,
+      keyFingerprint: deps.ssh.fingerprint,
+      owner: deps.owner,
+      now,
+      afterCreate: watcherAfterCreate({ owner: deps.owner, ...(deps.watcher ? { watcher: deps.watcher } : {}) }),
+    }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {
       const clouds = input.clouds?.length ? input.clouds : defaultClouds(deps.registry);
@@ -295,8 +302,8 @@ function activitiesOf(deps: ActivityDeps) {
       return translated(() => provider(at.cloud).cleanup(at, vmName));
     },
   });
-  // The watcher's cycle heartbeats once per look itself (a heartbeat is a billed action on
-  // Temporal Cloud; a long-polling cycle heartbeating every 2 s would cost more than it saves).
+  // The watcher's cycle heartbeats itself, every half its heartbeat timeout (a heartbeat is a billed
+  // action on Temporal Cloud; a long-polling cycle heartbeating every 2 s would cost more than it saves).
   return { ...liveness, ...createWatcherActivities(deps) };
 }
 

@@ -6,10 +6,11 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { watcherNudgeSignal, type Stage } from '../core/api';
-import type { Owned } from '../core/provider';
+import type { Owned, SideResource } from '../core/provider';
 import { SA } from '../core/search-attributes';
 import {
   cycleMustReturn,
+  heartbeatEveryMs,
   planCycle,
   viewSignature,
   watcherWorkflowId,
@@ -17,6 +18,7 @@ import {
   type OwnerVm,
   type WatcherInput,
   type WatcherTuning,
+  withWatcherTuning,
 } from '../core/watcher';
 import type { ProviderRegistry } from '../providers/registry';
 import { activityLog } from './activity-log';
@@ -31,6 +33,9 @@ export interface WatcherDeps {
   watcher?: Partial<WatcherTuning>;
   /** Default: the activity context's client. */
   client?: () => Client;
+  /** Clock and the cancellable sleep between looks, for tests. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** One account and region, and the task queue whose vmWorkflows count as owners. */
@@ -51,10 +56,14 @@ export interface WatchCycleInput extends WatchInput {
 export interface WatchView {
   instances: Owned[];
   owners: OwnerVm[];
+  /** This deployment's side resources here (absent: the adapter does not list them). */
+  sides?: SideResource[];
   /** `viewSignature` of this view. */
   signature: string;
   /** Looks (inventory calls) this cycle made. */
   looks: number;
+  /** Heartbeats this cycle sent (each reaches the server: they are further apart than the worker's throttle). */
+  beats?: number;
 }
 
 const quoted = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -86,7 +95,7 @@ function activityContext(): Context | undefined {
   }
 }
 
-/** One heartbeat per look: liveness, and where a cancel (a nudge, a sweep request) is delivered. */
+/** A heartbeat: liveness, and where a cancel (a nudge, a sweep request) is delivered. */
 function beat(): void {
   activityContext()?.heartbeat();
 }
@@ -98,14 +107,86 @@ async function pause(ms: number): Promise<void> {
   else await new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * Heartbeats at most every `everyMs` (half the heartbeat timeout): the worker throttles only to
+ * `maxHeartbeatThrottleInterval` (3 s here), so a beat per look would reach the server per look.
+ */
+function heartbeats(everyMs: number, now: () => number, sleep: (ms: number) => Promise<void>) {
+  let last = -Infinity;
+  let sent = 0;
+  const ifDue = (): void => {
+    if (now() - last < everyMs) return;
+    beat();
+    last = now();
+    sent += 1;
+  };
+  return {
+    ifDue,
+    /** Wait `ms`, heartbeating when due on the way. */
+    async pause(ms: number): Promise<void> {
+      const until = now() + ms;
+      for (let left = ms; left > 0; left = until - now()) {
+        await sleep(Math.min(left, Math.max(1, last + everyMs - now())));
+        ifDue();
+      }
+    },
+    sent: (): number => sent,
+  };
+}
+
+/** Signal-with-start of the watcher of `input.at` on `input.taskQueue`; its workflow ID. */
+async function startOrNudge(c: Client, deps: Pick<WatcherDeps, 'owner' | 'watcher'>, input: WatchInput): Promise<string> {
+  const { cloud, region } = input.at;
+  const workflowId = watcherWorkflowId(deps.owner, cloud, region);
+  const start: WatcherInput = { deployment: deps.owner, cloud, region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
+  await c.workflow.signalWithStart('accountWatcherWorkflow', {
+    workflowId,
+    taskQueue: input.taskQueue,
+    args: [start],
+    signal: watcherNudgeSignal,
+    signalArgs: [],
+    staticSummary: `account watcher: ${cloud}/${region}`,
+  });
+  return workflowId;
+}
+
+/**
+ * For the create activity: once an instance exists at `at`, make sure the watcher there runs, so
+ * that an instance whose workflow is terminated before Ready is still swept. The watcher runs on
+ * the task queue of the workflow that scheduled the create (the activity runs on its cloud's
+ * queue), read with one describe call. Never throws: a failure costs only that safety net, never
+ * the create (the VM's `ensureWatcher` at Ready is the second chance).
+ */
+export function watcherAfterCreate(deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'client'>): (at: { cloud: string; region: string }) => Promise<void> {
+  return async (at) => {
+    const ctx = activityContext();
+    const workflowId = ctx?.info.workflowExecution?.workflowId;
+    if (!ctx || !workflowId) return;
+    try {
+      const c = deps.client?.() ?? ctx.client;
+      const { taskQueue } = await c.workflow.getHandle(workflowId).describe();
+      const watcher = await startOrNudge(c, deps, { at: { cloud: at.cloud, region: at.region }, taskQueue });
+      activityLog('info', 'account watcher running (instance created)', { workflowId: watcher });
+    } catch (err) {
+      activityLog('warn', 'could not start the account watcher after the create; the VM starts it at Ready', {
+        cloud: at.cloud,
+        region: at.region,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  };
+}
+
 export function createWatcherActivities(deps: WatcherDeps) {
   const client = deps.client ?? (() => Context.current().client);
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? pause;
 
   /**
    * One look: the open owners first, then the cloud's list (an instance torn down in between
    * then belongs to a VM whose stage is no longer Ready, so it is never called lost).
    */
-  const look = async (input: WatchInput): Promise<{ instances: Owned[]; owners: OwnerVm[] }> => {
+  const look = async (input: WatchInput): Promise<{ instances: Owned[]; owners: OwnerVm[]; sides?: SideResource[] }> => {
     const p = providerOf(deps.registry, input.at.cloud);
     const owners: OwnerVm[] = [];
     for await (const wf of client().workflow.list({ query: ownersQuery(input) })) {
@@ -113,58 +194,52 @@ export function createWatcherActivities(deps: WatcherDeps) {
       const vmName = sa.get(SA.vmName);
       if (vmName) owners.push({ workflowId: wf.workflowId, vmName, stage: (sa.get(SA.stage) ?? 'pending') as Stage });
     }
-    const instances = await translated(() => p.inventory({ cloud: input.at.cloud, region: input.at.region }));
+    const where = { cloud: input.at.cloud, region: input.at.region };
+    const instances = await translated(() => p.inventory(where));
+    const sides = p.sideInventory ? await translated(() => p.sideInventory!(where)) : undefined;
     // Before anything is called an orphan: an open vmWorkflow of that name anywhere in the
     // namespace (another region, cloud or task queue) owns it. Deleting a live VM is worse than a late sweep.
     const placed = new Set(owners.map((o) => o.vmName));
-    const unowned = [...new Set(instances.map((i) => i.vmName).filter((n) => !placed.has(n)))];
+    const unowned = [...new Set([...instances, ...(sides ?? [])].map((i) => i.vmName).filter((n) => !placed.has(n)))];
     for (let i = 0; i < unowned.length; i += NAMES_PER_QUERY) {
       for await (const wf of client().workflow.list({ query: openByNameQuery(unowned.slice(i, i + NAMES_PER_QUERY)) })) {
         const vmName = wf.typedSearchAttributes.get(SA.vmName);
         if (vmName) owners.push({ workflowId: wf.workflowId, vmName, stage: (wf.typedSearchAttributes.get(SA.stage) ?? 'pending') as Stage, elsewhere: true });
       }
     }
-    return { instances, owners };
+    return { instances, owners, ...(sides ? { sides } : {}) };
   };
 
   return {
     /**
      * A cycle's view. Long-polls while idle: looks again at the planned interval until the view
      * changes, someone must be told or something deleted, or `quietWindowMs` is spent, so an
-     * idle watcher costs one activity per window instead of an activity and a timer per look.
+     * idle watcher costs one activity and a few heartbeats per window instead of an activity and
+     * a timer per look.
      */
     async watchCycle(input: WatchCycleInput): Promise<WatchView> {
-      const startedAt = Date.now();
+      const startedAt = now();
+      // Histories from before a tuning field existed schedule this with it missing.
+      const t = withWatcherTuning(input.tuning);
+      const hb = heartbeats(heartbeatEveryMs(t), now, sleep);
       for (let looks = 1; ; looks++) {
-        beat();
+        hb.ifDue();
         const view = await look(input);
         const signature = viewSignature(view);
-        const plan = planCycle(view, input.known, Date.now(), input.tuning);
+        const plan = planCycle(view, input.known, now(), t);
         const waitMs = plan.nextCycleInMs;
-        if (
-          input.lastSignature === undefined ||
-          cycleMustReturn(plan, signature, input.lastSignature) ||
-          Date.now() - startedAt + waitMs > input.tuning.quietWindowMs
-        ) {
-          return { ...view, signature, looks };
-        }
-        await pause(waitMs);
+        if (input.lastSignature === undefined || cycleMustReturn(plan, signature, input.lastSignature)) return { ...view, signature, looks, beats: hb.sent() };
+        const windowSpent = now() - startedAt + waitMs >= t.quietWindowMs;
+        await hb.pause(waitMs);
+        // Return after the wait, not after the look: the next cycle's first look keeps the cadence.
+        if (windowSpent) return { ...view, signature, looks, beats: hb.sent() };
       }
     },
 
     /** Start the watcher of `at` unless it runs, and wake it (signal-with-start; idempotent by ID). */
     async ensureWatcher(input: WatchInput): Promise<{ workflowId?: string }> {
       beat();
-      const workflowId = watcherWorkflowId(deps.owner, input.at.cloud, input.at.region);
-      const start: WatcherInput = { deployment: deps.owner, cloud: input.at.cloud, region: input.at.region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
-      await client().workflow.signalWithStart('accountWatcherWorkflow', {
-        workflowId,
-        taskQueue: input.taskQueue,
-        args: [start],
-        signal: watcherNudgeSignal,
-        signalArgs: [],
-        staticSummary: `account watcher: ${input.at.cloud}/${input.at.region}`,
-      });
+      const workflowId = await startOrNudge(client(), deps, input);
       activityLog('info', 'account watcher running', { workflowId });
       return { workflowId };
     },

@@ -203,6 +203,8 @@ export const instanceLostSignal = defineSignal<[InstanceLost]>('instanceLost');
 export interface SweepRecord {
   vmName: string;
   instanceIds: string[];
+  /** Side resources (`kind:id`) swept with it, when the cloud lists them. */
+  sideResources?: string[];
   firstSeenAt: string;
   sweptAt: string;
   /** `grace`: the grace period ran out; `now`: `provision sweep` asked. */
@@ -214,7 +216,9 @@ export interface SweepRecord {
 /** An instance with this deployment's tag and no open workflow, waiting out its grace. */
 export interface OrphanView {
   vmName: string;
+  /** Empty when the VM name left only side resources (`sideResources`). */
   instanceIds: string[];
+  sideResources?: string[];
   firstSeenAt: string;
   deleteAfter: string;
 }
@@ -227,9 +231,13 @@ export interface WatcherState {
   cycles: number;
   /** Inventory calls made (a long-polling cycle looks several times). */
   looks: number;
+  /** Heartbeats the long-polling cycles sent (absent from watchers started before it was counted). */
+  beats?: number;
   lastCycleAt?: string;
   nextCycleAt?: string;
   fast: boolean;
+  /** `fast` (a VM launching), `ready` (VMs only Ready) or `slow` (none): src/core/watcher.ts. */
+  cadence?: 'fast' | 'ready' | 'slow';
   instances: number;
   owners: number;
   orphans: OrphanView[];

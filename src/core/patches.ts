@@ -23,6 +23,9 @@ export const FLEET_CHILD_CLOSED_PATCH = 'gpuprov-fleet-child-closed-v1';
  */
 export const WATCHER_PATCH = 'gpuprov-account-watcher-v1';
 
+/** The account watcher deletes the orphans due in one cycle side by side, not one after another. */
+export const WATCHER_PARALLEL_SWEEP_PATCH = 'gpuprov-watcher-parallel-sweep-v1';
+
 /** `--parallel N` (N > 1): the hedged search of workflows/hedged-launch.ts instead of the serial loop. */
 export const HEDGE_PATCH = 'gpuprov-hedged-launch-v1';
 

@@ -143,6 +143,19 @@ export interface Owned extends Observed {
   vmName: string;
 }
 
+/**
+ * A per-VM side resource of this deployment found by {@link CloudProvider.sideInventory}: a
+ * security group, firewall, key, volume or script that `prepare` made and `cleanup` deletes.
+ */
+export interface SideResource {
+  /** The VM name from the resource's identity tag (or name). */
+  vmName: string;
+  /** What it is at the cloud (`security-group`, `firewall`, …), for logs and the sweep record. */
+  kind: string;
+  /** The cloud's id or name of it. */
+  id: string;
+}
+
 /** What an adapter can and cannot do; the workflows read it, they never branch on the cloud's name. */
 export interface Capabilities {
   /** Runs a boot script (cloud-init or a vendor hook) at first boot. */
@@ -216,6 +229,13 @@ export interface CloudProvider {
    * Instances of other deployments are never returned.
    */
   inventory(at: Location): Promise<Owned[]>;
+  /**
+   * Optional: this deployment's per-VM side resources visible from one region (a cloud's global
+   * ones, GCP firewalls, are listed for every region), in a few list calls. The account watcher
+   * calls a VM name with side resources but no instance and no open workflow an orphan too, and
+   * sweeps it with `cleanup`. Resources of other deployments are never returned.
+   */
+  sideInventory?(at: Location): Promise<SideResource[]>;
 }
 
 /** The label/tag key every resource carries, with the VM name as value. */

@@ -41,7 +41,7 @@ export const DEFAULT_TUNING: Tuning = {
   goneDeadlineMs: 15 * 60_000,
   leakBackoffMs: 60_000,
   leakMaxBackoffMs: 30 * 60_000,
-  healthIntervalMs: 60 * 60_000,
+  healthIntervalMs: 6 * 60 * 60_000,
   retryUntilUpDelayMs: 30_000,
   continueAsNewAfterEvents: 4_000,
   maxRecoveries: 5,

@@ -7,15 +7,23 @@
  * | cloud lists for a VM name           | open vmWorkflow of that name here | row         | action                                   |
  * |-------------------------------------|-----------------------------------|-------------|------------------------------------------|
  * | any instance                        | none                              | `orphan`    | remember first seen; delete after grace  |
+ * | no instance, side resources         | none                              | `orphan`    | the same (the sweep is `cleanup`)        |
  * | any instance                        | some                              | `owned`     | forget any orphan entry                  |
  * | nothing Running/Pending             | one in `ready` or `k8s-failed`    | `lost`      | signal that VM (`instanceLost`)          |
  * | nothing Running/Pending             | one launching, tearing down, …    | `settling`  | nothing: its own workflow handles it     |
  *
- * Cadence: `fast` while any VM of the account is open here (launching or up), else `slow`, but
- * never later than the next orphan falls due.
+ * Cadence, three levels (P7 in BENCHMARKS.md: an idle Ready VM must cost little):
+ *
+ * | open vmWorkflows placed here                  | cadence | default |
+ * |-----------------------------------------------|---------|---------|
+ * | at least one launching or tearing down        | `fast`  | 5 s     |
+ * | some, all Ready (or only VMs open elsewhere)  | `ready` | 20 s    |
+ * | none                                          | `slow`  | 5 min   |
+ *
+ * never later than the next orphan falls due (and a failed deletion is retried at `fast`).
  */
 import type { Stage, SweepRecord } from './api';
-import type { InstanceStatus, Owned } from './provider';
+import type { InstanceStatus, Owned, SideResource } from './provider';
 
 /** An open vmWorkflow placed in the watched cloud and region (from its search attributes). */
 export interface OwnerVm {
@@ -33,16 +41,21 @@ export interface OwnerVm {
 /** An instance group (one VM name) with no open workflow, remembered across cycles. */
 export interface OrphanSeen {
   vmName: string;
+  /** Empty for a VM name that left only side resources. */
   instanceIds: string[];
+  /** Its side resources (`kind:id`), when the adapter lists them (`sideInventory`). */
+  sideResources?: string[];
   /** Epoch ms of the first cycle that saw it unowned. */
   firstSeenAtMs: number;
 }
 
 /** Timings of the watcher. Tests shrink them. */
 export interface WatcherTuning {
-  /** Between cycles while VMs of the account are launching or up. */
+  /** Between looks while a VM of the account is launching (not yet Ready). */
   fastIntervalMs: number;
-  /** Between cycles when none are. */
+  /** Between looks while VMs of the account are open and all Ready: the loss-detection delay. */
+  readyIntervalMs: number;
+  /** Between looks when none are. */
   slowIntervalMs: number;
   /** An unowned instance is deleted this long after it was first seen (GPUPROV_ORPHAN_GRACE). */
   orphanGraceMs: number;
@@ -55,16 +68,29 @@ export interface WatcherTuning {
    * spends one activity (not one activity and one timer per look) per window when idle.
    */
   quietWindowMs: number;
+  /**
+   * Heartbeat timeout of the long-polling cycle: a watcher whose worker died is retried this
+   * long after its last heartbeat. The cycle heartbeats about every half of it, not every look
+   * (each heartbeat that reaches the server is a billed action on Temporal Cloud).
+   */
+  heartbeatTimeoutMs: number;
 }
 
 export const DEFAULT_WATCHER_TUNING: WatcherTuning = {
-  fastIntervalMs: 10_000,
+  fastIntervalMs: 5_000,
+  readyIntervalMs: 20_000,
   slowIntervalMs: 5 * 60_000,
   orphanGraceMs: 10 * 60_000,
   keepSweeps: 50,
   continueAsNewAfterEvents: 2_000,
   quietWindowMs: 10 * 60_000,
+  heartbeatTimeoutMs: 3 * 60_000,
 };
+
+/** How often the long-polling cycle heartbeats: half its heartbeat timeout. */
+export function heartbeatEveryMs(t: WatcherTuning): number {
+  return Math.max(1, Math.floor(t.heartbeatTimeoutMs / 2));
+}
 
 export function withWatcherTuning(t?: Partial<WatcherTuning>): WatcherTuning {
   return { ...DEFAULT_WATCHER_TUNING, ...t };
@@ -77,6 +103,8 @@ export interface WatcherCarried {
   cycles: number;
   /** Absent in runs from before it was counted. */
   looks?: number;
+  /** Heartbeats of the long-polling cycles (absent in runs from before it was counted). */
+  beats?: number;
 }
 
 /** Input of `accountWatcherWorkflow` (what `ensureWatcher`'s signal-with-start sends). */
@@ -98,8 +126,38 @@ const UP_STAGES: ReadonlySet<Stage> = new Set<Stage>(['ready', 'k8s-failed']);
 /** Statuses that count as alive (the same rule as the per-VM health check). */
 const ALIVE: ReadonlySet<InstanceStatus> = new Set<InstanceStatus>(['Running', 'Pending']);
 
+export type Cadence = 'fast' | 'ready' | 'slow';
+
+/**
+ * Stages in which a VM's instance comes or goes soon (the `fast` cadence). Not here: Ready ones,
+ * and long waits whose own workflow drives them (`waiting-retry`, a `leaked` teardown's backoff).
+ */
+const MOVING_STAGES: ReadonlySet<Stage> = new Set<Stage>([
+  'pending',
+  'planning',
+  'preparing',
+  'creating',
+  'booting',
+  'connecting',
+  'compensating',
+  'k8s',
+  'tearing-down',
+  'lost',
+]);
+
+/** The cadence for these owners: `fast` while one placed here launches, `ready` while any is open, else `slow`. */
+export function cadenceOf(owners: readonly OwnerVm[]): Cadence {
+  if (owners.some((o) => !o.elsewhere && MOVING_STAGES.has(o.stage))) return 'fast';
+  return owners.length > 0 ? 'ready' : 'slow';
+}
+
+/** The wait between looks at a cadence. */
+export function intervalOf(cadence: Cadence, t: WatcherTuning): number {
+  return cadence === 'fast' ? t.fastIntervalMs : cadence === 'ready' ? t.readyIntervalMs : t.slowIntervalMs;
+}
+
 export type CycleRow =
-  | { row: 'orphan'; vmName: string; instanceIds: string[]; firstSeenAtMs: number; due: boolean }
+  | { row: 'orphan'; vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAtMs: number; due: boolean }
   | { row: 'owned'; vmName: string; instanceIds: string[] }
   | { row: 'lost'; vmName: string; workflowId: string; instanceIds: string[]; reason: string }
   | { row: 'settling'; vmName: string; workflowId: string };
@@ -112,7 +170,9 @@ export interface CyclePlan {
   due: OrphanSeen[];
   /** VMs to tell that their instance is gone or failed. */
   lost: { workflowId: string; vmName: string; instanceIds: string[]; reason: string }[];
-  /** Whether the fast cadence applies. */
+  /** Which cadence applies (the table in this file's header). */
+  cadence: Cadence;
+  /** Whether the `fast` or `ready` cadence applies (some VM of the account is open). */
   fast: boolean;
   /** Wait before the next cycle. */
   nextCycleInMs: number;
@@ -129,28 +189,40 @@ function lostReason(seen: readonly Owned[]): string {
   return seen.map((o) => `${o.id} is ${o.status}${o.reason ? ` (${o.reason})` : ''}`).join('; ');
 }
 
+/** What one look saw: this deployment's instances and side resources here, and the open VMs that own names. */
+export interface CycleView {
+  instances: readonly Owned[];
+  owners: readonly OwnerVm[];
+  /** Absent: the adapter does not list side resources. */
+  sides?: readonly SideResource[];
+}
+
+function sidesByName(sides: readonly SideResource[] | undefined): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const r of sides ?? []) out.set(r.vmName, [...(out.get(r.vmName) ?? []), `${r.kind}:${r.id}`]);
+  for (const v of out.values()) v.sort();
+  return out;
+}
+
 /** One cycle's decisions; `sweepNow` makes every orphan due at once (ignoring the grace). */
-export function planCycle(
-  view: { instances: readonly Owned[]; owners: readonly OwnerVm[] },
-  known: readonly OrphanSeen[],
-  nowMs: number,
-  t: WatcherTuning,
-  sweepNow = false,
-): CyclePlan {
+export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: number, t: WatcherTuning, sweepNow = false): CyclePlan {
   const byName = groupByName(view.instances);
+  const sides = sidesByName(view.sides);
   const ownersByName = new Map<string, OwnerVm[]>();
   for (const o of view.owners) ownersByName.set(o.vmName, [...(ownersByName.get(o.vmName) ?? []), o]);
   const rows: CycleRow[] = [];
   const orphans: OrphanSeen[] = [];
   const lost: CyclePlan['lost'] = [];
-  for (const [vmName, seen] of byName) {
-    const ids = seen.map((o) => o.id).sort();
+  const names = [...new Set([...byName.keys(), ...sides.keys()])];
+  for (const vmName of names) {
+    const ids = (byName.get(vmName) ?? []).map((o) => o.id).sort();
     if (ownersByName.has(vmName)) {
-      rows.push({ row: 'owned', vmName, instanceIds: ids });
+      if (ids.length > 0) rows.push({ row: 'owned', vmName, instanceIds: ids });
       continue;
     }
     const before = known.find((k) => k.vmName === vmName);
-    const o: OrphanSeen = { vmName, instanceIds: ids, firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
+    const side = sides.get(vmName);
+    const o: OrphanSeen = { vmName, instanceIds: ids, ...(side ? { sideResources: side } : {}), firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
     orphans.push(o);
     rows.push({ row: 'orphan', ...o, due: sweepNow || nowMs - o.firstSeenAtMs >= t.orphanGraceMs });
   }
@@ -169,25 +241,26 @@ export function planCycle(
     }
   }
   const due = rows.flatMap((r) => (r.row === 'orphan' && r.due ? [orphans.find((o) => o.vmName === r.vmName)!] : []));
-  const fast = view.owners.length > 0;
-  let next = fast ? t.fastIntervalMs : t.slowIntervalMs;
+  const cadence = cadenceOf(view.owners);
+  let next = intervalOf(cadence, t);
   for (const o of orphans) {
     if (due.includes(o)) continue;
     next = Math.min(next, Math.max(t.fastIntervalMs, o.firstSeenAtMs + t.orphanGraceMs - nowMs));
   }
   // A failed deletion is retried at the fast cadence, not after a slow wait.
   if (due.length > 0) next = Math.min(next, t.fastIntervalMs);
-  return { rows, orphans, due, lost, fast, nextCycleInMs: next };
+  return { rows, orphans, due, lost, cadence, fast: cadence !== 'slow', nextCycleInMs: next };
 }
 
 /**
  * What a cycle's view looks like, for "did anything change": owners with their stages and
  * instances with their statuses, sorted. A long-polling cycle returns as soon as this differs.
  */
-export function viewSignature(view: { instances: readonly Owned[]; owners: readonly OwnerVm[] }): string {
+export function viewSignature(view: CycleView): string {
   const owners = view.owners.map((o) => `${o.workflowId}=${o.stage}`).sort();
   const instances = view.instances.map((i) => `${i.vmName}/${i.id}=${i.status}`).sort();
-  return JSON.stringify([owners, instances]);
+  if (!view.sides?.length) return JSON.stringify([owners, instances]);
+  return JSON.stringify([owners, instances, view.sides.map((r) => `${r.vmName}/${r.kind}:${r.id}`).sort()]);
 }
 
 /**

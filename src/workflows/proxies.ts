@@ -181,15 +181,15 @@ export function watching(summary: string): Activities {
 }
 
 /**
- * The watcher's long-polling cycle: looks by itself for up to `windowMs`, heartbeating once per
- * look, so its heartbeat timeout covers the longest wait between looks (`maxLookGapMs`). A nudge
- * cancels it (TRY_CANCEL: the workflow moves on at once).
+ * The watcher's long-polling cycle: looks by itself for up to `windowMs`, heartbeating about every
+ * half `heartbeatTimeoutMs` (not every look: heartbeats are billed actions). A nudge cancels it
+ * (TRY_CANCEL: the workflow moves on at once; the activity stops at its next heartbeat).
  */
-export function watchingLong(summary: string, windowMs: number, maxLookGapMs: number, cloud: string): Activities {
+export function watchingLong(summary: string, windowMs: number, heartbeatTimeoutMs: number, cloud: string): Activities {
   return cloudActivities(cloud, {
     summary,
     startToCloseTimeout: windowMs + 60_000,
-    heartbeatTimeout: maxLookGapMs + 60_000,
+    heartbeatTimeout: heartbeatTimeoutMs,
     cancellationType: ActivityCancellationType.TRY_CANCEL,
     retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 10_000, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES] },
   });

@@ -14,12 +14,14 @@ import {
   isCancellation,
   log,
   metricMeter,
+  patched,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import { instanceLostSignal, sweepNowUpdate, watcherNudgeSignal, watcherStateQuery, type SweepRecord, type WatcherState } from '../core/api';
 import { METRICS } from '../core/metrics';
+import { WATCHER_PARALLEL_SWEEP_PATCH } from '../core/patches';
 import { planCycle, withWatcherTuning, type OrphanSeen, type WatcherInput } from '../core/watcher';
 import { failureMessage } from './failure-info';
 import { sweeping, watchingLong } from './proxies';
@@ -41,6 +43,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     ...at,
     cycles: input.carried?.cycles ?? 0,
     looks: input.carried?.looks ?? 0,
+    beats: input.carried?.beats ?? 0,
     fast: false,
     instances: 0,
     owners: 0,
@@ -77,7 +80,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     polling = scope;
     try {
       view = await scope.run(() =>
-        watchingLong(`inventory of ${where}`, t.quietWindowMs, Math.max(t.fastIntervalMs, t.slowIntervalMs), input.cloud).watchCycle({
+        watchingLong(`inventory of ${where}`, t.quietWindowMs, t.heartbeatTimeoutMs, input.cloud).watchCycle({
           at,
           taskQueue: workflowInfo().taskQueue,
           known: orphans,
@@ -105,18 +108,23 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
         // The VM's workflow closed since the view was taken: nobody to tell.
       }
     }
-    const swept: SweepRecord[] = [];
-    for (const o of plan.due) {
+    const by: SweepRecord['by'] = asked > sweepDone ? 'now' : 'grace';
+    const sweepOne = async (o: OrphanSeen): Promise<SweepRecord> => {
       const rec: SweepRecord = {
         vmName: o.vmName,
         instanceIds: o.instanceIds,
+        ...(o.sideResources ? { sideResources: o.sideResources } : {}),
         firstSeenAt: iso(o.firstSeenAtMs),
         sweptAt: '',
-        by: asked > sweepDone ? 'now' : 'grace',
+        by,
         ok: true,
       };
       try {
-        await sweeping(`delete orphan ${o.vmName} (${o.instanceIds.join(', ')}) in ${where}`, SWEEP_DEADLINE_MS, input.cloud).releaseAt({
+        await sweeping(
+          `delete orphan ${o.vmName} (${[...o.instanceIds, ...(o.sideResources ?? [])].join(', ')}) in ${where}`,
+          SWEEP_DEADLINE_MS,
+          input.cloud,
+        ).releaseAt({
           at,
           vmName: o.vmName,
           instanceIds: o.instanceIds,
@@ -124,7 +132,6 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
           pollIntervalMs: 1_000,
           deadlineAtMs: Date.now() + SWEEP_DEADLINE_MS,
         });
-        orphans = orphans.filter((x) => x.vmName !== o.vmName);
         metricMeter
           .createCounter(METRICS.orphansSwept, '1', 'orphaned instances deleted by the account watcher')
           .add(o.instanceIds.length, { cloud: at.cloud });
@@ -135,8 +142,13 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
         log.warn('orphan deletion failed; retrying next cycle', { vmName: o.vmName, error: rec.error });
       }
       rec.sweptAt = iso(Date.now());
-      swept.push(rec);
-    }
+      return rec;
+    };
+    const swept: SweepRecord[] = [];
+    // Orphans due together are deleted side by side (a cloud's delete-and-wait takes minutes);
+    // histories from before the patch deleted them one after another.
+    if (plan.due.length > 1 && patched(WATCHER_PARALLEL_SWEEP_PATCH)) swept.push(...(await Promise.all(plan.due.map(sweepOne))));
+    else for (const o of plan.due) swept.push(await sweepOne(o));
     if (plan.due.length === 0) orphans = plan.orphans;
     else orphans = plan.orphans.filter((o) => !swept.some((s) => s.ok && s.vmName === o.vmName));
     sweeps = [...sweeps, ...swept].slice(-t.keepSweeps);
@@ -145,14 +157,17 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     Object.assign(state, {
       cycles: state.cycles + 1,
       looks: state.looks + view.looks,
+      beats: (state.beats ?? 0) + (view.beats ?? 0),
       lastCycleAt: iso(now),
       nextCycleAt: iso(Date.now() + plan.nextCycleInMs),
       fast: plan.fast,
+      cadence: plan.cadence,
       instances: view.instances.length,
       owners: view.owners.length,
       orphans: orphans.map((o) => ({
         vmName: o.vmName,
         instanceIds: o.instanceIds,
+        ...(o.sideResources ? { sideResources: o.sideResources } : {}),
         firstSeenAt: iso(o.firstSeenAtMs),
         deleteAfter: iso(o.firstSeenAtMs + t.orphanGraceMs),
       })),
@@ -164,7 +179,10 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     // continue as new while one is pending (its handler would block allHandlersFinished forever).
     if ((info.continueAsNewSuggested || info.historyLength > t.continueAsNewAfterEvents) && sweepAsked === sweepDone) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof accountWatcherWorkflow>({ ...input, carried: { orphans, sweeps, cycles: state.cycles, looks: state.looks } });
+      return continueAsNew<typeof accountWatcherWorkflow>({
+        ...input,
+        carried: { orphans, sweeps, cycles: state.cycles, looks: state.looks, beats: state.beats ?? 0 },
+      });
     }
     // A deletion that failed is tried again after a fast interval, not at once.
     if (swept.some((r) => !r.ok)) await sleep(t.fastIntervalMs);

@@ -17,6 +17,7 @@ import type {
   Offer,
   Owned,
   ResourceRequest,
+  SideResource,
 } from '../../src/core/provider';
 
 export type FakePrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup' | 'probe' | 'inventory';
@@ -105,9 +106,18 @@ export class FakeProvider implements CloudProvider {
   /** The deployment `inventory` lists; unset: every instance (instances record InstanceSpec.owner). */
   readonly deployment: string | undefined;
 
-  constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number; deployment?: string } = {}) {
+  /** Set with `listsSides`: the side resources (`<vm>@<region>`, of any deployment) of a region. */
+  sideInventory?: (at: Location) => Promise<SideResource[]>;
+
+  constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number; deployment?: string; listsSides?: boolean } = {}) {
     this.name = o.name ?? 'fake';
     this.deployment = o.deployment;
+    if (o.listsSides) {
+      this.sideInventory = async (at) =>
+        this.load()
+          .sideResources.filter((k) => k.endsWith(`@${at.region}`))
+          .map((k) => ({ vmName: k.slice(0, k.lastIndexOf('@')), kind: 'fake-side', id: k }));
+    }
     if (o.stateFile !== undefined) this.stateFile = o.stateFile;
     this.mem = {
       instances: [],

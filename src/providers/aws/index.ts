@@ -20,6 +20,7 @@ import type {
   QuotaShortfall,
   QuotaUnknown,
   ResourceRequest,
+  SideResource,
 } from '../../core/provider';
 import { stateDir } from '../../paths';
 import { deploymentOf, ownedName, type DeploymentOption } from '../deployment';
@@ -381,6 +382,11 @@ export class AwsProvider implements CloudProvider {
   }
 
   /** Delete the per-VM security group; while a terminating instance still uses it, Transient. */
+  /** This deployment's per-VM security groups in the region (key pairs are not per VM: the key travels in user data). */
+  async sideInventory(at: Location): Promise<SideResource[]> {
+    return (await this.api.ownedSecurityGroups(at.region, this.deployment)).map((g) => ({ vmName: g.vmName, kind: 'security-group', id: g.groupId }));
+  }
+
   async cleanup(at: Location, vmName: string): Promise<void> {
     const groups = await this.api.securityGroupIdsByName(at.region, ownedName(vmName, this.deployment), vmName, this.deployment);
     for (const groupId of groups) {

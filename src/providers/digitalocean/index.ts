@@ -13,8 +13,9 @@ import {
   type Offer,
   type Owned,
   type ResourceRequest,
+  type SideResource,
 } from '../../core/provider';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { DEFAULT_BASE_URL, DoApi } from './api';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
@@ -174,6 +175,15 @@ export class DigitalOceanProvider implements CloudProvider {
    * deleting it while a droplet still carries it would strip its identity (a leak no teardown
    * could find); an unused tag bills nothing.
    */
+  /** This deployment's per-VM cloud firewalls (account-wide: the same list for every region), by name and VM tag. */
+  async sideInventory(_at: Location): Promise<SideResource[]> {
+    return (await this.api.firewalls()).flatMap((f) => {
+      const vmName = vmNameOfOwnedName(f.name, this.deployment);
+      const mine = vmName !== undefined && f.name === firewallName(vmName, this.deployment) && f.tags.includes(deploymentVmTag(vmName, this.deployment));
+      return mine ? [{ vmName, kind: 'firewall', id: f.id }] : [];
+    });
+  }
+
   async cleanup(_at: Location, vmName: string): Promise<void> {
     const name = firewallName(vmName, this.deployment);
     const tag = deploymentVmTag(vmName, this.deployment);

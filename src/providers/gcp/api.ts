@@ -212,6 +212,16 @@ export class ComputeApi {
     }
   }
 
+  /** Every firewall rule of the project whose name starts with `prefix` (paginated; the caller checks ownership). */
+  async listFirewalls(prefix: string): Promise<z.infer<typeof Firewall>[]> {
+    return this.call(async () => {
+      const out: z.infer<typeof Firewall>[] = [];
+      const filter = `name eq "${prefix}.*"`;
+      for await (const fw of this.firewalls.listAsync({ project: this.project, filter, maxResults: this.pageSize }, NO_RETRY)) out.push(Firewall.parse(fw));
+      return out;
+    });
+  }
+
   /** Insert a firewall rule; an existing rule of that name (409) counts as done. No waiting. */
   async insertFirewall(body: Record<string, unknown>): Promise<void> {
     try {

@@ -8,8 +8,20 @@ import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, QuotaShortfall, ResourceRequest } from '../../core/provider';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import type {
+  Capabilities,
+  CloudProvider,
+  InstanceSpec,
+  Json,
+  Location,
+  Observed,
+  Offer,
+  Owned,
+  QuotaShortfall,
+  ResourceRequest,
+  SideResource,
+} from '../../core/provider';
+import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
 import { findAdcFile, findProject, parseRegions } from './config';
@@ -252,6 +264,14 @@ export class GcpProvider implements CloudProvider {
 
   async cleanup(_at: Location, vmName: string): Promise<void> {
     await this.api.deleteFirewall(resourceName(vmName, this.deployment));
+  }
+
+  /** This deployment's per-VM firewall rules (global: the same list for every region), by the VM name in their name. */
+  async sideInventory(_at: Location): Promise<SideResource[]> {
+    return (await this.api.listFirewalls('gpuprov-')).flatMap((fw) => {
+      const vmName = vmNameOfOwnedName(fw.name, this.deployment);
+      return vmName === undefined ? [] : [{ vmName, kind: 'firewall', id: fw.name }];
+    });
   }
 
   /** The instance already named `gpuprov-<vm>-<deployment hash>` in the zone: ours (same owner label) → its id. */

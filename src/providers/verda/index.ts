@@ -13,8 +13,9 @@ import {
   type Offer,
   type Owned,
   type ResourceRequest,
+  type SideResource,
 } from '../../core/provider';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi, type VerdaInstance } from './api';
@@ -151,6 +152,14 @@ export class VerdaProvider implements CloudProvider {
   }
 
   /** Removes this VM's startup scripts; shared (hash-named) SSH keys stay. */
+  /** This deployment's per-VM startup scripts (account-wide: the same list for every location), by name. */
+  async sideInventory(_at: Location): Promise<SideResource[]> {
+    return (await this.api.scripts()).flatMap((s) => {
+      const vmName = vmNameOfOwnedName(s.name.replace(/\.[0-9a-f]{8}$/, ''), this.deployment);
+      return vmName !== undefined && isScriptOf(s.name, vmName, this.deployment) ? [{ vmName, kind: 'startup-script', id: s.id }] : [];
+    });
+  }
+
   async cleanup(_at: Location, vmName: string): Promise<void> {
     try {
       const mine = (await this.api.scripts()).filter((s) => isScriptOf(s.name, vmName, this.deployment)).map((s) => s.id);

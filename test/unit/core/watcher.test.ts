@@ -1,19 +1,48 @@
 import { describe, expect, it } from 'vitest';
 import type { InstanceStatus, Owned } from '../../../src/core/provider';
-import { cycleMustReturn, planCycle, viewSignature, watcherWorkflowId, withWatcherTuning, type OwnerVm } from '../../../src/core/watcher';
+import {
+  cadenceOf,
+  cycleMustReturn,
+  DEFAULT_WATCHER_TUNING,
+  heartbeatEveryMs,
+  planCycle,
+  viewSignature,
+  watcherWorkflowId,
+  withWatcherTuning,
+  type OwnerVm,
+} from '../../../src/core/watcher';
 
-const t = withWatcherTuning({ fastIntervalMs: 5_000, slowIntervalMs: 300_000, orphanGraceMs: 600_000 });
+const t = withWatcherTuning({ fastIntervalMs: 5_000, readyIntervalMs: 20_000, slowIntervalMs: 300_000, orphanGraceMs: 600_000 });
 const inst = (id: string, vmName: string, status: InstanceStatus = 'Running'): Owned => ({ id, vmName, status, location: { cloud: 'c', region: 'r' } });
 const owner = (vmName: string, stage: OwnerVm['stage'] = 'ready'): OwnerVm => ({ workflowId: `vm-${vmName}`, vmName, stage });
 
 describe('planCycle', () => {
-  it('an owned, running instance: nothing to do, fast cadence', () => {
+  it('an owned, running instance of a Ready VM: nothing to do, the ready cadence', () => {
     const p = planCycle({ instances: [inst('i1', 'a')], owners: [owner('a')] }, [], 1_000, t);
     expect(p.rows).toEqual([{ row: 'owned', vmName: 'a', instanceIds: ['i1'] }]);
     expect(p.lost).toEqual([]);
     expect(p.orphans).toEqual([]);
+    expect(p.cadence).toBe('ready');
     expect(p.fast).toBe(true);
-    expect(p.nextCycleInMs).toBe(5_000);
+    expect(p.nextCycleInMs).toBe(20_000);
+  });
+
+  it('cadence: fast while a VM placed here launches or tears down, ready while all are Ready, slow when none', () => {
+    expect(cadenceOf([owner('a'), owner('b', 'booting')])).toBe('fast');
+    expect(cadenceOf([owner('a', 'tearing-down')])).toBe('fast');
+    expect(cadenceOf([owner('a'), owner('b', 'k8s-failed'), owner('c', 'leaked'), owner('d', 'waiting-retry')])).toBe('ready');
+    // a VM launching in another region owns an instance here, but does not speed this watcher up
+    expect(cadenceOf([{ ...owner('a', 'creating'), elsewhere: true }])).toBe('ready');
+    expect(cadenceOf([])).toBe('slow');
+    expect(planCycle({ instances: [], owners: [owner('a', 'creating')] }, [], 0, t).nextCycleInMs).toBe(5_000);
+  });
+
+  it('heartbeats every half the heartbeat timeout; the defaults meet P7 (ready look ≤ 30 s, a few beats per window)', () => {
+    expect(heartbeatEveryMs(withWatcherTuning({ heartbeatTimeoutMs: 180_000 }))).toBe(90_000);
+    const d = DEFAULT_WATCHER_TUNING;
+    expect(d.fastIntervalMs).toBeLessThan(d.readyIntervalMs);
+    expect(d.readyIntervalMs).toBeLessThan(d.slowIntervalMs);
+    expect(d.readyIntervalMs).toBeLessThanOrEqual(20_000);
   });
 
   it('a Ready VM whose instance vanished or failed is lost; a launching one is left to its workflow', () => {
@@ -59,6 +88,27 @@ describe('planCycle', () => {
     const known = [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }];
     expect(planCycle({ instances: [inst('i9', 'z')], owners: [owner('z', 'creating')] }, known, 10, t).orphans).toEqual([]);
     expect(planCycle({ instances: [], owners: [] }, known, 10, t).orphans).toEqual([]);
+  });
+
+  it('side resources with no instance and no open workflow are an orphan too; owned ones are not', () => {
+    const sides = [
+      { vmName: 'z', kind: 'security-group', id: 'sg-2' },
+      { vmName: 'z', kind: 'key-pair', id: 'k-1' },
+      { vmName: 'a', kind: 'security-group', id: 'sg-1' },
+    ];
+    const p = planCycle({ instances: [], owners: [owner('a', 'preparing')], sides }, [], 1_000, t);
+    expect(p.orphans).toEqual([{ vmName: 'z', instanceIds: [], sideResources: ['key-pair:k-1', 'security-group:sg-2'], firstSeenAtMs: 1_000 }]);
+    expect(p.lost).toEqual([]);
+    const due = planCycle({ instances: [], owners: [], sides }, p.orphans, 1_000 + 600_000, t);
+    // its grace is over; `a`, unowned only from now on, waits out its own
+    expect(due.due.map((o) => o.vmName)).toEqual(['z']);
+    expect(due.orphans.find((o) => o.vmName === 'a')).toMatchObject({ instanceIds: [], firstSeenAtMs: 601_000 });
+    // an instance and side resources of one unowned name: one orphan carrying both
+    const both = planCycle({ instances: [inst('i9', 'z')], owners: [], sides }, [], 0, t);
+    expect(both.orphans.find((o) => o.vmName === 'z')).toMatchObject({ instanceIds: ['i9'], sideResources: ['key-pair:k-1', 'security-group:sg-2'] });
+    // a side resource appearing or going is a change for the long-polling cycle
+    expect(viewSignature({ instances: [], owners: [], sides })).not.toBe(viewSignature({ instances: [], owners: [] }));
+    expect(viewSignature({ instances: [], owners: [], sides: [] })).toBe(viewSignature({ instances: [], owners: [] }));
   });
 
   it('sweepNow makes every orphan due at once', () => {

@@ -1,0 +1,74 @@
+/**
+ * Side-resource orphans on the fake cloud: a VM name whose side resources outlived its workflow
+ * (terminated after prepare, before create) is swept by the account watcher after the grace with
+ * the adapter's `cleanup`; a Ready VM's side resources are left alone.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../src/activities';
+import { vmWorkflowId, watcherStateQuery, type WatcherState } from '../../src/core/api';
+import { watcherWorkflowId } from '../../src/core/watcher';
+import { ProviderRegistry } from '../../src/providers/registry';
+import { loadOrCreateSshIdentity } from '../../src/ssh';
+import type { vmWorkflow } from '../../src/workflows';
+import { defaultFakeOffers, FakeProvider } from '../harness/fake-provider';
+import { requireServer, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
+import { FAST, waitFor, waitStage } from './helpers';
+
+const GRACE_MS = 3_000;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(!requireServer())('account watcher: side-resource orphans (fake cloud)', () => {
+  const deployment = `test-sides-${randomUUID().slice(0, 8)}`;
+  const fake = new FakeProvider({ listsSides: true });
+  let worker: TestWorker;
+
+  beforeAll(async () => {
+    const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-sides-keys-')));
+    const activities = createActivities({
+      registry: new ProviderRegistry([fake]),
+      ssh,
+      owner: deployment,
+      prober: fake.prober(),
+      watcher: { fastIntervalMs: 300, readyIntervalMs: 300, slowIntervalMs: 1_000, orphanGraceMs: GRACE_MS, heartbeatTimeoutMs: 4_000 },
+    });
+    worker = await startTestWorker({ activities });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+  });
+
+  it('side resources with no instance and no workflow are swept after the grace; a Ready VM keeps its own', async () => {
+    const client = await testEnv().client();
+    const kept = `kept-${randomUUID().slice(0, 6)}`;
+    const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+      taskQueue: worker.taskQueue,
+      workflowId: `${vmWorkflowId(kept)}-${randomUUID().slice(0, 6)}`,
+      args: [{ spec: { name: kept, clouds: ['fake'] }, tuning: { ...FAST, healthIntervalMs: 3_600_000 } }],
+    });
+    const ready = await waitStage(h, 'ready', 60_000);
+    const region = ready.location!.region;
+    const watcher = client.workflow.getHandle(watcherWorkflowId(deployment, 'fake', region));
+    // A VM whose workflow was terminated between prepare and create: only its side resource is left.
+    const left = `left-${randomUUID().slice(0, 6)}`;
+    const offer = defaultFakeOffers().find((o) => o.region === region)!;
+    await fake.prepare(offer, { vmName: left, owner: deployment, publicKeys: [], idempotencyKey: 'k', openPorts: [] });
+    let state: WatcherState | undefined;
+    for (let i = 0; i < 300 && !state?.sweeps.some((r) => r.vmName === left && r.ok); i++) {
+      await sleep(100);
+      state = await watcher.query(watcherStateQuery).catch(() => undefined);
+    }
+    const rec = state?.sweeps.find((r) => r.vmName === left);
+    expect(rec).toMatchObject({ ok: true, by: 'grace', instanceIds: [], sideResources: [`fake-side:${left}@${region}`] });
+    expect(Date.parse(rec!.sweptAt) - Date.parse(rec!.firstSeenAt)).toBeGreaterThanOrEqual(GRACE_MS);
+    expect(fake.sideResources()).not.toContain(`${left}@${region}`);
+    expect(fake.sideResources()).toContain(`${kept}@${region}`);
+    expect(state!.sweeps.map((r) => r.vmName)).not.toContain(kept);
+    await h.signal('teardown');
+    await waitFor(h, (s) => s.endedAt !== undefined, 'torn down', 60_000);
+    await watcher.terminate('test over').catch(() => undefined);
+  });
+});
