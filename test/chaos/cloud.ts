@@ -43,7 +43,7 @@ export class FakeChaosCloud implements ChaosCloud {
 
   constructor(dir: string) {
     this.stateFile = join(dir, 'fake-state.json');
-    this.workerEnv = { GPUPROV_FAKE_STATE: this.stateFile, GPUPROV_FAKE_PROBE: '1', GPUPROV_SSH_DIR: join(dir, 'keys') };
+    this.workerEnv = { GPUPROV_FAKE_STATE: this.stateFile, GPUPROV_FAKE_PROBE: '1', GPUPROV_FAKE_LISTS_SIDES: '1', GPUPROV_SSH_DIR: join(dir, 'keys') };
     this.reset();
   }
 

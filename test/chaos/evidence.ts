@@ -67,7 +67,8 @@ export interface Evidence {
   /** When each one vanished (epoch ms). */
   vanishedAt?: Record<string, number>;
   /** The account watchers' timings in force (CHAOS_WATCHER). */
-  watcher?: { fastIntervalMs: number; orphanGraceMs: number };
+  /** `readyIntervalMs`: the cycle while VMs are only Ready (absent in evidence from before it existed: the fast one). */
+  watcher?: { fastIntervalMs: number; readyIntervalMs?: number; orphanGraceMs: number };
   /**
    * Instances of the trace's VMs live when its last workflow closed (terminated ones leave
    * orphans), and those still live after the orphan grace plus one watcher cycle and an allowance.

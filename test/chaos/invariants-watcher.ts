@@ -53,9 +53,9 @@ export const WATCHER_INVARIANTS: Invariant[] = [
   },
   {
     id: 'lost-within-cycle',
-    says: 'a Ready VM whose instance vanished behind its back is lost within one fast watcher cycle (plus a small allowance)',
+    says: "a Ready VM whose instance vanished behind its back is lost within one of the watcher's cycles while VMs are up (plus a small allowance)",
     check: (ev) => {
-      const fast = ev.watcher?.fastIntervalMs ?? 0;
+      const fast = Math.max(ev.watcher?.fastIntervalMs ?? 0, ev.watcher?.readyIntervalMs ?? 0);
       const allowed = fast + LOST_ALLOWANCE_MS + DISRUPTION_ALLOWANCE_MS * ev.disruptions;
       return Object.entries(lostDelays(ev)).flatMap(([key, ms]) =>
         ms === undefined

@@ -505,7 +505,7 @@ class TraceRun {
       duplicateStartsAccepted: this.duplicateStartsAccepted,
       vanished: this.vanished,
       vanishedAt: this.vanishedAt,
-      watcher: { fastIntervalMs: WATCHER.fastIntervalMs, orphanGraceMs: WATCHER.orphanGraceMs },
+      watcher: { fastIntervalMs: WATCHER.fastIntervalMs, readyIntervalMs: WATCHER.readyIntervalMs, orphanGraceMs: WATCHER.orphanGraceMs },
       orphans,
       disruptions: this.disrupted,
       replayErrors: {},

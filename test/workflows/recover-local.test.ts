@@ -33,7 +33,7 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
       registry: new ProviderRegistry([new LocalProvider({ root })]),
       ssh,
       owner: deployment,
-      watcher: { fastIntervalMs: 500, slowIntervalMs: 2_000, orphanGraceMs: 60_000 },
+      watcher: { fastIntervalMs: 500, readyIntervalMs: 500, slowIntervalMs: 2_000, orphanGraceMs: 60_000 },
     });
     worker = await startTestWorker({ activities });
   });
