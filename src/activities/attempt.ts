@@ -26,8 +26,8 @@ export interface AttemptDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Injected for tests; default: the activity context's heartbeat. */
   heartbeat?: () => void;
-  /** Run after an instance exists (created or adopted); must not throw (the account watcher's signal-with-start). */
-  afterCreate?: (at: Location) => Promise<void>;
+  /** Run before anything is made at `at` (side resources, then the instance); must not throw (the account watcher's signal-with-start). */
+  beforePrepare?: (at: Location) => Promise<void>;
 }
 
 export interface ReleaseInput {
@@ -94,6 +94,9 @@ export function createAttemptActivities(deps: AttemptDeps) {
     async prepareAndCreate(offer: Offer, spec: InstanceSpec): Promise<CreateResult> {
       const p = providerOf(deps.registry, offer.cloud);
       const s = withWorkerKey(spec, deps.publicKey, deps.owner);
+      // Side resources and then an instance exist from here: their account watcher must run even if
+      // this workflow is terminated before it ends (it sweeps what no open workflow owns).
+      await deps.beforePrepare?.({ cloud: offer.cloud, region: offer.region });
       let prepared;
       try {
         prepared = await p.prepare(offer, s);
@@ -106,8 +109,6 @@ export function createAttemptActivities(deps: AttemptDeps) {
         region: offer.region,
         instanceType: offer.instanceType,
       });
-      // An instance exists from here: its account watcher must run even if this workflow is terminated before Ready.
-      await deps.afterCreate?.({ cloud: offer.cloud, region: offer.region });
       return withKeyFingerprint(created, deps.keyFingerprint);
     },
 

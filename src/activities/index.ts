@@ -34,7 +34,7 @@ import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
 import { activityLog } from './activity-log';
 import { withServedClouds } from './served-clouds';
-import { createWatcherActivities, watcherAfterCreate } from './watcher';
+import { createWatcherActivities, watcherBeforePrepare } from './watcher';
 import type { WatcherTuning } from '../core/watcher';
 import { createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
 import { withinQuota, type QuotaNotes } from './quota';
@@ -182,7 +182,7 @@ function activitiesOf(deps: ActivityDeps) {
       keyFingerprint: deps.ssh.fingerprint,
       owner: deps.owner,
       now,
-      afterCreate: watcherAfterCreate({ owner: deps.owner, ...(deps.watcher ? { watcher: deps.watcher } : {}) }),
+      beforePrepare: watcherBeforePrepare({ owner: deps.owner, ...(deps.watcher ? { watcher: deps.watcher } : {}) }),
     }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {

@@ -151,13 +151,14 @@ async function startOrNudge(c: Client, deps: Pick<WatcherDeps, 'owner' | 'watche
 }
 
 /**
- * For the create activity: once an instance exists at `at`, make sure the watcher there runs, so
- * that an instance whose workflow is terminated before Ready is still swept. The watcher runs on
+ * For the create activity: before it makes side resources and an instance at `at`, make sure the
+ * watcher there runs, so that what a workflow terminated before Ready (or mid-create) leaves is
+ * still swept. The watcher runs on
  * the task queue of the workflow that scheduled the create (the activity runs on its cloud's
  * queue), read with one describe call. Never throws: a failure costs only that safety net, never
  * the create (the VM's `ensureWatcher` at Ready is the second chance).
  */
-export function watcherAfterCreate(deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'client'>): (at: { cloud: string; region: string }) => Promise<void> {
+export function watcherBeforePrepare(deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'client'>): (at: { cloud: string; region: string }) => Promise<void> {
   return async (at) => {
     const ctx = activityContext();
     const workflowId = ctx?.info.workflowExecution?.workflowId;
@@ -166,9 +167,9 @@ export function watcherAfterCreate(deps: Pick<WatcherDeps, 'owner' | 'watcher' |
       const c = deps.client?.() ?? ctx.client;
       const { taskQueue } = await c.workflow.getHandle(workflowId).describe();
       const watcher = await startOrNudge(c, deps, { at: { cloud: at.cloud, region: at.region }, taskQueue });
-      activityLog('info', 'account watcher running (instance created)', { workflowId: watcher });
+      activityLog('info', 'account watcher running (resources about to be made)', { workflowId: watcher });
     } catch (err) {
-      activityLog('warn', 'could not start the account watcher after the create; the VM starts it at Ready', {
+      activityLog('warn', 'could not start the account watcher before the create; the VM starts it at Ready', {
         cloud: at.cloud,
         region: at.region,
         error: err instanceof Error ? err.message : String(err),
