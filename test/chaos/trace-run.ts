@@ -21,9 +21,11 @@ import { GEOGRAPHY, vmKey, vmName, type KillPoint, type Trace, type VmScript } f
 
 /**
  * Beyond the orphan grace and one (slow) watcher cycle: the sweep's own delete, wait-gone and
- * cleanup, and a loaded machine (12 lanes on 2 shared cores; 5 s let 4 of 256 fake traces through late).
+ * cleanup, a second sweep cycle when the trace's faults refuse deletes (a `delete` Transient ×4
+ * outlasts one sweep's 3 tries), and a loaded machine (12 lanes on 2 shared cores: 5 s let 4 of
+ * 256 fake traces through late; 15 s left 3 side resources of traces with failing deletes).
  */
-export const SWEEP_ALLOWANCE_MS = 15_000;
+export const SWEEP_ALLOWANCE_MS = 30_000;
 
 export interface RunRecord {
   vm: string;
@@ -340,17 +342,17 @@ class TraceRun {
     const budget = WATCHER.orphanGraceMs + WATCHER.slowIntervalMs + SWEEP_ALLOWANCE_MS + 70_000 * this.disrupted;
     const atClose = this.mine();
     const seen = new Set(atClose.map((i) => i.id));
+    const seenSides = new Set(this.sideResources());
     let deadline = t0 + budget;
     let left = atClose;
     // A sweep removes the instance, waits until it is gone, then cleans up: wait for its side resources too.
     for (let i = 0; i < 10_000 && (left.length > 0 || this.sideResources().length > 0) && Date.now() < deadline; i++) {
       await sleep(200);
       left = this.mine();
-      for (const x of left) {
-        if (seen.has(x.id)) continue;
-        seen.add(x.id);
-        deadline = Date.now() + budget;
-      }
+      // Late ones (a prepare or create still running when its workflow was terminated) get a whole budget from when they show.
+      const late = [...left.map((x) => x.id), ...this.sideResources()].filter((k) => !seen.has(k) && !seenSides.has(k));
+      for (const k of late) seen.add(k);
+      if (late.length > 0) deadline = Date.now() + budget;
     }
     return { atClose, left, waitedMs: Date.now() - t0 };
   }

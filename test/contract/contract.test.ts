@@ -93,6 +93,28 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     expect(j.failures).toEqual([]);
   }, 300_000);
 
+  /** Records a botocore driver's run against an AWS fixture (failed calls, and our requests unlike boto3's); returns the failed calls. */
+  function reportWire(
+    cloud: string,
+    r: Awaited<ReturnType<typeof runDriver>>,
+    ours: Parameters<typeof awsWire>[0],
+    theirs: Parameters<typeof awsWire>[0],
+  ): string[] {
+    const failures = r.calls.filter((c) => !c.ok).map((c) => `${c.call}: ${c.error ?? c.skipped ?? ''}`);
+    const same = JSON.stringify(awsWire(ours)) === JSON.stringify(awsWire(theirs));
+    const found = same ? [] : [`ours ${JSON.stringify(awsWire(ours))}, boto3 ${JSON.stringify(awsWire(theirs))}`];
+    reports.push({
+      cloud,
+      client: r.client,
+      version: r.version,
+      mismatches: failures.length + found.length,
+      accepted: 0,
+      failures: [...failures, ...found],
+      notes: r.notes,
+    });
+    return failures;
+  }
+
   it('nebius: the fixture serves the nebius SDK every RPC our adapter makes', async () => {
     const report = await checkNebiusGrpc();
     reports.push(report);
@@ -117,24 +139,10 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
       const ours = fx.requests.splice(0);
       const queries = types.map((t) => ({ instanceType: t, filters: productFilters('us-east-1', t), price: livePrice(t) }));
       const r = await runDriver('aws_pricing.py', { url: fx.url, queries });
-      const failures = r.calls.filter((c) => !c.ok).map((c) => `${c.call}: ${c.error ?? c.skipped ?? ''}`);
-      const byType = awsWire;
-      const found =
-        JSON.stringify(byType(ours)) === JSON.stringify(byType(fx.requests))
-          ? []
-          : [`ours ${JSON.stringify(byType(ours))}, boto3 ${JSON.stringify(byType(fx.requests))}`];
-      reports.push({
-        cloud: 'aws (price list)',
-        client: r.client,
-        version: r.version,
-        mismatches: failures.length + found.length,
-        accepted: 0,
-        failures: [...failures, ...found],
-        notes: r.notes,
-      });
+      const failures = reportWire('aws (price list)', r, ours, fx.requests);
       expect(r.calls).toHaveLength(types.length);
       expect(failures).toEqual([]);
-      expect(byType(ours)).toEqual(byType(fx.requests));
+      expect(awsWire(ours)).toEqual(awsWire(fx.requests));
     } finally {
       await fx.close();
     }
@@ -155,20 +163,7 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
         ),
       );
       const r = await runDriver('aws_quotas.py', { url: fx.url, queries });
-      const failures = r.calls.filter((c) => !c.ok).map((c) => `${c.call}: ${c.error ?? c.skipped ?? ''}`);
-      const found =
-        JSON.stringify(awsWire(ours)) === JSON.stringify(awsWire(fx.requests))
-          ? []
-          : [`ours ${JSON.stringify(awsWire(ours))}, boto3 ${JSON.stringify(awsWire(fx.requests))}`];
-      reports.push({
-        cloud: 'aws (service quotas)',
-        client: r.client,
-        version: r.version,
-        mismatches: failures.length + found.length,
-        accepted: 0,
-        failures: [...failures, ...found],
-        notes: r.notes,
-      });
+      const failures = reportWire('aws (service quotas)', r, ours, fx.requests);
       expect(r.calls).toHaveLength(queries.length);
       expect(failures).toEqual([]);
       expect(awsWire(ours)).toEqual(awsWire(fx.requests));

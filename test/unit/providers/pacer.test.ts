@@ -2,17 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallPacer, pacedProvider } from '../../../src/providers/pacer';
 import { ProviderRegistry } from '../../../src/providers/registry';
 import { FakeProvider } from '../../harness/fake-provider';
-
-/** The most of `times` in any window [t, t + windowMs). */
-function maxInWindow(times: number[], windowMs: number): number {
-  const t = [...times].sort((a, b) => a - b);
-  let best = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= windowMs) j++;
-    best = Math.max(best, i - j + 1);
-  }
-  return best;
-}
+import { maxInWindow } from '../../../bench/rate-limit';
 
 afterEach(() => vi.useRealTimers());
 
