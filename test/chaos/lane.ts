@@ -28,7 +28,13 @@ export const CHAOS_TUNING: Partial<Tuning> = {
 };
 
 /** The account watchers' timings in every lane (the production logic, shrunk). */
-export const CHAOS_WATCHER: Partial<WatcherTuning> = { fastIntervalMs: 500, readyIntervalMs: 500, slowIntervalMs: 2_000, orphanGraceMs: 3_000, quietWindowMs: 5_000 };
+export const CHAOS_WATCHER: Partial<WatcherTuning> = {
+  fastIntervalMs: 500,
+  readyIntervalMs: 500,
+  slowIntervalMs: 2_000,
+  orphanGraceMs: 3_000,
+  quietWindowMs: 5_000,
+};
 
 /** What the lane needs from the kit: the server connection and the disruption counters. */
 export interface KitContext {
