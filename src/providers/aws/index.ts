@@ -381,12 +381,12 @@ export class AwsProvider implements CloudProvider {
     }
   }
 
-  /** Delete the per-VM security group; while a terminating instance still uses it, Transient. */
   /** This deployment's per-VM security groups in the region (key pairs are not per VM: the key travels in user data). */
   async sideInventory(at: Location): Promise<SideResource[]> {
     return (await this.api.ownedSecurityGroups(at.region, this.deployment)).map((g) => ({ vmName: g.vmName, kind: 'security-group', id: g.groupId }));
   }
 
+  /** Delete the per-VM security group; while a terminating instance still uses it, Transient. */
   async cleanup(at: Location, vmName: string): Promise<void> {
     const groups = await this.api.securityGroupIdsByName(at.region, ownedName(vmName, this.deployment), vmName, this.deployment);
     for (const groupId of groups) {

@@ -170,11 +170,6 @@ export class DigitalOceanProvider implements CloudProvider {
     );
   }
 
-  /**
-   * Deletes the VM's firewall(s) (gone = done). The key is shared and the identity tag stays:
-   * deleting it while a droplet still carries it would strip its identity (a leak no teardown
-   * could find); an unused tag bills nothing.
-   */
   /** This deployment's per-VM cloud firewalls (account-wide: the same list for every region), by name and VM tag. */
   async sideInventory(_at: Location): Promise<SideResource[]> {
     return (await this.api.firewalls()).flatMap((f) => {
@@ -184,6 +179,11 @@ export class DigitalOceanProvider implements CloudProvider {
     });
   }
 
+  /**
+   * Deletes the VM's firewall(s) (gone = done). The key is shared and the identity tag stays:
+   * deleting it while a droplet still carries it would strip its identity (a leak no teardown
+   * could find); an unused tag bills nothing.
+   */
   async cleanup(_at: Location, vmName: string): Promise<void> {
     const name = firewallName(vmName, this.deployment);
     const tag = deploymentVmTag(vmName, this.deployment);

@@ -151,7 +151,6 @@ export class VerdaProvider implements CloudProvider {
     );
   }
 
-  /** Removes this VM's startup scripts; shared (hash-named) SSH keys stay. */
   /** This deployment's per-VM startup scripts (account-wide: the same list for every location), by name. */
   async sideInventory(_at: Location): Promise<SideResource[]> {
     return (await this.api.scripts()).flatMap((s) => {
@@ -160,6 +159,7 @@ export class VerdaProvider implements CloudProvider {
     });
   }
 
+  /** Removes this VM's startup scripts; shared (hash-named) SSH keys stay. */
   async cleanup(_at: Location, vmName: string): Promise<void> {
     try {
       const mine = (await this.api.scripts()).filter((s) => isScriptOf(s.name, vmName, this.deployment)).map((s) => s.id);
