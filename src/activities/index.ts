@@ -191,7 +191,6 @@ function activitiesOf(deps: ActivityDeps) {
       const capabilities: Record<string, Capabilities> = {};
       const skipped: PlanOutput['skipped'] = [];
       const quota: QuotaNotes = { skipped: [], unchecked: [] };
-      const quotaSkipped = quota.skipped;
       for (const cloud of clouds) {
         const p = provider(cloud);
         if (input.requireK8s && !p.capabilities().k8s) {
@@ -215,7 +214,7 @@ function activitiesOf(deps: ActivityDeps) {
             skipped.push({
               cloud,
               kind: 'Quota',
-              message: quotaSkipped
+              message: quota.skipped
                 .filter((q) => q.cloud === cloud)
                 .map((q) => q.message)
                 .join('; '),
@@ -248,7 +247,7 @@ function activitiesOf(deps: ActivityDeps) {
         capabilities,
         skipped,
         ...(demoted.length > 0 ? { demoted } : {}),
-        ...(quotaSkipped.length > 0 ? { quotaSkipped } : {}),
+        ...(quota.skipped.length > 0 ? { quotaSkipped: quota.skipped } : {}),
         ...(quota.unchecked.length > 0 ? { quotaUnchecked: quota.unchecked } : {}),
       };
     },

@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { watcherNudgeSignal, type Stage } from '../core/api';
 import type { Owned, SideResource } from '../core/provider';
 import { SA } from '../core/search-attributes';
+import { mainTaskQueue } from '../core/rate-limits';
 import {
   cycleMustReturn,
   heartbeatEveryMs,
@@ -153,19 +154,17 @@ async function startOrNudge(c: Client, deps: Pick<WatcherDeps, 'owner' | 'watche
 /**
  * For the create activity: before it makes side resources and an instance at `at`, make sure the
  * watcher there runs, so that what a workflow terminated before Ready (or mid-create) leaves is
- * still swept. The watcher runs on
- * the task queue of the workflow that scheduled the create (the activity runs on its cloud's
- * queue), read with one describe call. Never throws: a failure costs only that safety net, never
- * the create (the VM's `ensureWatcher` at Ready is the second chance).
+ * still swept. The watcher runs on the main task queue of the workflow that scheduled the create
+ * (the activity runs on its cloud's queue, named after it). Never throws: a failure costs only
+ * that safety net, never the create (the VM's `ensureWatcher` at Ready is the second chance).
  */
 export function watcherBeforePrepare(deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'client'>): (at: { cloud: string; region: string }) => Promise<void> {
   return async (at) => {
     const ctx = activityContext();
-    const workflowId = ctx?.info.workflowExecution?.workflowId;
-    if (!ctx || !workflowId) return;
+    if (!ctx) return;
     try {
       const c = deps.client?.() ?? ctx.client;
-      const { taskQueue } = await c.workflow.getHandle(workflowId).describe();
+      const taskQueue = mainTaskQueue(ctx.info.taskQueue, at.cloud);
       const watcher = await startOrNudge(c, deps, { at: { cloud: at.cloud, region: at.region }, taskQueue });
       activityLog('info', 'account watcher running (resources about to be made)', { workflowId: watcher });
     } catch (err) {

@@ -58,6 +58,12 @@ export function cloudTaskQueue(mainQueue: string, cloud: string): string {
   return `${mainQueue}-cloud-${cloud}`;
 }
 
+/** The main queue of an activity running on `taskQueue` for `cloud`: {@link cloudTaskQueue} undone (a main queue stays as it is). */
+export function mainTaskQueue(taskQueue: string, cloud: string): string {
+  const suffix = `-cloud-${cloud}`;
+  return taskQueue.endsWith(suffix) ? taskQueue.slice(0, -suffix.length) : taskQueue;
+}
+
 /** The environment variable overriding `cloud`'s limit: `GPUPROV_RATE_<CLOUD>`. */
 export function rateEnvName(cloud: string): string {
   return `GPUPROV_RATE_${cloud.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../../src/core/errors';
-import { RATE_LIMITS, cloudTaskQueue, rateEnvName, rateLimitFor } from '../../../src/core/rate-limits';
+import { RATE_LIMITS, cloudTaskQueue, mainTaskQueue, rateEnvName, rateLimitFor } from '../../../src/core/rate-limits';
 
 describe('per-cloud rate limits', () => {
   it('names the cloud queue beside the main one', () => {
     expect(cloudTaskQueue('gpuprov', 'aws')).toBe('gpuprov-cloud-aws');
+  });
+
+  it('finds the main queue back from a cloud queue; a main queue stays as it is', () => {
+    expect(mainTaskQueue(cloudTaskQueue('team-a', 'gcp'), 'gcp')).toBe('team-a');
+    expect(mainTaskQueue('gpuprov', 'gcp')).toBe('gpuprov');
+    expect(mainTaskQueue('gpuprov-cloud-aws', 'gcp')).toBe('gpuprov-cloud-aws');
   });
 
   it('takes the table default without an override, and no limit for clouds without a vendor API', () => {
