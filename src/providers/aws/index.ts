@@ -1,8 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import type { _InstanceType, EC2Client, EC2ClientConfig, Filter, Tag } from '@aws-sdk/client-ec2';
+import type { _InstanceType, Filter, Tag } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
 import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
@@ -22,51 +19,20 @@ import type {
   ResourceRequest,
   SideResource,
 } from '../../core/provider';
-import { stateDir } from '../../paths';
-import { deploymentOf, ownedName, type DeploymentOption } from '../deployment';
-import { Ec2Api } from './api';
+import { ownedName, type DeploymentOption } from '../deployment';
+import { awsConfig, hasCredentials, type AwsProviderOptions } from './config';
+import type { Ec2Api } from './api';
 import { CATALOG } from './catalog';
 import { LIVE_STATES, imageFamilyOf, observedOf, offerFor, tagOf } from './map';
-import { AwsPricing } from './pricing';
-import { AwsQuotas } from './quotas';
+import type { AwsPricing } from './pricing';
+import type { AwsQuotas } from './quotas';
+
+export type { AwsProviderOptions } from './config';
 
 /** Tag holding a hash of `spec.idempotencyKey`; `create` looks for it before RunInstances. */
 const IDEM_TAG = 'gpuprov-idem';
 /** Anything else cannot name an EC2 instance (EC2 would answer InvalidInstanceID.Malformed). */
 const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
-
-/** Construction options; every one defaults from the environment (see {@link fromEnv}). */
-export interface AwsProviderOptions extends DeploymentOption {
-  env?: NodeJS.ProcessEnv;
-  /** Regions to plan in; default `AWS_REGIONS` (comma list), else `AWS_REGION`/`AWS_DEFAULT_REGION`, else us-east-1. */
-  regions?: string[];
-  /** EC2 endpoint; default `AWS_ENDPOINT_URL_EC2`, else `AWS_ENDPOINT_URL` (tests point it at moto). */
-  endpoint?: string;
-  /** Explicit credentials; default `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, else `AWS_PROFILE`, else the SDK chain. */
-  credentials?: EC2ClientConfig['credentials'];
-  /** Image for every offer; default `AWS_AMI_ID`, else the newest Ubuntu 22.04 / Deep Learning AMI. */
-  amiId?: string;
-  /** SSH to PrivateIpAddress (worker inside the VPC); default `AWS_USE_PRIVATE_IP=1`. */
-  usePrivateIp?: boolean;
-  /** Called on every EC2 client made (tests add middleware). */
-  configureClient?: (client: EC2Client) => void;
-  /** MaxResults of paginated Describe calls. */
-  pageSize?: number;
-  /**
-   * Price List endpoint; default `AWS_ENDPOINT_URL_PRICING`, else AWS's, but none (catalog prices
-   * only, as with `false`) when EC2 is overridden (moto serves no Price List; a test never reaches AWS).
-   */
-  pricingEndpoint?: string | false;
-  /** Where live prices are cached; default `<state dir>/prices/aws.json`. */
-  priceCacheFile?: string;
-  /**
-   * Service Quotas endpoint for the plan's vCPU quota pre-check; default `AWS_ENDPOINT_URL_SERVICE_QUOTAS`,
-   * else AWS's, but none (no pre-check, as with `false`) when EC2 is overridden (moto serves no ec2 quotas).
-   */
-  quotasEndpoint?: string | false;
-  /** How long a quota limit read is reused (ms); default 10 minutes. */
-  quotaCacheMs?: number;
-}
 
 const Prepared = z.object({
   securityGroupId: z.string(),
@@ -78,14 +44,6 @@ const Prepared = z.object({
 
 function sha256(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex');
-}
-
-function credentialsFileOf(env: NodeJS.ProcessEnv): string {
-  return env.AWS_SHARED_CREDENTIALS_FILE ?? join(env.HOME ?? homedir(), '.aws', 'credentials');
-}
-
-function hasCredentials(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE || existsSync(credentialsFileOf(env)));
 }
 
 /**
@@ -107,61 +65,15 @@ export class AwsProvider implements CloudProvider {
   readonly deployment: string;
 
   constructor(opts: AwsProviderOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    const env = opts.env ?? process.env;
-    if (!opts.credentials && !hasCredentials(env)) {
-      throw new ProviderError(
-        'Credentials',
-        'AWS credentials not found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or write ~/.aws/credentials',
-      );
-    }
-    if (!opts.credentials && env.AWS_ACCESS_KEY_ID && !env.AWS_SECRET_ACCESS_KEY) {
-      throw new ProviderError('Credentials', 'AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not: set AWS_SECRET_ACCESS_KEY');
-    }
-    const credentials =
-      opts.credentials ??
-      (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
-        ? {
-            accessKeyId: env.AWS_ACCESS_KEY_ID,
-            secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-            ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-          }
-        : undefined);
-    const endpoint = opts.endpoint ?? env.AWS_ENDPOINT_URL_EC2 ?? env.AWS_ENDPOINT_URL;
-    this.api = new Ec2Api({
-      ...(endpoint ? { endpoint } : {}),
-      ...(credentials ? { credentials } : {}),
-      ...(env.AWS_PROFILE ? { profile: env.AWS_PROFILE } : {}),
-      ...(opts.configureClient ? { configureClient: opts.configureClient } : {}),
-      ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
-    });
-    const listed = (env.AWS_REGIONS ?? '')
-      .split(',')
-      .map((r) => r.trim())
-      .filter(Boolean);
-    this.regions = opts.regions ?? (listed.length > 0 ? listed : [env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1']);
-    this.amiId = opts.amiId ?? (env.AWS_AMI_ID || undefined);
-    this.usePrivateIp = opts.usePrivateIp ?? env.AWS_USE_PRIVATE_IP === '1';
-    const pricingEndpoint = opts.pricingEndpoint ?? env.AWS_ENDPOINT_URL_PRICING ?? (endpoint ? false : undefined);
-    this.pricing =
-      pricingEndpoint === false
-        ? undefined
-        : new AwsPricing({
-            ...(pricingEndpoint ? { endpoint: pricingEndpoint } : {}),
-            ...(credentials ? { credentials } : {}),
-            ...(env.AWS_PROFILE ? { profile: env.AWS_PROFILE } : {}),
-            cacheFile: opts.priceCacheFile ?? join(stateDir(env), 'prices', 'aws.json'),
-          });
-    const quotasEndpoint = opts.quotasEndpoint ?? env.AWS_ENDPOINT_URL_SERVICE_QUOTAS ?? (endpoint ? false : undefined);
-    this.quotas =
-      quotasEndpoint === false
-        ? undefined
-        : new AwsQuotas({
-            ...(quotasEndpoint ? { endpoint: quotasEndpoint } : {}),
-            ...(credentials ? { credentials } : {}),
-            ...(env.AWS_PROFILE ? { profile: env.AWS_PROFILE } : {}),
-            ...(opts.quotaCacheMs !== undefined ? { cacheMs: opts.quotaCacheMs } : {}),
-          });
+    ({
+      deployment: this.deployment,
+      api: this.api,
+      regions: this.regions,
+      amiId: this.amiId,
+      usePrivateIp: this.usePrivateIp,
+      pricing: this.pricing,
+      quotas: this.quotas,
+    } = awsConfig(opts));
   }
 
   capabilities(): Capabilities {
