@@ -15,20 +15,13 @@ import { DEFAULT_TUNING } from '../src/core/tuning';
 import { DEFAULT_WATCHER_TUNING, heartbeatEveryMs, watcherWorkflowId, type WatcherTuning } from '../src/core/watcher';
 import type { vmWorkflow } from '../src/workflows';
 import { startLab } from './lab';
-import { percentile, round, sleep } from './stats';
+import { percentile, round, sleep, until } from './stats';
 
 const argN = process.argv.indexOf('--n');
 const N = argN > 0 ? Number(process.argv[argN + 1]) : 20;
+/** Looks of 100 ms before a wait gives up. */
+const PATIENCE = 1_200;
 const log = (s: string): void => void process.stderr.write(`[p7] ${s}\n`);
-
-async function until<T>(look: () => Promise<T | undefined>, what: string, looks = 1_200): Promise<T> {
-  for (let i = 0; i < looks; i++) {
-    const v = await look().catch(() => undefined);
-    if (v !== undefined) return v;
-    await sleep(100);
-  }
-  throw new Error(`p7: timed out waiting for ${what}`);
-}
 
 const DAY_MS = 86_400_000;
 
@@ -69,25 +62,34 @@ async function main(): Promise<void> {
         workflowId: `vm-${name}`,
         args: [{ spec: { name, clouds: ['local'], regions: ['local-a'] } }],
       });
-      const ready = await until(async () => {
-        const s = await h.query(statusQuery);
-        return s.stage === 'ready' ? s : undefined;
-      }, `${name} ready`);
+      const ready = await until(
+        async () => {
+          const s = await h.query(statusQuery);
+          return s.stage === 'ready' ? s : undefined;
+        },
+        `${name} ready`,
+        PATIENCE,
+      );
       // The watcher has seen it Ready (its `ready` cadence): from here on a loss is its to find. The
       // kill then falls at a random point of the look interval, not right after the nudge's look.
       await until(
         async () => ((await lab.client.workflow.getHandle(watcherId).query(watcherStateQuery)).cadence === 'ready' ? true : undefined),
         'watcher sees the VM Ready',
+        PATIENCE,
       );
       await sleep(Math.floor(Math.random() * DEFAULT_WATCHER_TUNING.readyIntervalMs));
       const id = ready.instanceIds[0]!;
       const pid = Number(readFileSync(join(lab.localRoot, 'instances', id, 'pid'), 'utf8').trim());
       const killedAt = Date.now();
       process.kill(pid, 'SIGKILL');
-      const lost = await until(async () => {
-        const s: VmStatus = await h.query(statusQuery);
-        return s.stage === 'lost' ? Date.now() : undefined;
-      }, `${name} lost`);
+      const lost = await until(
+        async () => {
+          const s: VmStatus = await h.query(statusQuery);
+          return s.stage === 'lost' ? Date.now() : undefined;
+        },
+        `${name} lost`,
+        PATIENCE,
+      );
       lags.push(lost - killedAt);
       log(`${name}: lost after ${lost - killedAt} ms`);
       await h.result().catch(() => undefined);

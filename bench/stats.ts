@@ -26,6 +26,16 @@ export const round = (x: number, digits = 0): number => {
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** `look` every 100 ms until it gives a value (a throw counts as none), at most `looks` times; else throws naming `what`. */
+export async function until<T>(look: () => Promise<T | undefined>, what: string, looks: number): Promise<T> {
+  for (let i = 0; i < looks; i++) {
+    const v = await look().catch(() => undefined);
+    if (v !== undefined) return v;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 /** Temporal retry delay before attempt `n + 1` (n ≥ 1) for an exponential policy. */
 export function retryDelay(initialMs: number, coefficient: number, maxMs: number, n: number): number {
   return Math.min(maxMs, initialMs * coefficient ** (n - 1));

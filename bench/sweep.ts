@@ -12,7 +12,7 @@ import { DEFAULT_WATCHER_TUNING, watcherWorkflowId } from '../src/core/watcher';
 import { countLive } from '../src/providers/local';
 import type { vmWorkflow } from '../src/workflows';
 import { startLab } from './lab';
-import { percentile, round, sleep } from './stats';
+import { percentile, round, sleep, until } from './stats';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(name);
@@ -22,16 +22,9 @@ const N = arg('--n', 10);
 const GRACE_MS = arg('--grace-s', 20) * 1_000;
 /** Between two terminations: orphans fall at different points of the watcher's cycle. */
 const SPACING_MS = 3_000;
+/** Looks of 100 ms before a wait gives up. */
+const PATIENCE = 3_000;
 const log = (s: string): void => void process.stderr.write(`[sweep] ${s}\n`);
-
-async function until<T>(look: () => Promise<T | undefined>, what: string, looks = 3_000): Promise<T> {
-  for (let i = 0; i < looks; i++) {
-    const v = await look().catch(() => undefined);
-    if (v !== undefined) return v;
-    await sleep(100);
-  }
-  throw new Error(`sweep: timed out waiting for ${what}`);
-}
 
 async function main(): Promise<void> {
   const t = { ...DEFAULT_WATCHER_TUNING, orphanGraceMs: GRACE_MS };
@@ -49,7 +42,7 @@ async function main(): Promise<void> {
       ),
     );
     for (const h of handles) {
-      await until(async () => (await h.query<VmStatus>(statusQuery)).stage === 'ready' || undefined, `${h.workflowId} ready`);
+      await until(async () => (await h.query<VmStatus>(statusQuery)).stage === 'ready' || undefined, `${h.workflowId} ready`, PATIENCE);
     }
     log(`${N} VMs ready; terminating their workflows ${SPACING_MS} ms apart (grace ${GRACE_MS} ms)`);
     const terminatedAt = new Map<string, number>();
