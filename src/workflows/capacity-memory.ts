@@ -12,7 +12,7 @@ import { liveEntries, nextExpiry, remember, type CapacityEntry } from '../core/c
 import type { Offer } from '../core/provider';
 import { CAPACITY_MEMORY_PATCH, LOCAL_CALLS_PATCH } from '../core/patches';
 import type { Tuning } from '../core/tuning';
-import { localReading, reading } from './proxies';
+import { localTemporalCall, reading } from './proxies';
 
 export interface CapacityMemoryInput {
   entries: CapacityEntry[];
@@ -53,7 +53,7 @@ export async function noteCapacity(t: Tuning, offer: Offer): Promise<void> {
   if (!patched(CAPACITY_MEMORY_PATCH)) return;
   const summary = `remember: ${offer.instanceType} in ${offer.region} has no capacity`;
   try {
-    await (patched(LOCAL_CALLS_PATCH) ? localReading(t, summary) : reading(t, summary)).rememberCapacity({
+    await (patched(LOCAL_CALLS_PATCH) ? localTemporalCall(t, summary) : reading(t, summary)).rememberCapacity({
       cloud: offer.cloud,
       region: offer.region,
       instanceType: offer.instanceType,

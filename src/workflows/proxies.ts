@@ -105,7 +105,7 @@ export function reading(t: Tuning, summary: string, cloud?: string): Activities 
  * A quick Temporal call (signal-with-start) as a local activity (LOCAL_CALLS_PATCH): one marker
  * event, no workflow-task round trip. Only for calls of milliseconds: a query waits while one runs.
  */
-export function localReading(t: Tuning, summary: string): Activities {
+export function localTemporalCall(t: Tuning, summary: string): Activities {
   return proxyLocalActivities<Activities>({ summary, startToCloseTimeout: '1 minute', retry: fewRetries(t) });
 }
 
