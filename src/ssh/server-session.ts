@@ -8,7 +8,7 @@
  * echo off (stdin is a pipe), so the command first runs `stty sane rows R cols C`; later window
  * changes are applied with `stty -F <pty>`, which also sends SIGWINCH to the foreground job.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
@@ -87,9 +87,17 @@ function ptyOf(scriptPid: number): string | undefined {
   return undefined;
 }
 
+// Hazard: synchronous on purpose. Two quick window-changes applied by concurrent stty processes can land
+// out of order (the terminal keeps the older size), and keys the client sent after a window-change must
+// reach a shell that already sees the new size; blocking the loop for one stty keeps both in order.
 function resize(child: ChildProcess, rows: number, cols: number): void {
   const tty = child.pid === undefined ? undefined : ptyOf(child.pid);
-  if (tty) execFile('stty', ['-F', tty, 'rows', String(rows), 'cols', String(cols)], () => undefined);
+  if (!tty) return;
+  try {
+    execFileSync('stty', ['-F', tty, 'rows', String(rows), 'cols', String(cols)], { stdio: 'ignore', timeout: 5000 });
+  } catch {
+    // the shell exited meanwhile
+  }
 }
 
 /** Start `command` (a login shell when undefined) for one channel and report its exit. */
