@@ -106,7 +106,7 @@ export class FakeProvider implements CloudProvider {
   /** The deployment `inventory` lists; unset: every instance (instances record InstanceSpec.owner). */
   readonly deployment: string | undefined;
 
-  /** Set with `listsSides`: the side resources (`<vm>@<region>`, of any deployment) of a region. */
+  /** Set with `listsSides`: the side resources of a region (this deployment's; built without one, every deployment's). */
   sideInventory?: (at: Location) => Promise<SideResource[]>;
 
   constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number; deployment?: string; listsSides?: boolean } = {}) {
@@ -114,9 +114,11 @@ export class FakeProvider implements CloudProvider {
     this.deployment = o.deployment;
     if (o.listsSides) {
       this.sideInventory = async (at) =>
-        this.load()
-          .sideResources.filter((k) => k.endsWith(`@${at.region}`))
-          .map((k) => ({ vmName: k.slice(0, k.lastIndexOf('@')), kind: 'fake-side', id: k }));
+        this.load().sideResources.flatMap((k) => {
+          const [vmName = '', region, owner] = k.split('@');
+          const mine = this.deployment === undefined || owner === this.deployment;
+          return region === at.region && mine ? [{ vmName, kind: 'fake-side', id: k }] : [];
+        });
     }
     if (o.stateFile !== undefined) this.stateFile = o.stateFile;
     this.mem = {

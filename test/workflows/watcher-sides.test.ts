@@ -1,7 +1,8 @@
 /**
  * Side-resource orphans on the fake cloud: a VM name whose side resources outlived its workflow
  * (terminated after prepare, before create) is swept by the account watcher after the grace with
- * the adapter's `cleanup`; a Ready VM's side resources are left alone.
+ * the adapter's `cleanup`; a Ready VM's side resources, and another deployment's of the same name,
+ * are left alone.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -23,7 +24,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 describe.skipIf(!requireServer())('account watcher: side-resource orphans (fake cloud)', () => {
   const deployment = `test-sides-${randomUUID().slice(0, 8)}`;
-  const fake = new FakeProvider({ listsSides: true });
+  // Two deployments on one fake cloud (one state file), as the worker builds it: the adapter knows its deployment.
+  const stateFile = join(mkdtempSync(join(tmpdir(), 'gpuprov-sides-cloud-')), 'fake.json');
+  const fake = new FakeProvider({ stateFile, deployment, listsSides: true });
+  const other = new FakeProvider({ stateFile, deployment: `${deployment}-other`, listsSides: true });
   let worker: TestWorker;
 
   beforeAll(async () => {
@@ -41,7 +45,7 @@ describe.skipIf(!requireServer())('account watcher: side-resource orphans (fake 
     await worker?.stop();
   });
 
-  it('side resources with no instance and no workflow are swept after the grace; a Ready VM keeps its own', async () => {
+  it("side resources with no instance and no workflow are swept after the grace; a Ready VM's and another deployment's are kept", async () => {
     const client = await testEnv().client();
     const kept = `kept-${randomUUID().slice(0, 6)}`;
     const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
@@ -56,16 +60,18 @@ describe.skipIf(!requireServer())('account watcher: side-resource orphans (fake 
     const left = `left-${randomUUID().slice(0, 6)}`;
     const offer = defaultFakeOffers().find((o) => o.region === region)!;
     await fake.prepare(offer, { vmName: left, owner: deployment, publicKeys: [], idempotencyKey: 'k', openPorts: [] });
+    await other.prepare(offer, { vmName: left, owner: `${deployment}-other`, publicKeys: [], idempotencyKey: 'k', openPorts: [] });
     let state: WatcherState | undefined;
     for (let i = 0; i < 300 && !state?.sweeps.some((r) => r.vmName === left && r.ok); i++) {
       await sleep(100);
       state = await watcher.query(watcherStateQuery).catch(() => undefined);
     }
     const rec = state?.sweeps.find((r) => r.vmName === left);
-    expect(rec).toMatchObject({ ok: true, by: 'grace', instanceIds: [], sideResources: [`fake-side:${left}@${region}`] });
+    expect(rec).toMatchObject({ ok: true, by: 'grace', instanceIds: [], sideResources: [`fake-side:${left}@${region}@${deployment}`] });
     expect(Date.parse(rec!.sweptAt) - Date.parse(rec!.firstSeenAt)).toBeGreaterThanOrEqual(GRACE_MS);
-    expect(fake.sideResources()).not.toContain(`${left}@${region}`);
-    expect(fake.sideResources()).toContain(`${kept}@${region}`);
+    expect(fake.sideResources()).not.toContain(`${left}@${region}@${deployment}`);
+    expect(fake.sideResources()).toContain(`${kept}@${region}@${deployment}`);
+    expect(fake.sideResources()).toContain(`${left}@${region}@${deployment}-other`);
     expect(state!.sweeps.map((r) => r.vmName)).not.toContain(kept);
     await h.signal('teardown');
     await waitFor(h, (s) => s.endedAt !== undefined, 'torn down', 60_000);
