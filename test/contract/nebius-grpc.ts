@@ -53,7 +53,7 @@ export async function checkNebiusGrpc(): Promise<CloudReport> {
   }
 }
 
-/** The RPCs our adapter makes over a whole life, authenticated with the service-account file. */
+/** The RPCs our adapter makes over a whole life and one sweep listing, authenticated with the service-account file. */
 async function runOurs(file: string): Promise<string[]> {
   const server = await startNebiusServer();
   try {
@@ -66,6 +66,7 @@ async function runOurs(file: string): Promise<string[]> {
       sleep: async () => {},
     });
     await exercise(provider, { vmName: 'contract', gpu: { model: 'H100', count: 1 }, regions: [REGION], k8s: true });
+    await provider.sideInventory({ cloud: 'nebius', region: REGION });
     return [...new Set(server.log)];
   } finally {
     await server.close();

@@ -17,6 +17,7 @@ from nebius.api.nebius.billing.v1 import (CalculatorServiceClient, EstimateBatch
 from nebius.api.nebius.common.v1 import GetByNameRequest, ResourceMetadata
 from nebius.api.nebius.compute.v1 import (AttachedDiskSpec, CreateDiskRequest, CreateInstanceRequest, DeleteDiskRequest,
                                           DeleteInstanceRequest, DiskServiceClient, DiskSpec, ExistingDisk, InstanceServiceClient,
+                                          ListDisksRequest,
                                           InstanceSpec, InstanceStatus, IPAddress, ListInstancesRequest, ListPlatformsRequest,
                                           NetworkInterfaceSpec, PlatformServiceClient, PublicIPAddress, ResourcesSpec,
                                           SourceImageFamily)
@@ -84,6 +85,20 @@ async def main():
         if not disk_op:
             return
         await call("OperationService.Get", lambda: disk_op.wait(interval=0.05))
+
+        async def listed():
+            """Every page of the project's disks, as the adapter's sweep lists them: the new disk is among them."""
+            ids, token = [], ""
+            for _ in range(10):
+                page = await disks.list(ListDisksRequest(parent_id=project, page_size=100, page_token=token))
+                ids += [x.metadata.id for x in page.items]
+                token = page.next_page_token
+                if not token:
+                    break
+            need(disk_op.resource_id in ids, f"disk {disk_op.resource_id} not listed in {ids}")
+            return ids
+
+        await call("DiskService.List", listed)
         create.spec.boot_disk = AttachedDiskSpec(attach_mode=AttachedDiskSpec.AttachMode.READ_WRITE,
                                                  existing_disk=ExistingDisk(id=disk_op.resource_id))
         instances = InstanceServiceClient(sdk)

@@ -46,7 +46,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const conn = await connectWorker(env);
   const deployment = deploymentFromEnv(env, conn.namespace);
   // Owner-aware like every adapter: two deployments' workers may share one fake cloud (the chaos kit).
-  // GPUPROV_FAKE_LISTS_SIDES=1: it lists its side resources like aws/gcp/digitalocean/verda (`sideInventory`), so the watcher sweeps them.
+  // GPUPROV_FAKE_LISTS_SIDES=1: it lists its side resources like aws/gcp/digitalocean/verda/nebius (`sideInventory`), so the watcher sweeps them.
   const listsSides = env.GPUPROV_FAKE_LISTS_SIDES === '1';
   const fake = env.GPUPROV_FAKE_STATE ? new FakeProvider({ stateFile: env.GPUPROV_FAKE_STATE, deployment, listsSides }) : undefined;
   if (fake) providers.push(fake);

@@ -176,6 +176,26 @@ describe('nebius: vendor specifics against the fixture', () => {
     expect(d.server.disks().filter((x) => x.metadata.labels['gpuprov-vm-name'] === 'nb-vendor_1')).toEqual([]);
   });
 
+  it("sideInventory lists this deployment's boot disks across pages; not another's, not one deleting, not a renamed copy", async () => {
+    const [offer] = await planned(d.provider, { vmName: 'v', gpu: { model: 'H100', count: 1 }, k8s: false, regions: ['eu-north1'] });
+    const at = { cloud: 'nebius', region: 'eu-north1' };
+    const names = ['sd-a', 'sd-b', 'sd-c', 'sd-d', 'sd-e'];
+    for (const n of names) await d.provider.prepare(offer!, specFor(n));
+    await d.twin('other').prepare(offer!, specFor('sd-a'));
+    const disk = (vm: string): ReturnType<typeof d.server.disks>[number] =>
+      d.server.disks().find((x) => x.metadata.labels['gpuprov-vm-name'] === vm && x.metadata.labels['gpuprov-owner'] === 'conformance')!;
+    disk('sd-d').state = 'DELETING';
+    disk('sd-e').metadata.name = 'copy-of-sd-e';
+    const calls = d.server.log.length;
+    const side = (await d.provider.sideInventory(at)).filter((r) => r.vmName.startsWith('sd-'));
+    expect(side.map((r) => `${r.vmName}/${r.kind}`).sort()).toEqual(['sd-a/boot-disk', 'sd-b/boot-disk', 'sd-c/boot-disk']);
+    expect(side.find((r) => r.vmName === 'sd-a')?.id).toBe(disk('sd-a').metadata.id);
+    expect(d.server.log.slice(calls).every((rpc) => rpc === 'DiskService.List')).toBe(true);
+    expect((await d.twin('other').sideInventory(at)).filter((r) => r.vmName.startsWith('sd-')).map((r) => r.vmName)).toEqual(['sd-a']);
+    for (const n of names) await d.provider.cleanup(at, n);
+    await d.twin('other').cleanup(at, 'sd-a');
+  });
+
   it('a wrong token is Credentials, and the token never shows in the error', async () => {
     const p = new NebiusProvider({ token: 'wrong-secret-token', projects: { ...PROJECTS }, endpoint: d.server.endpoint, insecure: true });
     const err = await p.observe({ cloud: 'nebius', region: 'eu-north1' }, 'x').catch((e: unknown) => e);

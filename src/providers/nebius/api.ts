@@ -17,6 +17,7 @@ import { GrpcCode, classify, fromGrpcError, serviceError, type NebiusFailure } f
 import type { Platform } from './schemas';
 import {
   Disk,
+  DiskPage,
   Estimate,
   ExchangedToken,
   Instance,
@@ -65,6 +66,8 @@ export function serviceCtor(path: string): grpc.ServiceClientConstructor {
 }
 
 const OPERATIONS = 'nebius.common.v1.OperationService';
+/** Bound on the pages one List follows. */
+const MAX_PAGES = 100;
 const TOKENS = 'nebius.iam.v1.TokenExchangeService';
 interface CallExtra {
   orNotFound?: boolean;
@@ -125,16 +128,30 @@ export class NebiusApi {
     return parsed.data;
   }
 
-  /** InstanceService.List, every page (no server-side filter exists). */
-  async listInstances(projectId: string): Promise<Instance[]> {
-    const out: Instance[] = [];
+  /**
+   * Every page of a List RPC, 100 items a page, at most {@link MAX_PAGES} pages (a server whose
+   * token never ends must not hold the activity forever).
+   */
+  private async listAll<T>(service: string, parentId: string, schema: z.ZodType<{ items: T[]; next_page_token: string }>): Promise<T[]> {
+    const out: T[] = [];
     let page_token = '';
-    do {
-      const page = (await this.call('nebius.compute.v1.InstanceService', 'List', { parent_id: projectId, page_size: 100, page_token }, InstancePage))!;
+    for (let n = 0; n < MAX_PAGES; n++) {
+      const page = (await this.call(service, 'List', { parent_id: parentId, page_size: 100, page_token }, schema))!;
       out.push(...page.items);
       page_token = page.next_page_token;
-    } while (page_token);
-    return out;
+      if (!page_token) return out;
+    }
+    throw classify(new Error(`more than ${MAX_PAGES} pages`), `${service.split('.').pop() ?? service}.List`);
+  }
+
+  /** InstanceService.List, every page (no server-side filter exists). */
+  listInstances(projectId: string): Promise<Instance[]> {
+    return this.listAll('nebius.compute.v1.InstanceService', projectId, InstancePage);
+  }
+
+  /** DiskService.List, every page: the project's disks, for the sweep of boot disks left without an instance. */
+  listDisks(projectId: string): Promise<Disk[]> {
+    return this.listAll('nebius.compute.v1.DiskService', projectId, DiskPage);
   }
 
   /**
@@ -181,15 +198,8 @@ export class NebiusApi {
   }
 
   /** PlatformService.List, every page. */
-  async listPlatforms(parentId: string): Promise<Platform[]> {
-    const out: Platform[] = [];
-    let page_token = '';
-    do {
-      const page = (await this.call('nebius.compute.v1.PlatformService', 'List', { parent_id: parentId, page_size: 100, page_token }, PlatformPage))!;
-      out.push(...page.items);
-      page_token = page.next_page_token;
-    } while (page_token);
-    return out;
+  listPlatforms(parentId: string): Promise<Platform[]> {
+    return this.listAll('nebius.compute.v1.PlatformService', parentId, PlatformPage);
   }
 
   /** The first subnet of the project (the default network's). */

@@ -14,6 +14,7 @@ import {
   type Offer,
   type Owned,
   type ResourceRequest,
+  type SideResource,
 } from '../../core/provider';
 import { deploymentOf, type DeploymentOption } from '../deployment';
 import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
@@ -31,6 +32,7 @@ import {
   priceAndOrder,
   splitInstanceType,
   toObserved,
+  vmNameOfDisk,
 } from './map';
 
 /** Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. */
@@ -216,6 +218,14 @@ class NebiusProvider implements CloudProvider {
     const deleting = new Set(found.filter((i) => i.status?.state === 'DELETING').map((i) => i.metadata.id));
     const targets = new Set([...ids.filter((id) => !foreign.has(id)), ...found.map((i) => i.metadata.id)].filter((id) => id && !deleting.has(id)));
     for (const id of targets) await this.api.deleteInstance(id);
+  }
+
+  /** This deployment's boot disks in the region's project (one List), by the VM name on their labels. */
+  async sideInventory(at: Location): Promise<SideResource[]> {
+    return (await this.api.listDisks(this.project(at.region))).flatMap((d) => {
+      const vmName = vmNameOfDisk(d, this.deployment);
+      return vmName === undefined ? [] : [{ vmName, kind: 'boot-disk', id: d.metadata.id }];
+    });
   }
 
   async cleanup(at: Location, vmName: string): Promise<void> {

@@ -1,7 +1,10 @@
 /** Pure Nebius → gpuprov mapping: status table, endpoints, offers, labels. */
 import { deploymentHash } from '../deployment';
 import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
-import type { Instance, Platform } from './api';
+import type { Disk, Instance, Platform } from './api';
+
+/** Anything with Nebius resource metadata (instances, disks). */
+type Labelled = { metadata: { labels: Record<string, string> } };
 
 export const CLOUD = 'nebius';
 /** Login user created by cloud-init on the Ubuntu images (dstack); root logins are blocked. */
@@ -39,13 +42,13 @@ export function identityLabels(vmName: string, owner: string): Record<string, st
   return { [IDENTITY_TAG]: labelValue(vmName), [OWNER_TAG]: labelValue(owner) };
 }
 
-/** The instance carries this VM's identity and this deployment's owner label. */
-export function hasIdentity(inst: Instance, vmName: string, deployment: string): boolean {
+/** The resource carries this VM's identity and this deployment's owner label. */
+export function hasIdentity(inst: Labelled, vmName: string, deployment: string): boolean {
   return inst.metadata.labels[IDENTITY_TAG] === labelValue(vmName) && inst.metadata.labels[OWNER_TAG] === labelValue(deployment);
 }
 
 /** Labelled by another deployment: never deleted, even by id. */
-export function isForeign(inst: Instance, deployment: string): boolean {
+export function isForeign(inst: Labelled, deployment: string): boolean {
   const owner = inst.metadata.labels[OWNER_TAG];
   return owner !== undefined && owner !== labelValue(deployment);
 }
@@ -60,6 +63,17 @@ export function instanceName(vmName: string, deployment: string): string {
 }
 export function diskName(vmName: string, deployment: string): string {
   return `${instanceName(vmName, deployment).slice(0, 58)}-boot`;
+}
+
+/**
+ * The VM whose boot disk this is, in this deployment: labelled with its identity and our owner,
+ * and named as `prepare` names it (a disk merely copied from ours keeps its labels, not its name).
+ * A disk already DELETING is nobody's to sweep.
+ */
+export function vmNameOfDisk(disk: Disk, deployment: string): string | undefined {
+  const vm = disk.metadata.labels[IDENTITY_TAG];
+  if (!vm || !hasIdentity(disk, vm, deployment) || disk.metadata.name !== diskName(vm, deployment)) return undefined;
+  return disk.status?.state === 'DELETING' ? undefined : vm;
 }
 
 /** Public IP of the first interface that has one; Nebius reports it CIDR-suffixed (`1.2.3.4/32`). */

@@ -38,15 +38,20 @@ export const Instance = z.object({
     .nullish(),
 });
 export type Instance = z.infer<typeof Instance>;
-export const InstancePage = z.object({
-  items: z
-    .array(Instance)
-    .nullish()
-    .transform((i) => i ?? []),
-  next_page_token: str,
-});
+/** One page of a List RPC: its items (absent = none) and the token of the next page (empty = last). */
+function pageOf<T extends z.ZodTypeAny>(item: T) {
+  return z.object({
+    items: z
+      .array(item)
+      .nullish()
+      .transform((i): z.output<T>[] => i ?? []),
+    next_page_token: str,
+  });
+}
+export const InstancePage = pageOf(Instance);
 export const Disk = z.object({ metadata: Metadata, status: z.object({ state: z.union([z.string(), z.number()]).transform(String) }).nullish() });
 export type Disk = z.infer<typeof Disk>;
+export const DiskPage = pageOf(Disk);
 const Preset = z.object({
   name: z.string(),
   resources: z.object({ vcpu_count: z.number().nullish(), memory_gibibytes: z.number().nullish(), gpu_count: z.number().nullish() }).nullish(),
@@ -63,20 +68,8 @@ export const Platform = z.object({
     .nullish(),
 });
 export type Platform = z.infer<typeof Platform>;
-export const PlatformPage = z.object({
-  items: z
-    .array(Platform)
-    .nullish()
-    .transform((i) => i ?? []),
-  next_page_token: str,
-});
-export const SubnetPage = z.object({
-  items: z
-    .array(z.object({ metadata: Metadata }))
-    .nullish()
-    .transform((i) => i ?? []),
-  next_page_token: str,
-});
+export const PlatformPage = pageOf(Platform);
+export const SubnetPage = pageOf(z.object({ metadata: Metadata }));
 export const Estimate = z.object({
   resource_costs: z
     .array(
