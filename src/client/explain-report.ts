@@ -81,6 +81,8 @@ export interface ExplainReport {
 
 const CLEANUP_ACTIVITIES = ['releaseAt', 'deleteInstances', 'cleanup'];
 const ms = (iso: string): number => Date.parse(iso);
+/** A span to a tenth of a second under 10 s (a local launch is sub-second), else as `duration`. */
+const span = (n: number): string => (n < 10_000 ? `${(Math.max(0, n) / 1000).toFixed(1)}s` : duration(n));
 
 function ordinal(n: number): string {
   if (n % 100 >= 11 && n % 100 <= 13) return `${n}th`;
@@ -93,7 +95,7 @@ export function orderReasons(offers: readonly Offer[], userClouds: readonly stri
   return offers.map((o, i) => {
     if (o.pricePerHour === undefined) return 'no published price: after every priced offer';
     const prev = offers[i - 1];
-    if (prev?.pricePerHour === o.pricePerHour) return `same price as #${i}: listed before it by ${prev.cloud === o.cloud ? 'the cloud' : 'cloud order'}`;
+    if (prev?.pricePerHour === o.pricePerHour) return `same price as #${i}, which ${prev.cloud === o.cloud ? 'the cloud lists' : 'cloud order puts'} first`;
     return `${ordinal(offers.filter((x) => x.pricePerHour !== undefined && x.pricePerHour < o.pricePerHour!).length + 1)} cheapest`;
   });
 }
@@ -258,19 +260,18 @@ export function formatExplain(r: ExplainReport): string {
   }
   if (r.blocks.length) {
     out.push('', 'blocked:');
-    for (const b of r.blocks)
-      out.push(`  ${b.what}: ${b.kind}, scope ${b.scope}, by attempt ${b.byAttempt}, for ${duration(b.forMs)} (until ${clock(b.until)})`);
+    for (const b of r.blocks) out.push(`  ${b.what}: ${b.kind}, scope ${b.scope}, by attempt ${b.byAttempt}, for ${span(b.forMs)} (until ${clock(b.until)})`);
   }
   if (r.cleanups.length) {
     out.push('', 'cleaned up:');
     for (const c of r.cleanups)
       out.push(
-        `  ${clock(c.at)} ${c.of}: ${c.what}: ${c.outcome}${c.tookMs !== undefined ? ` in ${duration(c.tookMs)}` : ''}${c.message ? ` — ${c.message}` : ''}`,
+        `  ${clock(c.at)} ${c.of}: ${c.what}: ${c.outcome}${c.tookMs !== undefined ? ` in ${span(c.tookMs)}` : ''}${c.message ? ` — ${c.message}` : ''}`,
       );
   }
   out.push('');
   if (r.winner) {
-    const ready = r.timeToReadyMs !== undefined ? `; ready ${duration(r.timeToReadyMs)} after the start` : '';
+    const ready = r.timeToReadyMs !== undefined ? `; ready ${span(r.timeToReadyMs)} after the start` : '';
     out.push(`winner: ${r.winner.offer} at ${price(r.winner.pricePerHour)}${r.winner.instanceId ? `, instance ${r.winner.instanceId}` : ''}${ready}`);
   } else out.push('winner: none');
   if (r.error) out.push(`error: ${r.error.kind}: ${r.error.message.split('\n')[0]}`);

@@ -18,7 +18,7 @@ describe('orderReasons', () => {
   it('by price (ties keep the listing order; no price last), or the user cloud order', () => {
     expect(orderReasons(OFFERS, undefined)).toEqual([
       '1st cheapest',
-      'same price as #1: listed before it by the cloud',
+      'same price as #1, which the cloud lists first',
       '3rd cheapest',
       'no published price: after every priced offer',
     ]);
