@@ -145,7 +145,7 @@ async function startOrNudge(c: Client, deps: Pick<WatcherDeps, 'owner' | 'watche
     taskQueue: input.taskQueue,
     args: [start],
     signal: watcherNudgeSignal,
-    signalArgs: [],
+    signalArgs: deps.watcher ? [deps.watcher] : [],
     staticSummary: `account watcher: ${cloud}/${region}`,
   });
   return workflowId;

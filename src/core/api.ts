@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CapacityEntry } from './capacity-memory';
 import type { BlockScope, ErrorKind } from './errors';
+import type { WatcherTuning } from './watcher';
 import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
 export const API_VERSION = 1;
@@ -245,8 +246,12 @@ export interface WatcherState {
   sweeps: SweepRecord[];
 }
 
-/** Wake the watcher now (a VM of its account was created or became ready). */
-export const watcherNudgeSignal = defineSignal('watcherNudge');
+/**
+ * Wake the watcher now (a VM of its account was created or became ready). Carries the settings
+ * the nudging worker was given (GPUPROV_ORPHAN_GRACE), if any: the watcher adopts them over its
+ * own, so a changed setting takes effect with the first launch after the workers restart.
+ */
+export const watcherNudgeSignal = defineSignal<[Partial<WatcherTuning>?]>('watcherNudge');
 /** The watcher's orphans, recent sweeps and cadence. */
 export const watcherStateQuery = defineQuery<WatcherState>('watcherState');
 /** Delete every current orphan now, ignoring the grace; returns what the cycle deleted. */

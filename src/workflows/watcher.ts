@@ -33,7 +33,8 @@ const SWEEP_DEADLINE_MS = 2 * 60_000;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export async function accountWatcherWorkflow(input: WatcherInput): Promise<void> {
-  const t = withWatcherTuning(input.tuning);
+  let tuning = input.tuning;
+  let t = withWatcherTuning(tuning);
   const at = { cloud: input.cloud, region: input.region };
   const where = `${at.cloud}/${at.region}`;
   let orphans: OrphanSeen[] = input.carried?.orphans ?? [];
@@ -57,7 +58,11 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
   /** The long-polling cycle in flight: a nudge or a sweep request cancels it to look at once. */
   let polling: CancellationScope | undefined;
   let lastSignature: string | undefined;
-  setHandler(watcherNudgeSignal, () => {
+  setHandler(watcherNudgeSignal, (latest) => {
+    if (latest && Object.keys(latest).length > 0) {
+      tuning = { ...tuning, ...latest };
+      t = withWatcherTuning(tuning);
+    }
     nudges += 1;
     polling?.cancel();
   });
@@ -181,6 +186,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
       await condition(allHandlersFinished);
       return continueAsNew<typeof accountWatcherWorkflow>({
         ...input,
+        ...(tuning ? { tuning } : {}),
         carried: { orphans, sweeps, cycles: state.cycles, looks: state.looks, beats: state.beats ?? 0 },
       });
     }

@@ -240,4 +240,43 @@ describe.skipIf(
     expect(out.swept).toContainEqual(expect.objectContaining({ vmName: name, ok: true, by: 'now' }));
     expect(countLive(root)).toBe(0);
   });
+
+  // Last in the file: it leaves the watcher with a 10-minute grace.
+  it('a worker restarted with another GPUPROV_ORPHAN_GRACE: its first launch hands the running watcher the new grace', async () => {
+    const ssh = await loadOrCreateSshIdentity(join(root, 'keys'));
+    const LONG_MS = 600_000;
+    const restarted = await startTestWorker({
+      activities: createActivities({
+        registry: new ProviderRegistry([new LocalProvider({ root })]),
+        ssh,
+        owner: deployment,
+        watcher: { orphanGraceMs: LONG_MS },
+      }),
+    });
+    try {
+      const name = `regrace-${randomUUID().slice(0, 6)}`;
+      names.push(name);
+      const client = await testEnv().client();
+      const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+        taskQueue: restarted.taskQueue,
+        workflowId: `vm-${name}`,
+        args: [{ spec: { name }, tuning: { ...FAST, healthIntervalMs: 3_600_000 } }],
+      });
+      await waitStage(h, 'ready', 60_000);
+      temporalCli('terminate', '--workflow-id', h.workflowId, '--reason', 'test: the new grace');
+      await watcherUntil((s) => s.orphans.some((o) => o.vmName === name), 'an orphan');
+      const dry = JSON.parse((await provision('sweep', '--dry-run', '--json')).out) as {
+        orphans: { vmName: string; firstSeenAt: string; deleteAfter: string }[];
+      };
+      const o = dry.orphans.find((x) => x.vmName === name)!;
+      expect(Date.parse(o.deleteAfter) - Date.parse(o.firstSeenAt)).toBe(LONG_MS);
+      // The fast looks the watcher was started with are kept: a nudge overrides only what it carries.
+      await sleep(GRACE_MS + 4 * FAST_CYCLE_MS);
+      expect((await watcher()).sweeps.map((r) => r.vmName)).not.toContain(name);
+      expect((await provision('sweep', '--json')).code).toBe(0);
+      expect(countLive(root)).toBe(0);
+    } finally {
+      await restarted.stop();
+    }
+  });
 });
