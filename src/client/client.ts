@@ -59,6 +59,13 @@ export interface VmListing {
   startedAt: string;
   /** `--recover`: relaunches so far and the last loss (from the workflow's memo; absent before a first relaunch). */
   recovered?: Pick<RecoveryRecord, 'count' | 'lastLostAt' | 'lastReason'>;
+  /**
+   * `list --all`, a workflow terminated or timed out before its VM ended (its `stage` is the last
+   * it recorded): what the account watcher says of its instance now. `orphan`: listed, deleted
+   * after the grace; `swept`: deleted at `sweptAt`; `not seen`: neither (nothing was created, or
+   * the watcher has not looked since).
+   */
+  instance?: { state: 'orphan' | 'swept' | 'not seen'; sweptAt?: string };
 }
 
 export class GpuprovClient {

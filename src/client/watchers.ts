@@ -3,8 +3,9 @@
  * prefix), their orphans, and the `sweepNow` update. Used by `provision sweep` and `list --all`.
  */
 import type { Client } from '@temporalio/client';
-import { sweepNowUpdate, watcherStateQuery, type SweepRecord, type WatcherState } from '../core/api';
+import { TERMINAL_STAGES, sweepNowUpdate, watcherStateQuery, type SweepRecord, type WatcherState } from '../core/api';
 import { watcherWorkflowId } from '../core/watcher';
+import type { VmListing } from './client';
 
 /** The deployment id: GPUPROV_DEPLOYMENT, else the namespace. */
 export function deploymentOf(env: NodeJS.ProcessEnv, namespace: string): string {
@@ -31,4 +32,29 @@ export async function watcherStates(client: Client, deployment: string): Promise
 export async function sweepNow(client: Client, deployment: string): Promise<{ watcher: string; swept: SweepRecord[] }[]> {
   const ids = await watcherIds(client, deployment);
   return Promise.all(ids.map(async (id) => ({ watcher: id, swept: await client.workflow.getHandle(id).executeUpdate(sweepNowUpdate) })));
+}
+
+/** Executions that ended without the workflow's own teardown. */
+const CUT_SHORT = new Set(['TERMINATED', 'TIMED_OUT']);
+
+/**
+ * `list --all`: the orphans as rows (stage `orphan`), and on each VM whose workflow was cut short
+ * before its VM ended, what became of its instance (see {@link VmListing.instance}). Pure.
+ */
+export function withOrphans(rows: VmListing[], watchers: WatcherState[]): VmListing[] {
+  const out = rows.map((r) => {
+    if (!CUT_SHORT.has(r.execution) || (TERMINAL_STAGES as readonly string[]).includes(r.stage)) return r;
+    const here = watchers.filter((w) => (!r.cloud || w.cloud === r.cloud) && (!r.region || w.region === r.region));
+    if (here.some((w) => w.orphans.some((o) => o.vmName === r.name))) return { ...r, instance: { state: 'orphan' as const } };
+    const swept = here.flatMap((w) => w.sweeps).filter((s) => s.vmName === r.name && s.ok && s.sweptAt >= r.startedAt);
+    const last = swept
+      .map((s) => s.sweptAt)
+      .sort()
+      .at(-1);
+    return { ...r, instance: last ? { state: 'swept' as const, sweptAt: last } : { state: 'not seen' as const } };
+  });
+  for (const w of watchers)
+    for (const o of w.orphans)
+      out.push({ name: o.vmName, workflowId: '-', stage: 'orphan', cloud: w.cloud, region: w.region, execution: 'NONE', startedAt: o.firstSeenAt });
+  return out;
 }

@@ -164,6 +164,9 @@ describe.skipIf(
     const rec = done.sweeps.find((r) => r.vmName === name)!;
     expect(rec).toMatchObject({ by: 'grace', instanceIds: [instanceId] });
     expect(Date.parse(rec.sweptAt) - Date.parse(seen.orphans.find((o) => o.vmName === name)!.firstSeenAt)).toBeGreaterThanOrEqual(GRACE_MS);
+    // `list --all` no longer shows it as an orphan, and its cut-short row says the instance was swept.
+    const after = JSON.parse((await provision('list', '--all', '--json')).out) as { name: string; stage: string; instance?: unknown }[];
+    expect(after.filter((r) => r.name === name)).toEqual([expect.objectContaining({ stage: 'ready', instance: { state: 'swept', sweptAt: rec.sweptAt } })]);
     expect(countLive(root)).toBe(0);
     expect(instanceDirs()).toEqual([]);
   });

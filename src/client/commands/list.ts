@@ -3,7 +3,7 @@ import { EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
 import { leaf } from '../define';
 import { table } from '../output';
-import { deploymentOf, watcherStates } from '../watchers';
+import { deploymentOf, watcherStates, withOrphans } from '../watchers';
 
 export const listCommand: Command = leaf({
   name: 'list',
@@ -20,15 +20,9 @@ export const listCommand: Command = leaf({
   temporal: true,
   async run({ values, json }, io) {
     const conn = await connectClient(io, { autoStart: false });
-    const rows = await new GpuprovClient(conn.client).list({ all: values.all === true });
-    if (values.all === true) {
-      // Orphans (stage `orphan`) until the account watcher has deleted them.
-      for (const w of await watcherStates(conn.client, deploymentOf(io.env, conn.namespace))) {
-        for (const o of w.orphans) {
-          rows.push({ name: o.vmName, workflowId: '-', stage: 'orphan', cloud: w.cloud, region: w.region, execution: 'NONE', startedAt: o.firstSeenAt });
-        }
-      }
-    }
+    const listed = await new GpuprovClient(conn.client).list({ all: values.all === true });
+    // Orphans (stage `orphan`) until the account watcher has deleted them, and what became of cut-short VMs' instances.
+    const rows = values.all === true ? withOrphans(listed, await watcherStates(conn.client, deploymentOf(io.env, conn.namespace))) : listed;
     if (json) {
       io.out(JSON.stringify(rows) + '\n');
       return EXIT_OK;
@@ -44,7 +38,9 @@ export const listCommand: Command = leaf({
         ['NAME', 'STAGE', 'CLOUD', 'REGION', 'TYPE', 'WORKFLOW', 'STARTED', ...(recovered.length ? ['RECOVERED'] : [])],
         ...rows.map((r) => [
           r.name,
-          r.stage,
+          r.instance
+            ? `${r.stage}, cut short: ${r.instance.state === 'swept' ? 'instance swept' : r.instance.state === 'orphan' ? 'orphan' : 'no instance seen'}`
+            : r.stage,
           r.cloud ?? '-',
           r.region ?? '-',
           r.instanceType ?? '-',
