@@ -66,12 +66,13 @@ describe.skipIf(
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function readyVm(tag: string): Promise<{ h: WorkflowHandle<typeof vmWorkflow>; name: string; instanceId: string }> {
+  /** A Ready VM on `taskQueue` (default: the first worker's). */
+  async function readyVm(tag: string, taskQueue = worker.taskQueue): Promise<{ h: WorkflowHandle<typeof vmWorkflow>; name: string; instanceId: string }> {
     const name = `${tag}-${randomUUID().slice(0, 6)}`;
     names.push(name);
     const client = await testEnv().client();
     const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
-      taskQueue: worker.taskQueue,
+      taskQueue,
       workflowId: `vm-${name}`,
       // No per-VM health check within the test: only the watcher can notice a loss.
       args: [{ spec: { name }, tuning: { ...FAST, healthIntervalMs: 3_600_000 } }],
@@ -206,15 +207,7 @@ describe.skipIf(
       activities: createActivities({ registry: new ProviderRegistry([new LocalProvider({ root })]), ssh, owner: deployment }),
     });
     try {
-      const name = `away-${randomUUID().slice(0, 6)}`;
-      names.push(name);
-      const client = await testEnv().client();
-      const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
-        taskQueue: other.taskQueue,
-        workflowId: `vm-${name}`,
-        args: [{ spec: { name }, tuning: { ...FAST, healthIntervalMs: 3_600_000 } }],
-      });
-      const st = await waitStage(h, 'ready', 60_000);
+      const { h, name, instanceId } = await readyVm('away', other.taskQueue);
       await watcherUntil((s) => s.instances >= 1, 'sees the instance');
       // Well past the grace: an orphan would have been due (the long-polling cycle returns for it) and deleted.
       await sleep(GRACE_MS + 4 * FAST_CYCLE_MS);
@@ -222,7 +215,7 @@ describe.skipIf(
       expect(after.orphans.map((o) => o.vmName)).not.toContain(name);
       expect(after.sweeps.map((r) => r.vmName)).not.toContain(name);
       expect((await status(h)).stage).toBe('ready');
-      expect(instanceDirs()).toContain(st.instanceIds[0]);
+      expect(instanceDirs()).toContain(instanceId);
       await h.signal('teardown');
       await waitFor(h, (x) => x.endedAt !== undefined, 'torn down', 60_000);
       await home.h.signal('teardown');
@@ -257,15 +250,7 @@ describe.skipIf(
       }),
     });
     try {
-      const name = `regrace-${randomUUID().slice(0, 6)}`;
-      names.push(name);
-      const client = await testEnv().client();
-      const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
-        taskQueue: restarted.taskQueue,
-        workflowId: `vm-${name}`,
-        args: [{ spec: { name }, tuning: { ...FAST, healthIntervalMs: 3_600_000 } }],
-      });
-      await waitStage(h, 'ready', 60_000);
+      const { h, name } = await readyVm('regrace', restarted.taskQueue);
       temporalCli('terminate', '--workflow-id', h.workflowId, '--reason', 'test: the new grace');
       await watcherUntil((s) => s.orphans.some((o) => o.vmName === name), 'an orphan');
       const dry = JSON.parse((await provision('sweep', '--dry-run', '--json')).out) as {
