@@ -28,7 +28,12 @@ export interface AttemptDeps {
   heartbeat?: () => void;
   /** Run before anything is made at `at` (side resources, then the instance); must not throw (the account watcher's signal-with-start). */
   beforePrepare?: (at: Location) => Promise<void>;
+  /** Tell the capacity memory on `taskQueue` that `offer` answered Capacity; must not throw (see {@link ReleaseInput.capacity}). */
+  noteCapacity?: (taskQueue: string, offer: CapacityOffer) => Promise<void>;
 }
+
+/** The offer a Capacity answer is remembered by. */
+export type CapacityOffer = Pick<Offer, 'cloud' | 'region' | 'instanceType'>;
 
 export interface ReleaseInput {
   at: Location;
@@ -41,6 +46,13 @@ export interface ReleaseInput {
   pollIntervalMs: number;
   /** Epoch ms after which instances still present fail the release (non-retryable: the VM shows `leaked`). */
   deadlineAtMs: number;
+  /**
+   * The attempt being released answered Capacity: tell the deployment's capacity memory (on the
+   * launch's main `taskQueue`) alongside the release, on its first try, best effort. Carried here
+   * rather than as a step of its own so that it costs the failover no workflow task and no time
+   * (CAPACITY_NOTE_PATCH).
+   */
+  capacity?: { offer: CapacityOffer; taskQueue: string };
 }
 
 /** How often the gone wait looks: half the poll interval at first, backing off to twice it. */
@@ -122,8 +134,10 @@ export function createAttemptActivities(deps: AttemptDeps) {
       const p = providerOf(deps.registry, input.at.cloud);
       // Liveness for the heartbeat timeout, also while a slow delete or cleanup call runs.
       const beat = setInterval(heartbeat, 5_000);
+      const firstTry = !input.capacity || Context.current().info.attempt === 1;
+      const noted = input.capacity && firstTry ? deps.noteCapacity?.(input.capacity.taskQueue, input.capacity.offer) : undefined;
       try {
-        await release(p, input);
+        await Promise.all([release(p, input), noted]);
         activityLog('info', input.mode === 'full' ? 'released: no instance left, side resources cleaned up' : 'side resources cleaned up', {
           region: input.at.region,
         });

@@ -36,25 +36,41 @@ function windowOf(deps: CapacityMemoryDeps): number {
   return deps.capacityMemoryMs ?? parseCapacityMemory(process.env['GPUPROV_CAPACITY_MEMORY']);
 }
 
+/**
+ * Remember that `offer` answered Capacity, for the deployment's window, in the memory of the main
+ * task queue `taskQueue` (signal-with-start: starts the memory workflow if needed). Throws what the
+ * server answers; in an activity only.
+ */
+async function remember(deps: CapacityMemoryDeps, taskQueue: string, offer: Pick<Offer, 'cloud' | 'region' | 'instanceType'>): Promise<void> {
+  const windowMs = windowOf(deps);
+  if (windowMs <= 0) return;
+  const ctx = Context.current();
+  const seenAtMs = (deps.now ?? Date.now)();
+  const entry: CapacityEntry = { cloud: offer.cloud, region: offer.region, instanceType: offer.instanceType, seenAtMs, untilMs: seenAtMs + windowMs };
+  await ctx.client.workflow.signalWithStart<typeof capacityMemoryWorkflow, [CapacityEntry]>('capacityMemoryWorkflow', {
+    workflowId: capacityMemoryWorkflowId(taskQueue),
+    taskQueue,
+    args: [{ entries: [] }],
+    signal: rememberCapacitySignal,
+    signalArgs: [entry],
+    staticSummary: 'capacity memory: offers that answered Capacity recently (tried last by later plans)',
+  });
+  activityLog('info', 'offer remembered as out of capacity', { offer: `${offer.cloud}/${offer.region}/${offer.instanceType}`, windowMs });
+}
+
+/** {@link remember} for an activity on another queue (the release of the attempt): never throws, a failure is logged. */
+export function capacityNoter(deps: CapacityMemoryDeps): (taskQueue: string, offer: Pick<Offer, 'cloud' | 'region' | 'instanceType'>) => Promise<void> {
+  return (taskQueue, offer) =>
+    remember(deps, taskQueue, offer).catch((err: unknown) =>
+      activityLog('warn', 'capacity memory not told', { error: err instanceof Error ? err.message : String(err) }),
+    );
+}
+
 export function createCapacityMemoryActivities(deps: CapacityMemoryDeps) {
-  const now = deps.now ?? Date.now;
   return {
-    /** Remember that `offer` answered Capacity, for the deployment's window (starts the memory workflow if needed). */
+    /** Remember that `offer` answered Capacity (a local activity on the main queue; launches before CAPACITY_NOTE_PATCH). */
     async rememberCapacity(offer: Pick<Offer, 'cloud' | 'region' | 'instanceType'>): Promise<void> {
-      const windowMs = windowOf(deps);
-      if (windowMs <= 0) return;
-      const ctx = Context.current();
-      const seenAtMs = now();
-      const entry: CapacityEntry = { cloud: offer.cloud, region: offer.region, instanceType: offer.instanceType, seenAtMs, untilMs: seenAtMs + windowMs };
-      await ctx.client.workflow.signalWithStart<typeof capacityMemoryWorkflow, [CapacityEntry]>('capacityMemoryWorkflow', {
-        workflowId: capacityMemoryWorkflowId(ctx.info.taskQueue),
-        taskQueue: ctx.info.taskQueue,
-        args: [{ entries: [] }],
-        signal: rememberCapacitySignal,
-        signalArgs: [entry],
-        staticSummary: 'capacity memory: offers that answered Capacity recently (tried last by later plans)',
-      });
-      activityLog('info', 'offer remembered as out of capacity', { offer: `${offer.cloud}/${offer.region}/${offer.instanceType}`, windowMs });
+      await remember(deps, Context.current().info.taskQueue, offer);
     },
   };
 }

@@ -36,7 +36,7 @@ import { activityLog } from './activity-log';
 import { withServedClouds } from './served-clouds';
 import { createWatcherActivities, watcherBeforePrepare } from './watcher';
 import type { WatcherTuning } from '../core/watcher';
-import { createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
+import { capacityNoter, createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
 import { withinQuota, type QuotaNotes } from './quota';
 import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
 
@@ -172,10 +172,11 @@ function activitiesOf(deps: ActivityDeps) {
     }
   };
 
+  const memory = { ...(deps.capacityMemoryMs !== undefined ? { capacityMemoryMs: deps.capacityMemoryMs } : {}), now };
   const liveness = withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
-    ...createCapacityMemoryActivities({ ...(deps.capacityMemoryMs !== undefined ? { capacityMemoryMs: deps.capacityMemoryMs } : {}), now }),
+    ...createCapacityMemoryActivities(memory),
     ...createAttemptActivities({
       registry: deps.registry,
       publicKey: deps.ssh.publicKey,
@@ -183,6 +184,7 @@ function activitiesOf(deps: ActivityDeps) {
       owner: deps.owner,
       now,
       beforePrepare: watcherBeforePrepare({ owner: deps.owner, ...(deps.watcher ? { watcher: deps.watcher } : {}) }),
+      noteCapacity: capacityNoter(memory),
     }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */
     async planOffers(input: PlanInput): Promise<PlanOutput> {

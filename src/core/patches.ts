@@ -40,3 +40,11 @@ export const CAPACITY_MEMORY_PATCH = 'gpuprov-capacity-memory-v1';
  * too: as a local activity at Ready it cost the lifecycle more workflow tasks than it saved.
  */
 export const LOCAL_CALLS_PATCH = 'gpuprov-local-temporal-calls-v1';
+
+/**
+ * A launch tells the capacity memory of a Capacity answer inside the attempt's release
+ * (`releaseAt` with `capacity`), not as a local activity: a local activity holds the workflow task
+ * that schedules the release open until it answers (20–60 ms per failed attempt in P5), and adds a
+ * marker event per attempt.
+ */
+export const CAPACITY_NOTE_PATCH = 'gpuprov-capacity-note-in-release-v1';

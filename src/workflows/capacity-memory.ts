@@ -1,7 +1,7 @@
 /**
  * The deployment's capacity memory as an entity workflow (one per deployment, id from
- * `capacityMemoryWorkflowId`): launches feed it (the `rememberCapacity` activity signal-with-starts
- * it when an attempt answers Capacity), the plan step queries it. Being a workflow, it survives a
+ * `capacityMemoryWorkflowId`): launches feed it (the release of an attempt that answered Capacity
+ * signal-with-starts it, `ReleaseInput.capacity`), the plan step queries it. Being a workflow, it survives a
  * worker restart and is shared by every worker host. Decisions live in src/core/capacity-memory.ts.
  * It ends when nothing is remembered (the next signal starts it again) and continues as new when
  * its history grows, so neither its entries nor its history grow without bound.
@@ -46,8 +46,9 @@ export async function capacityMemoryWorkflow(input: CapacityMemoryInput): Promis
 }
 
 /**
- * The launch's part: tell the memory that `offer` answered Capacity. Best effort — a memory that
- * cannot be reached costs later launches an attempt, never this one its VM.
+ * The launch's part before CAPACITY_NOTE_PATCH (replays only): tell the memory that `offer`
+ * answered Capacity. Best effort — a memory that cannot be reached costs later launches an
+ * attempt, never this one its VM.
  */
 export async function noteCapacity(t: Tuning, offer: Offer): Promise<void> {
   if (!patched(CAPACITY_MEMORY_PATCH)) return;

@@ -28,7 +28,7 @@ import {
   type Phase,
   type SearchState,
 } from '../core/search';
-import { CLOUD_CALLS_PATCH, HEDGE_PATCH } from '../core/patches';
+import { CAPACITY_MEMORY_PATCH, CAPACITY_NOTE_PATCH, CLOUD_CALLS_PATCH, HEDGE_PATCH } from '../core/patches';
 import { parallelOf } from '../core/hedge';
 import { runHedged, type AttemptHost } from './hedged-launch';
 import { runTeardown } from './teardown';
@@ -268,8 +268,12 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       });
     }
 
-    // Told while the attempt is compensated (never rejects): no time added to the failover.
-    const noted = !end.cancelled && kind === 'Capacity' ? noteCapacity(t, next.offer) : undefined;
+    // Told while the attempt is compensated, by the release itself (never fails the release); before
+    // CAPACITY_NOTE_PATCH by a local activity, which held the workflow task until it answered.
+    const capacity = !end.cancelled && kind === 'Capacity';
+    const inRelease = capacity && patched(CAPACITY_NOTE_PATCH) && patched(CAPACITY_MEMORY_PATCH);
+    const noted = capacity && !inRelease ? noteCapacity(t, next.offer) : undefined;
+    const { cloud, region, instanceType } = next.offer;
     ctx.setStage('compensating');
     await runTeardown(ctx, {
       at: locationOf(next.offer),
@@ -277,6 +281,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       instanceIds: end.instanceIds,
       mode: decision.compensate === 'full' ? 'full' : 'cleanup',
       pollIntervalMs: caps.pollIntervalMs,
+      ...(inRelease ? { capacity: { offer: { cloud, region, instanceType }, taskQueue: workflowInfo().taskQueue } } : {}),
     });
     await noted;
     record.compensated = true;

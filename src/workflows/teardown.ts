@@ -5,6 +5,7 @@
  */
 import { CancellationScope, condition, patched, setHandler } from '@temporalio/workflow';
 import type { Location } from '../core/provider';
+import type { ReleaseInput } from '../activities/attempt';
 import { statusQuery, teardownSignal, type Stage, type VmStatus } from '../core/api';
 import { mutating, polling, releasing } from './proxies';
 import { CLOUD_CALLS_PATCH } from '../core/patches';
@@ -22,6 +23,8 @@ export interface TeardownTarget {
   /** `cleanup`: only side resources (nothing can have been created). */
   mode: 'full' | 'cleanup';
   pollIntervalMs: number;
+  /** The attempt answered Capacity: the release tells the capacity memory too (`ReleaseInput.capacity`). */
+  capacity?: ReleaseInput['capacity'];
 }
 
 async function onePass(t: Tuning, target: TeardownTarget): Promise<void> {

@@ -127,6 +127,28 @@ describe('releaseAt', () => {
     expect(fake.callsOf('cleanup')).toHaveLength(1);
   }, 20_000);
 
+  it('an attempt that answered Capacity: the release also tells the capacity memory, on its first try only', async () => {
+    const noted: string[] = [];
+    const acts = createAttemptActivities({
+      registry: new ProviderRegistry([new FakeProvider()]),
+      publicKey: 'ssh-ed25519 AAAAworker',
+      noteCapacity: async (taskQueue, o) => void noted.push(`${taskQueue} ${o.cloud}/${o.region}/${o.instanceType}`),
+    });
+    const input: ReleaseInput = {
+      at,
+      vmName: 'm1',
+      instanceIds: [],
+      mode: 'cleanup',
+      pollIntervalMs: 1_000,
+      deadlineAtMs: Date.now() + 60_000,
+      capacity: { offer: { cloud: 'fake', region: offer.region, instanceType: offer.instanceType }, taskQueue: 'main-q' },
+    };
+    await new MockActivityEnvironment({ attempt: 1 }).run((i: ReleaseInput) => acts.releaseAt(i), input);
+    await new MockActivityEnvironment({ attempt: 2 }).run((i: ReleaseInput) => acts.releaseAt(i), input);
+    await new MockActivityEnvironment({ attempt: 1 }).run((i: ReleaseInput) => acts.releaseAt(i), { ...input, capacity: undefined });
+    expect(noted).toEqual([`main-q fake/${offer.region}/${offer.instanceType}`]);
+  });
+
   it('gone delays start at half the poll interval and back off to twice it', () => {
     const d = goneDelays(1_000);
     expect([0, 1, 2, 3, 4, 5].map(d)).toEqual([500, 750, 1125, 1688, 2000, 2000]);
