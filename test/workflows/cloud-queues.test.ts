@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { cloudTaskQueue } from '../../src/core/rate-limits';
+import type { ReleaseInput } from '../../src/activities/attempt';
 import { requireServer } from '../harness/temporal';
 import { startLab, waitStage, type Lab } from './helpers';
 
@@ -34,13 +35,17 @@ describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => 
     for (const name of ['prepareAndCreate', 'awaitRunning', 'releaseAt']) expect(new Set(queueOf.get(name))).toEqual(new Set([cloudQueue]));
     // ensureWatcher is a Temporal call (signal-with-start), not a cloud call: the main queue.
     for (const name of ['planOffers', 'probeSsh', 'ensureWatcher']) expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
-    // rememberCapacity is a local activity on the workflow's own worker (LOCAL_CALLS_PATCH): no task queue.
-    const local = (history.events ?? [])
-      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
-      .map(
-        (e) => defaultPayloadConverter.fromPayload<{ activity_type: string }>(e.markerRecordedEventAttributes!.details!['data']!.payloads![0]!).activity_type,
-      );
-    expect(local).toEqual(['rememberCapacity']);
+    // No local activity: the Capacity answer is told to the capacity memory by the failed attempt's
+    // release (CAPACITY_NOTE_PATCH), which names the main queue the memory lives on.
+    expect((history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toEqual([]);
+    const releases = (history.events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes)
+      .filter((a) => a?.activityType?.name === 'releaseAt')
+      .map((a) => defaultPayloadConverter.fromPayload<ReleaseInput>(a!.input!.payloads![0]!));
+    expect(releases.map((r) => r.capacity)).toEqual([
+      { offer: { cloud: 'fake', region: 'fake-a', instanceType: 'gpu-1' }, taskQueue: lab.worker.taskQueue },
+      undefined,
+    ]);
     expect(queueOf.get('releaseAt')).toHaveLength(2); // the failed attempt's compensation and the teardown
     expect(lab.fake.liveCount('queues1')).toBe(0);
   });
