@@ -135,6 +135,33 @@ function heartbeats(everyMs: number, now: () => number, sleep: (ms: number) => P
   };
 }
 
+/** How long one signal-with-start of a watcher stands for every caller in this process. */
+export const NUDGE_REUSE_MS = 2_000;
+
+type Nudge = (c: Client, input: WatchInput) => Promise<string>;
+
+/**
+ * {@link startOrNudge}, at most once per watcher per `reuseMs` in this process: callers within the
+ * window share the first one's answer (a failure is forgotten at once). Hazard: every nudge costs
+ * the watcher a signal, a cancelled long poll and a look; 500 launches at once each nudging grew
+ * its history to 3 MB and one workflow task to 10 s. The watcher never ends by itself, so a nudge
+ * that answered moments ago still means it runs.
+ */
+function nudgeOnce(deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'now'>, reuseMs = NUDGE_REUSE_MS): Nudge {
+  const now = deps.now ?? Date.now;
+  const recent = new Map<string, { atMs: number; done: Promise<string> }>();
+  return (c, input) => {
+    const key = `${input.taskQueue}\n${watcherWorkflowId(deps.owner, input.at.cloud, input.at.region)}`;
+    const hit = recent.get(key);
+    if (hit && now() - hit.atMs < reuseMs) return hit.done;
+    if (recent.size >= 256) for (const [k, v] of recent) if (now() - v.atMs >= reuseMs) recent.delete(k);
+    const entry = { atMs: now(), done: startOrNudge(c, deps, input) };
+    recent.set(key, entry);
+    entry.done.catch(() => recent.get(key) === entry && recent.delete(key));
+    return entry.done;
+  };
+}
+
 /** Signal-with-start of the watcher of `input.at` on `input.taskQueue`; its workflow ID. */
 async function startOrNudge(c: Client, deps: Pick<WatcherDeps, 'owner' | 'watcher'>, input: WatchInput): Promise<string> {
   const { cloud, region } = input.at;
@@ -158,14 +185,17 @@ async function startOrNudge(c: Client, deps: Pick<WatcherDeps, 'owner' | 'watche
  * (the activity runs on its cloud's queue, named after it). Never throws: a failure costs only
  * that safety net, never the create (the VM's `ensureWatcher` at Ready is the second chance).
  */
-export function watcherBeforePrepare(deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'client'>): (at: { cloud: string; region: string }) => Promise<void> {
+export function watcherBeforePrepare(
+  deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'client' | 'now'>,
+): (at: { cloud: string; region: string }) => Promise<void> {
+  const nudge = nudgeOnce(deps);
   return async (at) => {
     const ctx = activityContext();
     if (!ctx) return;
     try {
       const c = deps.client?.() ?? ctx.client;
       const taskQueue = mainTaskQueue(ctx.info.taskQueue, at.cloud);
-      const watcher = await startOrNudge(c, deps, { at: { cloud: at.cloud, region: at.region }, taskQueue });
+      const watcher = await nudge(c, { at: { cloud: at.cloud, region: at.region }, taskQueue });
       activityLog('info', 'account watcher running (resources about to be made)', { workflowId: watcher });
     } catch (err) {
       activityLog('warn', 'could not start the account watcher before the create; the VM starts it at Ready', {
@@ -181,6 +211,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
   const client = deps.client ?? (() => Context.current().client);
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? pause;
+  const nudge = nudgeOnce(deps);
 
   /**
    * One look: the open owners first, then the cloud's list (an instance torn down in between
@@ -236,10 +267,10 @@ export function createWatcherActivities(deps: WatcherDeps) {
       }
     },
 
-    /** Start the watcher of `at` unless it runs, and wake it (signal-with-start; idempotent by ID). */
+    /** Start the watcher of `at` unless it runs, and wake it (signal-with-start; idempotent by ID; once per {@link NUDGE_REUSE_MS} per process). */
     async ensureWatcher(input: WatchInput): Promise<{ workflowId?: string }> {
       beat();
-      const workflowId = await startOrNudge(client(), deps, input);
+      const workflowId = await nudge(client(), input);
       activityLog('info', 'account watcher running', { workflowId });
       return { workflowId };
     },
