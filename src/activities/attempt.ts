@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../core/failures';
+import type { CapacityOffer } from '../core/capacity-memory';
 import type { ProviderRegistry } from '../providers/registry';
 import type { CloudProvider, InstanceSpec, Location, Observed, Offer } from '../core/provider';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
@@ -31,9 +32,6 @@ export interface AttemptDeps {
   /** Tell the capacity memory on `taskQueue` that `offer` answered Capacity; must not throw (see {@link ReleaseInput.capacity}). */
   noteCapacity?: (taskQueue: string, offer: CapacityOffer) => Promise<void>;
 }
-
-/** The offer a Capacity answer is remembered by. */
-export type CapacityOffer = Pick<Offer, 'cloud' | 'region' | 'instanceType'>;
 
 export interface ReleaseInput {
   at: Location;
@@ -134,8 +132,7 @@ export function createAttemptActivities(deps: AttemptDeps) {
       const p = providerOf(deps.registry, input.at.cloud);
       // Liveness for the heartbeat timeout, also while a slow delete or cleanup call runs.
       const beat = setInterval(heartbeat, 5_000);
-      const firstTry = !input.capacity || Context.current().info.attempt === 1;
-      const noted = input.capacity && firstTry ? deps.noteCapacity?.(input.capacity.taskQueue, input.capacity.offer) : undefined;
+      const noted = input.capacity && Context.current().info.attempt === 1 ? deps.noteCapacity?.(input.capacity.taskQueue, input.capacity.offer) : undefined;
       try {
         await Promise.all([release(p, input), noted]);
         activityLog('info', input.mode === 'full' ? 'released: no instance left, side resources cleaned up' : 'side resources cleaned up', {

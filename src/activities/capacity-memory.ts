@@ -6,8 +6,7 @@
 import { asyncLocalStorage, Context } from '@temporalio/activity';
 import { WorkflowClient } from '@temporalio/client';
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
-import { capacityMemoryWorkflowId, parseCapacityMemory, type CapacityEntry } from '../core/capacity-memory';
-import type { Offer } from '../core/provider';
+import { capacityMemoryWorkflowId, parseCapacityMemory, type CapacityEntry, type CapacityOffer } from '../core/capacity-memory';
 import type { capacityMemoryWorkflow } from '../workflows/capacity-memory';
 import { activityLog } from './activity-log';
 
@@ -41,7 +40,7 @@ function windowOf(deps: CapacityMemoryDeps): number {
  * task queue `taskQueue` (signal-with-start: starts the memory workflow if needed). Throws what the
  * server answers; in an activity only.
  */
-async function remember(deps: CapacityMemoryDeps, taskQueue: string, offer: Pick<Offer, 'cloud' | 'region' | 'instanceType'>): Promise<void> {
+async function remember(deps: CapacityMemoryDeps, taskQueue: string, offer: CapacityOffer): Promise<void> {
   const windowMs = windowOf(deps);
   if (windowMs <= 0) return;
   const ctx = Context.current();
@@ -59,7 +58,7 @@ async function remember(deps: CapacityMemoryDeps, taskQueue: string, offer: Pick
 }
 
 /** {@link remember} for an activity on another queue (the release of the attempt): never throws, a failure is logged. */
-export function capacityNoter(deps: CapacityMemoryDeps): (taskQueue: string, offer: Pick<Offer, 'cloud' | 'region' | 'instanceType'>) => Promise<void> {
+export function capacityNoter(deps: CapacityMemoryDeps): (taskQueue: string, offer: CapacityOffer) => Promise<void> {
   return (taskQueue, offer) =>
     remember(deps, taskQueue, offer).catch((err: unknown) =>
       activityLog('warn', 'capacity memory not told', { error: err instanceof Error ? err.message : String(err) }),
@@ -69,7 +68,7 @@ export function capacityNoter(deps: CapacityMemoryDeps): (taskQueue: string, off
 export function createCapacityMemoryActivities(deps: CapacityMemoryDeps) {
   return {
     /** Remember that `offer` answered Capacity (a local activity on the main queue; launches before CAPACITY_NOTE_PATCH). */
-    async rememberCapacity(offer: Pick<Offer, 'cloud' | 'region' | 'instanceType'>): Promise<void> {
+    async rememberCapacity(offer: CapacityOffer): Promise<void> {
       await remember(deps, Context.current().info.taskQueue, offer);
     },
   };

@@ -41,8 +41,11 @@ export interface DemotedOffer {
   reason: string;
 }
 
+/** What a Capacity answer is remembered by. */
+export type CapacityOffer = Pick<Offer, 'cloud' | 'region' | 'instanceType'>;
+
 /** The memory's key: zone-independent (a region out of a type is usually out in every zone). */
-export function capacityKey(o: Pick<Offer, 'cloud' | 'region' | 'instanceType'>): string {
+export function capacityKey(o: CapacityOffer): string {
   return `${o.cloud}/${o.region}/${o.instanceType}`;
 }
 
@@ -71,7 +74,7 @@ export function nextExpiry(entries: readonly CapacityEntry[]): number | undefine
 }
 
 /** Offers with live remembered keys moved to the end (order kept within both parts), and the reasons. */
-export function demoteRemembered<T extends Pick<Offer, 'cloud' | 'region' | 'instanceType'>>(
+export function demoteRemembered<T extends CapacityOffer>(
   offers: readonly T[],
   entries: readonly CapacityEntry[],
   nowMs: number,

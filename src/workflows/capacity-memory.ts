@@ -10,7 +10,8 @@ import { allHandlersFinished, condition, continueAsNew, patched, setHandler, wor
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
 import { liveEntries, nextExpiry, remember, type CapacityEntry } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
-import { CAPACITY_MEMORY_PATCH, LOCAL_CALLS_PATCH } from '../core/patches';
+import { CAPACITY_MEMORY_PATCH, CAPACITY_NOTE_PATCH, LOCAL_CALLS_PATCH } from '../core/patches';
+import type { ReleaseInput } from '../activities/attempt';
 import type { Tuning } from '../core/tuning';
 import { localTemporalCall, reading } from './proxies';
 
@@ -43,6 +44,16 @@ export async function capacityMemoryWorkflow(input: CapacityMemoryInput): Promis
     }
     if (entries.length === 0) return;
   }
+}
+
+/**
+ * The launch's part: what the release of an attempt that answered Capacity tells the memory
+ * (`ReleaseInput.capacity`, on this workflow's task queue); undefined in histories from before
+ * CAPACITY_NOTE_PATCH, which told it with {@link noteCapacity}.
+ */
+export function capacityNote(offer: Offer): ReleaseInput['capacity'] {
+  if (!patched(CAPACITY_NOTE_PATCH)) return undefined;
+  return { offer: { cloud: offer.cloud, region: offer.region, instanceType: offer.instanceType }, taskQueue: workflowInfo().taskQueue };
 }
 
 /**

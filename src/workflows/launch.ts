@@ -28,11 +28,11 @@ import {
   type Phase,
   type SearchState,
 } from '../core/search';
-import { CAPACITY_MEMORY_PATCH, CAPACITY_NOTE_PATCH, CLOUD_CALLS_PATCH, HEDGE_PATCH } from '../core/patches';
+import { CLOUD_CALLS_PATCH, HEDGE_PATCH } from '../core/patches';
 import { parallelOf } from '../core/hedge';
 import { runHedged, type AttemptHost } from './hedged-launch';
 import { runTeardown } from './teardown';
-import { noteCapacity } from './capacity-memory';
+import { capacityNote, noteCapacity } from './capacity-memory';
 import { countFailover, countLaunch, recordReady, vmLog } from './telemetry';
 import type { Tuning } from '../core/tuning';
 
@@ -271,9 +271,8 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     // Told while the attempt is compensated, by the release itself (never fails the release); before
     // CAPACITY_NOTE_PATCH by a local activity, which held the workflow task until it answered.
     const capacity = !end.cancelled && kind === 'Capacity';
-    const inRelease = capacity && patched(CAPACITY_NOTE_PATCH) && patched(CAPACITY_MEMORY_PATCH);
+    const inRelease = capacity ? capacityNote(next.offer) : undefined;
     const noted = capacity && !inRelease ? noteCapacity(t, next.offer) : undefined;
-    const { cloud, region, instanceType } = next.offer;
     ctx.setStage('compensating');
     await runTeardown(ctx, {
       at: locationOf(next.offer),
@@ -281,7 +280,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       instanceIds: end.instanceIds,
       mode: decision.compensate === 'full' ? 'full' : 'cleanup',
       pollIntervalMs: caps.pollIntervalMs,
-      ...(inRelease ? { capacity: { offer: { cloud, region, instanceType }, taskQueue: workflowInfo().taskQueue } } : {}),
+      ...(inRelease ? { capacity: inRelease } : {}),
     });
     await noted;
     record.compensated = true;
