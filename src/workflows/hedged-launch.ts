@@ -28,6 +28,7 @@ import type { Tuning } from '../core/tuning';
 import type { VmContext } from './context';
 import { failureInfo } from './failure-info';
 import { runTeardown } from './teardown';
+import { capacityNote } from './capacity-memory';
 import { countFailover, vmLog } from './telemetry';
 
 /** What one attempt may touch of the VM: its context, or (hedged) a per-attempt view of it. */
@@ -189,12 +190,15 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, deps: HedgeDe
       };
       cancelOthers(index);
     }
+    // A Capacity answer feeds the deployment's capacity memory through the release, as in the serial search.
+    const note = !end.ok && !end.cancelled && kind === 'Capacity' ? capacityNote(offer) : undefined;
     await runTeardown(ctx, {
       at: locationOf(offer),
       vmName: spec.name,
       instanceIds: record.instanceIds,
       mode: decision.compensate === 'full' ? 'full' : 'cleanup',
       pollIntervalMs: caps.pollIntervalMs,
+      ...(note ? { capacity: note } : {}),
     });
     record.compensated = true;
     record.endedAt = new Date().toISOString();

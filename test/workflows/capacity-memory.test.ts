@@ -23,9 +23,9 @@ describe.skipIf(!requireServer())('capacity memory (FakeProvider)', () => {
   const startWorker = async () => {
     worker = await startTestWorker({ taskQueue, deps: { registry: new ProviderRegistry([fake]), ssh, prober: fake.prober(), capacityMemoryMs: 60_000 } });
   };
-  const launch = async (name: string): Promise<WorkflowHandle<typeof vmWorkflow>> => {
+  const launch = async (name: string, parallel?: number): Promise<WorkflowHandle<typeof vmWorkflow>> => {
     const client = await testEnv().client();
-    const spec: VmSpec = { name, k8s: 'off' };
+    const spec: VmSpec = { name, k8s: 'off', ...(parallel ? { parallel } : {}) };
     return client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
       taskQueue,
       workflowId: `${vmWorkflowId(name)}-${randomUUID().slice(0, 6)}`,
@@ -73,5 +73,18 @@ describe.skipIf(!requireServer())('capacity memory (FakeProvider)', () => {
     expect(plan.offers.map((o) => `${o.region}/${o.instanceType}`).at(-1)).toBe('fake-a/gpu-1');
     expect(plan.demoted?.map((d) => d.key)).toEqual(['fake/fake-a/gpu-1']);
     expect(plan.demoted?.[0]?.reason).toMatch(/answered Capacity .* tried last/);
+  });
+
+  it('a hedged launch (--parallel 2) feeds the memory too: its Capacity answer is remembered', async () => {
+    const client = await testEnv().client();
+    const memory = client.workflow.getHandle(capacityMemoryWorkflowId(taskQueue));
+    await memory.terminate('test: start without a capacity memory').catch(() => undefined);
+    const since = Date.now();
+    fake.script({ primitive: 'create', region: 'fake-a', instanceType: 'gpu-1', error: 'Capacity', times: 1 });
+    const offers = await readyOffers(await launch('capmem3', 2));
+    expect(offers).toContain('fake-a/gpu-1:failed');
+    const entries = await client.workflow.getHandle(capacityMemoryWorkflowId(taskQueue)).query(capacityMemoryQuery);
+    // Seen by this launch (a terminated memory still answers queries with its old entries).
+    expect(entries.filter((e) => e.seenAtMs >= since).map((e) => `${e.cloud}/${e.region}/${e.instanceType}`)).toEqual(['fake/fake-a/gpu-1']);
   });
 });
