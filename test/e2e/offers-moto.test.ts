@@ -64,7 +64,8 @@ describe.skipIf(!requireServer() || motoMissing())('provision offers against AWS
     expect(exact.code, exact.err).toBe(1);
     const failed = JSON.parse(exact.out) as Plan & { ok: false; error: { message: string } };
     expect(failed.ok).toBe(false);
-    expect(failed.offers).toEqual([]);
+    // A failure of its own (not 'no cloud could list') carries no plan: show what it said.
+    expect(failed.offers, `${exact.out}\n${exact.err}`).toEqual([]);
     // Each cloud that listed nothing says why, and how to ask for what it has.
     expect(failed.skipped.map((s) => `${s.cloud}: ${s.message}`).join('\n')).toContain('aws: no offer has exactly 1 H100; GPU counts here: 8 (p5.48xlarge)');
     expect(exact.out).not.toMatch(/"instanceType":"p5\.48xlarge"/);
