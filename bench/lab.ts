@@ -17,7 +17,7 @@ import { FAILURE_TYPES } from '../src/core/failures';
 import { LocalProvider, liveSshdPids } from '../src/providers/local';
 import { ProviderRegistry } from '../src/providers/registry';
 import type { Capabilities, CloudProvider } from '../src/core/provider';
-import type { WatcherTuning } from '../src/core/watcher';
+import type { WatcherTuning } from '../src/core/watcher-api';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { buildWorker, runInBackground } from '../src/worker';

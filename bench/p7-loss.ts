@@ -10,9 +10,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { statusQuery, watcherStateQuery, type VmStatus } from '../src/core/api';
+import { statusQuery, type VmStatus } from '../src/core/api';
+import { watcherStateQuery, type WatcherTuning } from '../src/core/watcher-api';
 import { DEFAULT_TUNING } from '../src/core/tuning';
-import { DEFAULT_WATCHER_TUNING, heartbeatEveryMs, watcherWorkflowId, type WatcherTuning } from '../src/core/watcher';
+import { DEFAULT_WATCHER_TUNING, heartbeatEveryMs, watcherWorkflowId } from '../src/core/watcher';
 import type { vmWorkflow } from '../src/workflows';
 import { startLab } from './lab';
 import { percentile, round, sleep, until } from './stats';

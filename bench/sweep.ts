@@ -7,7 +7,8 @@
  * `ready` look (the bound the chaos invariant checks: deleted within the grace plus one cycle),
  * and how long the deletion itself took once due.
  */
-import { statusQuery, watcherStateQuery, type SweepRecord, type VmStatus } from '../src/core/api';
+import { statusQuery, type VmStatus } from '../src/core/api';
+import { watcherStateQuery, type SweepRecord } from '../src/core/watcher-api';
 import { DEFAULT_WATCHER_TUNING, watcherWorkflowId } from '../src/core/watcher';
 import { countLive } from '../src/providers/local';
 import type { vmWorkflow } from '../src/workflows';

@@ -19,9 +19,11 @@ function tsxAvailable() {
   }
 }
 
+// `ssh-proxy` (the ProxyCommand of every ssh entry, run once per `ssh NAME`) loads only its own module.
+const entry = process.argv[2] === 'ssh-proxy' ? 'ssh-proxy' : 'cli';
 if (fs.existsSync(source) && (tsxAvailable() || !fs.existsSync(compiled))) {
   require('tsx/cjs');
-  require(source).main();
+  require(path.join(root, 'src', 'client', `${entry}.ts`)).main();
 } else {
-  require(compiled).main();
+  require(path.join(root, 'dist', 'src', 'client', `${entry}.js`)).main();
 }

@@ -19,6 +19,7 @@ import { defaultInterceptorModules, prebuiltWorkflowBundle, workflowBundlePath }
 import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorModule, workerLogger, type WorkerTracing } from './telemetry';
 import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
+import { ROTATE_KEY_VAR } from './core/deployment-record';
 import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
 import { parseDuration } from './client/options';
@@ -228,6 +229,33 @@ export function watcherFromEnv(env: NodeJS.ProcessEnv): Pick<ActivityDeps, 'watc
   return grace ? { watcher: { orphanGraceMs: parseDuration('GPUPROV_ORPHAN_GRACE', grace) } } : {};
 }
 
+/**
+ * The worker's deployment id, claimed in the task queue's deployment record before anything polls:
+ * GPUPROV_DEPLOYMENT, else the embedded default's own id (made once, src/server/embedded-deployment.ts),
+ * else the namespace. A record of another id with open VMs, or of another SSH key, is an
+ * InputError (exit 2) naming the fix: no launch ever fails for it later.
+ */
+async function claimedDeployment(
+  env: NodeJS.ProcessEnv,
+  client: Client,
+  conn: WorkerConnection,
+  taskQueue: string,
+  keyFingerprint: string,
+  log: (line: string) => void,
+): Promise<string> {
+  const { deploymentFromEnv } = await import('./providers/deployment');
+  const { claimDeployment } = await import('./client/deployment-record');
+  let deployment: string;
+  if (env.GPUPROV_DEPLOYMENT === undefined && env.GPUPROV_EMBEDDED_ADDRESS) {
+    const { embeddedDeploymentId } = await import('./server/embedded-deployment');
+    deployment = await embeddedDeploymentId(stateDir(env), client, taskQueue, conn.namespace);
+  } else deployment = deploymentFromEnv(env, conn.namespace);
+  const claimed = await claimDeployment(client, taskQueue, { deployment, keyFingerprint }, { rotateKey: env[ROTATE_KEY_VAR] === '1' });
+  if (claimed.outcome !== 'ok')
+    log(`deployment record of task queue ${taskQueue}: ${claimed.outcome} (deployment ${deployment}, worker key ${keyFingerprint})`);
+  return deployment;
+}
+
 /** The worker process: wires everything from the environment and runs until a signal. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // Must come before any connection or worker is created.
@@ -247,7 +275,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   if (env.GPUPROV_DEPLOYMENT !== undefined) deploymentFromEnv(env, 'default');
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
-  const deployment = deploymentFromEnv(env, conn.namespace);
+  const client = new Client({ connection: conn.connection, namespace: conn.namespace });
+  const deployment = await claimedDeployment(env, client, conn, taskQueue, ssh.fingerprint, log);
   const registry = registryFromEnv(env, { deployment });
   const worker = await buildWorker({
     connection: conn.connection,
@@ -257,7 +286,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     workflows: { bundlePath },
     ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
   });
-  const gauges = telemetry.startGauges(new Client({ connection: conn.connection, namespace: conn.namespace }));
+  const gauges = telemetry.startGauges(client);
   try {
     // The gauges stop before the connection they read through closes.
     await runUntilSignal(worker, conn, taskQueue, registry.names(), () => gauges.stop());

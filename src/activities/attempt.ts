@@ -8,8 +8,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../core/failures';
 import type { CapacityOffer } from '../core/capacity-memory';
 import type { ProviderRegistry } from '../providers/registry';
-import type { CloudProvider, InstanceSpec, Location, Observed, Offer } from '../core/provider';
-import { createOrAdopt, type CreateResult } from './create-or-adopt';
+import type { CloudProvider, InstanceSpec, Json, Location, Observed, Offer } from '../core/provider';
+import { createOrAdopt, findExisting, type CreateResult, type Found } from './create-or-adopt';
 import { toFailure, translated } from './failures';
 import { activitySleep } from './look-again';
 import { activityLog } from './activity-log';
@@ -27,8 +27,8 @@ export interface AttemptDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Injected for tests; default: the activity context's heartbeat. */
   heartbeat?: () => void;
-  /** Run before anything is made at `at` (side resources, then the instance); must not throw (the account watcher's signal-with-start). */
-  beforePrepare?: (at: Location) => Promise<void>;
+  /** Run before anything of `vmName` is made at `at` (side resources, then the instance): the account watcher's record; a throw fails the create before anything is made. */
+  beforePrepare?: (at: Location, vmName: string) => Promise<void>;
   /** Tell the capacity memory on `taskQueue` that `offer` answered Capacity; must not throw (see {@link ReleaseInput.capacity}). */
   noteCapacity?: (taskQueue: string, offer: CapacityOffer) => Promise<void>;
 }
@@ -104,16 +104,23 @@ export function createAttemptActivities(deps: AttemptDeps) {
     async prepareAndCreate(offer: Offer, spec: InstanceSpec): Promise<CreateResult> {
       const p = providerOf(deps.registry, offer.cloud);
       const s = withWorkerKey(spec, deps.publicKey, deps.owner);
-      // Side resources and then an instance exist from here: their account watcher must run even if
-      // this workflow is terminated before it ends (it sweeps what no open workflow owns).
-      await deps.beforePrepare?.({ cloud: offer.cloud, region: offer.region });
-      let prepared;
+      // Side resources and then an instance exist from here: their account watcher must hold the
+      // record of this create even if this workflow is terminated before it ends (it sweeps only
+      // what this deployment recorded and no open workflow owns).
       try {
-        prepared = await p.prepare(offer, s);
+        await deps.beforePrepare?.({ cloud: offer.cloud, region: offer.region }, s.vmName);
       } catch (err) {
         throw toFailure(err, 'prepare');
       }
-      const created = await translated(() => createOrAdopt(p, offer, prepared, s));
+      let prepared: Json = null;
+      let found: Found;
+      try {
+        found = await findExisting(p, offer, s);
+        if (!found.own) prepared = await p.prepare(offer, s);
+      } catch (err) {
+        throw toFailure(err, 'prepare');
+      }
+      const created = await translated(() => createOrAdopt(p, offer, prepared, s, found));
       activityLog('info', created.adopted ? 'adopted the instance a previous try created' : 'instance created', {
         instanceId: created.instanceId,
         region: offer.region,

@@ -34,8 +34,9 @@ import { createK3sActivities } from './k3s';
 import { createBootstrapActivities } from './bootstrap';
 import { activityLog } from './activity-log';
 import { withServedClouds } from './served-clouds';
-import { createWatcherActivities, watcherBeforePrepare } from './watcher';
-import type { WatcherTuning } from '../core/watcher';
+import { createWatcherActivities } from './watcher';
+import { recordBeforeCreate } from './watcher-signals';
+import type { WatcherTuning } from '../core/watcher-api';
 import { capacityNoter, createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
 import { withinQuota, type QuotaNotes } from './quota';
 import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
@@ -183,7 +184,7 @@ function activitiesOf(deps: ActivityDeps) {
       keyFingerprint: deps.ssh.fingerprint,
       owner: deps.owner,
       now,
-      beforePrepare: watcherBeforePrepare({ owner: deps.owner, ...(deps.watcher ? { watcher: deps.watcher } : {}) }),
+      beforePrepare: recordBeforeCreate({ owner: deps.owner, ...(deps.watcher ? { watcher: deps.watcher } : {}) }),
       noteCapacity: capacityNoter(memory),
     }),
     /** Every configured (or chosen) cloud's offers that match the request (`matchOffers`), ordered by preference. Creates nothing. */

@@ -5,26 +5,16 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { watcherNudgeSignal, type Stage } from '../core/api';
+import type { Stage } from '../core/api';
+import type { WatcherTuning } from '../core/watcher-api';
 import type { Owned, SideResource } from '../core/provider';
 import { SA } from '../core/search-attributes';
-import { mainTaskQueue } from '../core/rate-limits';
-import {
-  cycleMustReturn,
-  heartbeatEveryMs,
-  planCycle,
-  viewSignature,
-  watcherWorkflowId,
-  type OrphanSeen,
-  type OwnerVm,
-  type WatcherInput,
-  type WatcherTuning,
-  withWatcherTuning,
-} from '../core/watcher';
+import { cycleMustReturn, heartbeatEveryMs, planCycle, viewSignature, type OrphanSeen, type OwnerVm, withWatcherTuning } from '../core/watcher';
 import type { ProviderRegistry } from '../providers/registry';
 import { activityLog } from './activity-log';
 import { providerOf } from './attempt';
 import { translated } from './failures';
+import { recordOnce } from './watcher-signals';
 
 export interface WatcherDeps {
   registry: ProviderRegistry;
@@ -43,12 +33,16 @@ export interface WatcherDeps {
 export interface WatchInput {
   at: { cloud: string; region: string };
   taskQueue: string;
+  /** `ensureWatcher` of a Ready VM: its name, recorded in the watcher's ledger (absent in histories from before the ledger). */
+  vmName?: string;
 }
 
 /** A cycle that keeps looking by itself (every planned interval) until the view changes or needs action. */
 export interface WatchCycleInput extends WatchInput {
   /** The orphans the workflow knows (their first-seen times decide what is due). */
   known: OrphanSeen[];
+  /** The VM names on record (the ledger): only they can be due. Absent (histories from before it): none. */
+  recorded?: string[];
   tuning: WatcherTuning;
   /** The signature of the view the workflow last acted on; absent: return after one look. */
   lastSignature?: string;
@@ -135,83 +129,11 @@ function heartbeats(everyMs: number, now: () => number, sleep: (ms: number) => P
   };
 }
 
-/** How long one signal-with-start of a watcher stands for every caller in this process. */
-export const NUDGE_REUSE_MS = 2_000;
-
-type Nudge = (c: Client, input: WatchInput) => Promise<string>;
-
-/**
- * {@link startOrNudge}, at most once per watcher per `reuseMs` in this process: callers within the
- * window share the first one's answer (a failure is forgotten at once). Hazard: every nudge costs
- * the watcher a signal, a cancelled long poll and a look; 500 launches at once each nudging grew
- * its history to 3 MB and one workflow task to 10 s. The watcher never ends by itself, so a nudge
- * that answered moments ago still means it runs.
- */
-function nudgeOnce(deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'now'>, reuseMs = NUDGE_REUSE_MS): Nudge {
-  const now = deps.now ?? Date.now;
-  const recent = new Map<string, { atMs: number; done: Promise<string> }>();
-  return (c, input) => {
-    const key = `${input.taskQueue}\n${watcherWorkflowId(deps.owner, input.at.cloud, input.at.region)}`;
-    const hit = recent.get(key);
-    if (hit && now() - hit.atMs < reuseMs) return hit.done;
-    if (recent.size >= 256) for (const [k, v] of recent) if (now() - v.atMs >= reuseMs) recent.delete(k);
-    const entry = { atMs: now(), done: startOrNudge(c, deps, input) };
-    recent.set(key, entry);
-    entry.done.catch(() => recent.get(key) === entry && recent.delete(key));
-    return entry.done;
-  };
-}
-
-/** Signal-with-start of the watcher of `input.at` on `input.taskQueue`; its workflow ID. */
-async function startOrNudge(c: Client, deps: Pick<WatcherDeps, 'owner' | 'watcher'>, input: WatchInput): Promise<string> {
-  const { cloud, region } = input.at;
-  const workflowId = watcherWorkflowId(deps.owner, cloud, region);
-  const start: WatcherInput = { deployment: deps.owner, cloud, region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
-  await c.workflow.signalWithStart('accountWatcherWorkflow', {
-    workflowId,
-    taskQueue: input.taskQueue,
-    args: [start],
-    signal: watcherNudgeSignal,
-    signalArgs: deps.watcher ? [deps.watcher] : [],
-    staticSummary: `account watcher: ${cloud}/${region}`,
-  });
-  return workflowId;
-}
-
-/**
- * For the create activity: before it makes side resources and an instance at `at`, make sure the
- * watcher there runs, so that what a workflow terminated before Ready (or mid-create) leaves is
- * still swept. The watcher runs on the main task queue of the workflow that scheduled the create
- * (the activity runs on its cloud's queue, named after it). Never throws: a failure costs only
- * that safety net, never the create (the VM's `ensureWatcher` at Ready is the second chance).
- */
-export function watcherBeforePrepare(
-  deps: Pick<WatcherDeps, 'owner' | 'watcher' | 'client' | 'now'>,
-): (at: { cloud: string; region: string }) => Promise<void> {
-  const nudge = nudgeOnce(deps);
-  return async (at) => {
-    const ctx = activityContext();
-    if (!ctx) return;
-    try {
-      const c = deps.client?.() ?? ctx.client;
-      const taskQueue = mainTaskQueue(ctx.info.taskQueue, at.cloud);
-      const watcher = await nudge(c, { at: { cloud: at.cloud, region: at.region }, taskQueue });
-      activityLog('info', 'account watcher running (resources about to be made)', { workflowId: watcher });
-    } catch (err) {
-      activityLog('warn', 'could not start the account watcher before the create; the VM starts it at Ready', {
-        cloud: at.cloud,
-        region: at.region,
-        error: err instanceof Error ? err.message : String(err),
-      });
-    }
-  };
-}
-
 export function createWatcherActivities(deps: WatcherDeps) {
   const client = deps.client ?? (() => Context.current().client);
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? pause;
-  const nudge = nudgeOnce(deps);
+  const record = recordOnce(deps);
 
   /**
    * One look: the open owners first, then the cloud's list (an instance torn down in between
@@ -257,7 +179,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
         hb.ifDue();
         const view = await look(input);
         const signature = viewSignature(view);
-        const plan = planCycle(view, input.known, now(), t);
+        const plan = planCycle(view, input.known, now(), t, { recorded: new Set(input.recorded ?? []) });
         const waitMs = plan.nextCycleInMs;
         if (input.lastSignature === undefined || cycleMustReturn(plan, signature, input.lastSignature)) return { ...view, signature, looks, beats: hb.sent() };
         const windowSpent = now() - startedAt + waitMs >= t.quietWindowMs;
@@ -267,10 +189,10 @@ export function createWatcherActivities(deps: WatcherDeps) {
       }
     },
 
-    /** Start the watcher of `at` unless it runs, and wake it (signal-with-start; idempotent by ID; once per {@link NUDGE_REUSE_MS} per process). */
+    /** Start the watcher of `at` unless it runs, record the Ready VM's name in its ledger and wake it (signal-with-start; idempotent by ID). */
     async ensureWatcher(input: WatchInput): Promise<{ workflowId?: string }> {
       beat();
-      const workflowId = await nudge(client(), input);
+      const workflowId = await record(client(), input, input.vmName ? [input.vmName] : []);
       activityLog('info', 'account watcher running', { workflowId });
       return { workflowId };
     },

@@ -57,10 +57,47 @@ export async function userKey(env: NodeJS.ProcessEnv, explicit?: string): Promis
 /** Alias under which the host key is pinned: survives IP/port reuse between VMs. */
 export const hostKeyAlias = (name: string): string => `gpuprov-${name}`;
 
-export function renderEntry(name: string, ep: SshEndpoint, user: string, keyPath: string, knownHosts: string): string {
+/**
+ * The variables `ssh NAME` needs to reach the same Temporal server and state as the CLI that
+ * wrote the entry (none of them a secret: TLS keys and API keys stay in the user's environment).
+ */
+const PROXY_ENV = [
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_PROFILE',
+  'TEMPORAL_CONFIG_FILE',
+  'GPUPROV_STATE_DIR',
+  'GPUPROV_CONFIG_DIR',
+  'GPUPROV_EMBEDDED_PORT',
+  'GPUPROV_TASK_QUEUE',
+] as const;
+
+const shellQuoted = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The package's CLI script (bin/provision.js), from src/client or dist/src/client. */
+function cliScript(): string {
+  for (const up of ['../..', '../../..']) {
+    const p = join(__dirname, up, 'bin', 'provision.js');
+    if (existsSync(p)) return p;
+  }
+  return join(__dirname, '..', '..', 'bin', 'provision.js');
+}
+
+/**
+ * The entry's ProxyCommand: `provision ssh-proxy NAME` reads the VM's current endpoint and host key
+ * from its workflow at every connect (so `ssh NAME` follows a relaunch), re-pins the key the worker
+ * saw, and carries the bytes; ssh still checks the server's key against that pin, strictly.
+ */
+export function proxyCommand(name: string, env: NodeJS.ProcessEnv): string {
+  const vars = PROXY_ENV.flatMap((v) => (env[v] ? [`${v}=${shellQuoted(env[v])}`] : []));
+  return [...(vars.length ? ['env', ...vars] : []), shellQuoted(process.execPath), shellQuoted(cliScript()), 'ssh-proxy', shellQuoted(name)].join(' ');
+}
+
+export function renderEntry(name: string, ep: SshEndpoint, user: string, keyPath: string, knownHosts: string, proxy?: string): string {
   return [
     `# written by gpuprov for VM ${name}; removed by 'provision down ${name}'`,
     `Host ${name}`,
+    ...(proxy ? [`  # the endpoint when written; each connect asks the VM's workflow for the current one`, `  ProxyCommand ${proxy}`] : []),
     `  HostName ${ep.host}`,
     `  Port ${ep.port}`,
     `  User ${user}`,
@@ -85,15 +122,27 @@ async function ensureInclude(env: NodeJS.ProcessEnv): Promise<void> {
   await writeFile(p.userConfig, `# gpuprov VMs (added by gpuprov)\n${line}\n\n${current}`, { mode: 0o600 });
 }
 
-/** Write the VM's ssh entry and pin its host key. */
+/**
+ * Pin `hostKey` (the key the worker saw on the VM's current instance) under the VM's alias,
+ * replacing an older pin of that name; a pin that is already this key is left as it is.
+ */
+export async function pinHostKey(env: NodeJS.ProcessEnv, name: string, hostKey: string): Promise<void> {
+  const p = sshPaths(env);
+  const line = `${hostKeyAlias(name)} ${hostKey}`;
+  const lines = existsSync(p.knownHosts) ? (await readFile(p.knownHosts, 'utf8')).split('\n').filter((l) => l) : [];
+  if (lines.includes(line) && lines.filter((l) => l.startsWith(`${hostKeyAlias(name)} `)).length === 1) return;
+  const known = [...lines.filter((l) => !l.startsWith(`${hostKeyAlias(name)} `)), line];
+  await mkdir(p.base, { recursive: true, mode: 0o700 });
+  await writeFile(p.knownHosts, `${known.join('\n')}\n`, { mode: 0o600 });
+  await chmod(p.knownHosts, 0o600);
+}
+
+/** Write the VM's ssh entry (its ProxyCommand follows relaunches) and pin its host key. */
 export async function writeSshEntry(env: NodeJS.ProcessEnv, name: string, ep: SshEndpoint, user: string, key: UserKey, hostKey: string): Promise<string> {
   const p = sshPaths(env);
   await mkdir(p.entries, { recursive: true, mode: 0o700 });
-  await writeFile(p.entry(name), renderEntry(name, ep, user, key.privateKeyPath, p.knownHosts), { mode: 0o600 });
-  const known = existsSync(p.knownHosts) ? (await readFile(p.knownHosts, 'utf8')).split('\n').filter((l) => l && !l.startsWith(`${hostKeyAlias(name)} `)) : [];
-  known.push(`${hostKeyAlias(name)} ${hostKey}`);
-  await writeFile(p.knownHosts, `${known.join('\n')}\n`, { mode: 0o600 });
-  await chmod(p.knownHosts, 0o600);
+  await writeFile(p.entry(name), renderEntry(name, ep, user, key.privateKeyPath, p.knownHosts, proxyCommand(name, env)), { mode: 0o600 });
+  await pinHostKey(env, name, hostKey);
   await ensureInclude(env);
   return p.entry(name);
 }

@@ -3,14 +3,10 @@
  * prefix), their orphans, and the `sweepNow` update. Used by `provision sweep` and `list --all`.
  */
 import type { Client } from '@temporalio/client';
-import { TERMINAL_STAGES, sweepNowUpdate, watcherStateQuery, type SweepRecord, type WatcherState } from '../core/api';
+import { TERMINAL_STAGES } from '../core/api';
+import { sweepNowUpdate, watcherStateQuery, type SweepRecord, type WatcherState } from '../core/watcher-api';
 import { watcherWorkflowId } from '../core/watcher';
 import type { VmListing } from './client';
-
-/** The deployment id: GPUPROV_DEPLOYMENT, else the namespace. */
-export function deploymentOf(env: NodeJS.ProcessEnv, namespace: string): string {
-  return env.GPUPROV_DEPLOYMENT || namespace;
-}
 
 /** Workflow IDs of the running watchers of `deployment`. */
 export async function watcherIds(client: Client, deployment: string): Promise<string[]> {
@@ -28,10 +24,15 @@ export async function watcherStates(client: Client, deployment: string): Promise
   return Promise.all(ids.map((id) => client.workflow.getHandle(id).query(watcherStateQuery)));
 }
 
-/** Ask every watcher to delete its orphans now (ignoring the grace); what each deleted or failed to. */
-export async function sweepNow(client: Client, deployment: string): Promise<{ watcher: string; swept: SweepRecord[] }[]> {
+/**
+ * Ask every watcher to delete its orphans now (ignoring the grace), and the unknown VM names the
+ * operator named (`includeUnknown`); what each deleted or failed to.
+ */
+export async function sweepNow(client: Client, deployment: string, includeUnknown: string[] = []): Promise<{ watcher: string; swept: SweepRecord[] }[]> {
   const ids = await watcherIds(client, deployment);
-  return Promise.all(ids.map(async (id) => ({ watcher: id, swept: await client.workflow.getHandle(id).executeUpdate(sweepNowUpdate) })));
+  return Promise.all(
+    ids.map(async (id) => ({ watcher: id, swept: await client.workflow.getHandle(id).executeUpdate(sweepNowUpdate, { args: [{ includeUnknown }] }) })),
+  );
 }
 
 /** Executions that ended without the workflow's own teardown. */
@@ -53,8 +54,11 @@ export function withOrphans(rows: VmListing[], watchers: WatcherState[]): VmList
       .at(-1);
     return { ...r, instance: last ? { state: 'swept' as const, sweptAt: last } : { state: 'not seen' as const } };
   });
-  for (const w of watchers)
+  for (const w of watchers) {
     for (const o of w.orphans)
       out.push({ name: o.vmName, workflowId: '-', stage: 'orphan', cloud: w.cloud, region: w.region, execution: 'NONE', startedAt: o.firstSeenAt });
+    for (const o of w.unknown ?? [])
+      out.push({ name: o.vmName, workflowId: '-', stage: 'unknown', cloud: w.cloud, region: w.region, execution: 'NONE', startedAt: o.firstSeenAt });
+  }
   return out;
 }

@@ -3,10 +3,10 @@
  * Other services (any SDK language) start these workflows by name with these JSON shapes.
  * Both the client and the workflows import this module; it holds no logic.
  */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CapacityEntry } from './capacity-memory';
+import type { DeploymentRecord } from './deployment-record';
 import type { BlockScope, ErrorKind } from './errors';
-import type { WatcherTuning } from './watcher';
 import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
 export const API_VERSION = 1;
@@ -198,66 +198,10 @@ export interface InstanceLost {
 /** Sent by the account watcher to a Ready VM whose instance is gone or failed. */
 export const instanceLostSignal = defineSignal<[InstanceLost]>('instanceLost');
 
-// ---- The account watcher (`accountWatcherWorkflow`, ID `gpuprov-watch:<deployment>:<cloud>:<region>`) ----
-
-/** One orphan deletion (or a failed try) by the watcher. */
-export interface SweepRecord {
-  vmName: string;
-  instanceIds: string[];
-  /** Side resources (`kind:id`) swept with it, when the cloud lists them. */
-  sideResources?: string[];
-  firstSeenAt: string;
-  sweptAt: string;
-  /** `grace`: the grace period ran out; `now`: `provision sweep` asked. */
-  by: 'grace' | 'now';
-  ok: boolean;
-  error?: string;
-}
-
-/** An instance with this deployment's tag and no open workflow, waiting out its grace. */
-export interface OrphanView {
-  vmName: string;
-  /** Empty when the VM name left only side resources (`sideResources`). */
-  instanceIds: string[];
-  sideResources?: string[];
-  firstSeenAt: string;
-  deleteAfter: string;
-}
-
-/** The `watcherState` query. */
-export interface WatcherState {
-  deployment: string;
-  cloud: string;
-  region: string;
-  cycles: number;
-  /** Inventory calls made (a long-polling cycle looks several times). */
-  looks: number;
-  /** Heartbeats the long-polling cycles sent (absent from watchers started before it was counted). */
-  beats?: number;
-  lastCycleAt?: string;
-  nextCycleAt?: string;
-  fast: boolean;
-  /** `fast` (a VM launching), `ready` (VMs only Ready) or `slow` (none): src/core/watcher.ts. */
-  cadence?: 'fast' | 'ready' | 'slow';
-  instances: number;
-  owners: number;
-  orphans: OrphanView[];
-  /** Recent deletions, newest last. */
-  sweeps: SweepRecord[];
-}
-
-/**
- * Wake the watcher now (a VM of its account was created or became ready). Carries the settings
- * the nudging worker was given (GPUPROV_ORPHAN_GRACE), if any: the watcher adopts them over its
- * own, so a changed setting takes effect with the first launch after the workers restart.
- */
-export const watcherNudgeSignal = defineSignal<[Partial<WatcherTuning>?]>('watcherNudge');
-/** The watcher's orphans, recent sweeps and cadence. */
-export const watcherStateQuery = defineQuery<WatcherState>('watcherState');
-/** Delete every current orphan now, ignoring the grace; returns what the cycle deleted. */
-export const sweepNowUpdate = defineUpdate<SweepRecord[]>('sweepNow');
-
 /** Capacity memory (src/workflows/capacity-memory.ts): an offer answered Capacity; remember it until `untilMs`. */
 export const rememberCapacitySignal = defineSignal<[CapacityEntry]>('rememberCapacity');
 /** Capacity memory: the entries whose window has not ended. */
 export const capacityMemoryQuery = defineQuery<CapacityEntry[]>('capacityMemory');
+
+/** The deployment record of a task queue's workers (src/workflows/deployment-record.ts; its memo holds the same). */
+export const deploymentRecordQuery = defineQuery<DeploymentRecord>('deploymentRecord');

@@ -135,6 +135,12 @@ export interface Observed {
   endpoint?: SshEndpoint;
   location: Location;
   instanceType?: string;
+  /**
+   * `createKeyOf` (src/providers/create-key.ts) of the idempotency key the instance was created with, where the cloud keeps
+   * one on it (a tag, a label, a record): the create's positive evidence that it made this
+   * instance. Absent on clouds that keep none.
+   */
+  createKey?: string;
 }
 
 /** An instance found by {@link CloudProvider.inventory}: what `observe` reports, plus whose it is. */

@@ -1,16 +1,21 @@
 /**
  * The account watcher's decisions, pure (no Temporal import): one cycle compares what the cloud
  * lists in one account and region (`inventory`) with the open vmWorkflows there (visibility) and
- * says whom to tell that their instance is lost, which instances are orphans, which orphans are
- * due for deletion, and when to look again.
+ * says whom to tell that their instance is lost, which instances are orphans (recorded, unowned),
+ * which are unknown (tagged, never recorded), which orphans are due for deletion, and when to look again.
  *
- * | cloud lists for a VM name           | open vmWorkflow of that name here | row         | action                                   |
- * |-------------------------------------|-----------------------------------|-------------|------------------------------------------|
- * | any instance                        | none                              | `orphan`    | remember first seen; delete after grace  |
- * | no instance, side resources         | none                              | `orphan`    | the same (the sweep is `cleanup`)        |
- * | any instance                        | some                              | `owned`     | forget any orphan entry                  |
- * | nothing Running/Pending             | one in `ready` or `k8s-failed`    | `lost`      | signal that VM (`instanceLost`)          |
- * | nothing Running/Pending             | one launching, tearing down, …    | `settling`  | nothing: its own workflow handles it     |
+ * | cloud lists for a VM name   | open vmWorkflow of that name | in the ledger (src/core/watcher-ledger.ts) | row        | action                                      |
+ * |-----------------------------|------------------------------|--------------------------------------------|------------|---------------------------------------------|
+ * | any instance or side        | none                         | yes                                        | `orphan`   | remember first seen; delete after grace     |
+ * | any instance or side        | none                         | no, and the operator named it              | `orphan`   | delete now (`sweep --include-unknown NAME`) |
+ * | any instance or side        | none                         | no                                         | `unknown`  | remember first seen; show; never delete     |
+ * | any instance                | some                         | any                                        | `owned`    | forget any orphan entry                     |
+ * | nothing Running/Pending     | one in `ready`/`k8s-failed`  | any                                        | `lost`     | signal that VM (`instanceLost`)             |
+ * | nothing Running/Pending     | one launching, tearing down  | any                                        | `settling` | nothing: its own workflow handles it        |
+ *
+ * The sweep acts on positive evidence only: a VM name the deployment recorded creating here
+ * (before anything was made) and that no open workflow owns. A tag alone proves nothing: another
+ * install may carry the same deployment id, or the instance may predate the ledger.
  *
  * Cadence, three levels (P7 in BENCHMARKS.md: an idle Ready VM must cost little):
  *
@@ -22,8 +27,10 @@
  *
  * never later than the next orphan falls due (and a failed deletion is retried at `fast`).
  */
-import type { Stage, SweepRecord } from './api';
+import type { Stage } from './api';
+import type { SweepRecord, WatcherTuning } from './watcher-api';
 import type { InstanceStatus, Owned, SideResource } from './provider';
+import type { LedgerEntry } from './watcher-ledger';
 
 /** An open vmWorkflow placed in the watched cloud and region (from its search attributes). */
 export interface OwnerVm {
@@ -49,33 +56,6 @@ export interface OrphanSeen {
   firstSeenAtMs: number;
 }
 
-/** Timings of the watcher. Tests shrink them. */
-export interface WatcherTuning {
-  /** Between looks while a VM of the account is launching (not yet Ready). */
-  fastIntervalMs: number;
-  /** Between looks while VMs of the account are open and all Ready: the loss-detection delay. */
-  readyIntervalMs: number;
-  /** Between looks when none are. */
-  slowIntervalMs: number;
-  /** An unowned instance is deleted this long after it was first seen (GPUPROV_ORPHAN_GRACE). */
-  orphanGraceMs: number;
-  /** Deletions kept in the watcher's state (queryable, carried across continue-as-new). */
-  keepSweeps: number;
-  /** Continue-as-new once the history has this many events. */
-  continueAsNewAfterEvents: number;
-  /**
-   * Longest one `watchCycle` activity keeps looking by itself while nothing changes: the watcher
-   * spends one activity (not one activity and one timer per look) per window when idle.
-   */
-  quietWindowMs: number;
-  /**
-   * Heartbeat timeout of the long-polling cycle: a watcher whose worker died is retried this
-   * long after its last heartbeat. The cycle heartbeats about every half of it, not every look
-   * (each heartbeat that reaches the server is a billed action on Temporal Cloud).
-   */
-  heartbeatTimeoutMs: number;
-}
-
 export const DEFAULT_WATCHER_TUNING: WatcherTuning = {
   fastIntervalMs: 5_000,
   readyIntervalMs: 20_000,
@@ -85,6 +65,7 @@ export const DEFAULT_WATCHER_TUNING: WatcherTuning = {
   continueAsNewAfterEvents: 2_000,
   quietWindowMs: 10 * 60_000,
   heartbeatTimeoutMs: 3 * 60_000,
+  ledgerKeepMs: 60 * 60_000,
 };
 
 /** How often the long-polling cycle heartbeats: half its heartbeat timeout. */
@@ -99,6 +80,10 @@ export function withWatcherTuning(t?: Partial<WatcherTuning>): WatcherTuning {
 /** What a watcher carries across continue-as-new. */
 export interface WatcherCarried {
   orphans: OrphanSeen[];
+  /** Tagged instances never recorded (absent in runs from before the ledger). */
+  unknown?: OrphanSeen[];
+  /** The creates on record (absent in runs from before the ledger). */
+  ledger?: LedgerEntry[];
   sweeps: SweepRecord[];
   cycles: number;
   /** Absent in runs from before it was counted. */
@@ -158,6 +143,7 @@ export function intervalOf(cadence: Cadence, t: WatcherTuning): number {
 
 export type CycleRow =
   | { row: 'orphan'; vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAtMs: number; due: boolean }
+  | { row: 'unknown'; vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAtMs: number }
   | { row: 'owned'; vmName: string; instanceIds: string[] }
   | { row: 'lost'; vmName: string; workflowId: string; instanceIds: string[]; reason: string }
   | { row: 'settling'; vmName: string; workflowId: string };
@@ -166,6 +152,8 @@ export interface CyclePlan {
   rows: CycleRow[];
   /** The orphan map to carry to the next cycle (due ones stay until their deletion succeeds). */
   orphans: OrphanSeen[];
+  /** Tagged, never recorded: carried for their first-seen times, never due by themselves. */
+  unknown: OrphanSeen[];
   /** Orphans to delete now (grace over, or `sweepNow`). */
   due: OrphanSeen[];
   /** VMs to tell that their instance is gone or failed. */
@@ -204,14 +192,27 @@ function sidesByName(sides: readonly SideResource[] | undefined): Map<string, st
   return out;
 }
 
-/** One cycle's decisions; `sweepNow` makes every orphan due at once (ignoring the grace). */
-export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: number, t: WatcherTuning, sweepNow = false): CyclePlan {
+/** What the sweep may act on this cycle. */
+export interface SweepEvidence {
+  /** VM names this deployment recorded creating here (the ledger). */
+  recorded: ReadonlySet<string>;
+  /** `provision sweep`: every orphan is due now, ignoring the grace. */
+  sweepNow?: boolean;
+  /** Unknown VM names the operator named (`sweep --include-unknown`): due now as orphans. */
+  includeUnknown?: readonly string[];
+}
+
+/** One cycle's decisions; `known` are the unowned names seen before (orphans and unknown), for their first-seen times. */
+export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: number, t: WatcherTuning, evidence: SweepEvidence): CyclePlan {
+  const sweepNow = evidence.sweepNow === true;
+  const named = new Set(evidence.includeUnknown ?? []);
   const byName = groupByName(view.instances);
   const sides = sidesByName(view.sides);
   const ownersByName = new Map<string, OwnerVm[]>();
   for (const o of view.owners) ownersByName.set(o.vmName, [...(ownersByName.get(o.vmName) ?? []), o]);
   const rows: CycleRow[] = [];
   const orphans: OrphanSeen[] = [];
+  const unknown: OrphanSeen[] = [];
   const lost: CyclePlan['lost'] = [];
   const names = [...new Set([...byName.keys(), ...sides.keys()])];
   for (const vmName of names) {
@@ -223,8 +224,13 @@ export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: 
     const before = known.find((k) => k.vmName === vmName);
     const side = sides.get(vmName);
     const o: OrphanSeen = { vmName, instanceIds: ids, ...(side ? { sideResources: side } : {}), firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
+    if (!evidence.recorded.has(vmName) && !named.has(vmName)) {
+      unknown.push(o);
+      rows.push({ row: 'unknown', ...o });
+      continue;
+    }
     orphans.push(o);
-    rows.push({ row: 'orphan', ...o, due: sweepNow || nowMs - o.firstSeenAtMs >= t.orphanGraceMs });
+    rows.push({ row: 'orphan', ...o, due: sweepNow || named.has(vmName) || nowMs - o.firstSeenAtMs >= t.orphanGraceMs });
   }
   for (const [vmName, owners] of ownersByName) {
     const seen = byName.get(vmName) ?? [];
@@ -249,7 +255,7 @@ export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: 
   }
   // A failed deletion is retried at the fast cadence, not after a slow wait.
   if (due.length > 0) next = Math.min(next, t.fastIntervalMs);
-  return { rows, orphans, due, lost, cadence, fast: cadence !== 'slow', nextCycleInMs: next };
+  return { rows, orphans, unknown, due, lost, cadence, fast: cadence !== 'slow', nextCycleInMs: next };
 }
 
 /**

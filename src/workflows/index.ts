@@ -6,3 +6,4 @@ export { offersWorkflow } from './offers';
 export { fleetWorkflow } from './fleet';
 export { accountWatcherWorkflow } from './watcher';
 export { capacityMemoryWorkflow } from './capacity-memory';
+export { deploymentRecordWorkflow } from './deployment-record';

@@ -227,6 +227,7 @@ async function ensureWatcher(ctx: VmContext): Promise<void> {
     await watching(`account watcher of ${at.cloud}/${at.region}`).ensureWatcher({
       at: { cloud: at.cloud, region: at.region },
       taskQueue: workflowInfo().taskQueue,
+      vmName: ctx.status.name,
     });
   } catch {
     // The backstop health check still notices a lost VM.

@@ -2,8 +2,10 @@
  * accountWatcherWorkflow (ID `gpuprov-watch:<deployment>:<cloud>:<region>`): one per deployment,
  * cloud account and region. Each cycle takes one view (the cloud's inventory and the open
  * vmWorkflows there), tells Ready VMs whose instance is gone (`instanceLost`), and deletes
- * orphans after their grace. Decisions: `planCycle` in src/core/watcher.ts. Continues as new to
- * bound its history, carrying the orphans' first-seen times and the recent sweeps.
+ * orphans (VM names its ledger records creating, no open workflow owns) after their grace; tagged
+ * instances it has no record of are shown as unknown, never deleted unless the operator names
+ * them. Decisions: `planCycle` in src/core/watcher.ts, the ledger in src/core/watcher-ledger.ts.
+ * Continues as new to bound its history, carrying the ledger, first-seen times and recent sweeps.
  */
 import {
   allHandlersFinished,
@@ -19,7 +21,18 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { instanceLostSignal, sweepNowUpdate, watcherNudgeSignal, watcherStateQuery, type SweepRecord, type WatcherState } from '../core/api';
+import { instanceLostSignal } from '../core/api';
+import {
+  sweepNowUpdate,
+  watcherNudgeSignal,
+  watcherRecordSignal,
+  watcherStateQuery,
+  type SweepRecord,
+  type SweepRequest,
+  type WatcherState,
+  type WatcherTuning,
+} from '../core/watcher-api';
+import { keepLedger, recordCreates, recordedNames, type LedgerEntry } from '../core/watcher-ledger';
 import { METRICS } from '../core/metrics';
 import { WATCHER_PARALLEL_SWEEP_PATCH } from '../core/patches';
 import { planCycle, withWatcherTuning, type OrphanSeen, type WatcherInput } from '../core/watcher';
@@ -30,6 +43,9 @@ import type { WatchView } from '../activities/watcher';
 /** Budget of one orphan deletion (delete, wait until gone, clean up). */
 const SWEEP_DEADLINE_MS = 2 * 60_000;
 
+/** A record wakes the watcher (cancels its long poll) at most this often: a burst of creates costs one look, not one each. */
+const RECORD_WAKE_MS = 2_000;
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export async function accountWatcherWorkflow(input: WatcherInput): Promise<void> {
@@ -38,6 +54,8 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
   const at = { cloud: input.cloud, region: input.region };
   const where = `${at.cloud}/${at.region}`;
   let orphans: OrphanSeen[] = input.carried?.orphans ?? [];
+  let unknown: OrphanSeen[] = input.carried?.unknown ?? [];
+  let ledger: LedgerEntry[] = input.carried?.ledger ?? [];
   let sweeps: SweepRecord[] = input.carried?.sweeps ?? [];
   const state: WatcherState = {
     deployment: input.deployment,
@@ -54,20 +72,35 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
   let nudges = 0;
   let sweepAsked = 0;
   let sweepDone = 0;
+  let includeUnknown: string[] = [];
+  let wokenAtMs = -Infinity;
   let lastSwept: SweepRecord[] = [];
   /** The long-polling cycle in flight: a nudge or a sweep request cancels it to look at once. */
   let polling: CancellationScope | undefined;
   let lastSignature: string | undefined;
-  setHandler(watcherNudgeSignal, (latest) => {
-    if (latest && Object.keys(latest).length > 0) {
-      tuning = { ...tuning, ...latest };
-      t = withWatcherTuning(tuning);
-    }
+  const adopt = (latest: Partial<WatcherTuning> | undefined): void => {
+    if (!latest || Object.keys(latest).length === 0) return;
+    tuning = { ...tuning, ...latest };
+    t = withWatcherTuning(tuning);
+  };
+  const wake = (): void => {
+    wokenAtMs = Date.now();
     nudges += 1;
     polling?.cancel();
+  };
+  setHandler(watcherNudgeSignal, (latest) => {
+    adopt(latest);
+    wake();
+  });
+  setHandler(watcherRecordSignal, (rec) => {
+    adopt(rec.tuning);
+    ledger = recordCreates(ledger, rec.vmNames, Date.now());
+    state.ledger = ledger.length;
+    if (Date.now() - wokenAtMs >= RECORD_WAKE_MS) wake();
   });
   setHandler(watcherStateQuery, () => state);
-  setHandler(sweepNowUpdate, async () => {
+  setHandler(sweepNowUpdate, async (req?: SweepRequest) => {
+    includeUnknown = [...new Set([...includeUnknown, ...(req?.includeUnknown ?? [])])];
     const ticket = ++sweepAsked;
     polling?.cancel();
     await condition(() => sweepDone >= ticket);
@@ -89,6 +122,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
           at,
           taskQueue: workflowInfo().taskQueue,
           known: orphans,
+          recorded: [...recordedNames(ledger)],
           tuning: t,
           ...(quick || lastSignature === undefined ? {} : { lastSignature }),
         }),
@@ -104,7 +138,10 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     }
     lastSignature = view.signature;
     const now = Date.now();
-    const plan = planCycle(view, orphans, now, t, asked > sweepDone);
+    const named = asked > sweepDone ? includeUnknown : [];
+    const plan = planCycle(view, [...orphans, ...unknown], now, t, { recorded: recordedNames(ledger), sweepNow: asked > sweepDone, includeUnknown: named });
+    ledger = keepLedger(ledger, view, now, t);
+    unknown = plan.unknown;
     for (const l of plan.lost) {
       log.warn('instance lost: telling its VM', { vmName: l.vmName, workflowId: l.workflowId, reason: l.reason });
       try {
@@ -113,8 +150,8 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
         // The VM's workflow closed since the view was taken: nobody to tell.
       }
     }
-    const by: SweepRecord['by'] = asked > sweepDone ? 'now' : 'grace';
     const sweepOne = async (o: OrphanSeen): Promise<SweepRecord> => {
+      const by: SweepRecord['by'] = named.includes(o.vmName) ? 'operator' : asked > sweepDone ? 'now' : 'grace';
       const rec: SweepRecord = {
         vmName: o.vmName,
         instanceIds: o.instanceIds,
@@ -158,6 +195,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     else orphans = plan.orphans.filter((o) => !swept.some((s) => s.ok && s.vmName === o.vmName));
     sweeps = [...sweeps, ...swept].slice(-t.keepSweeps);
     lastSwept = swept;
+    if (asked > sweepDone) includeUnknown = [];
     sweepDone = asked;
     Object.assign(state, {
       cycles: state.cycles + 1,
@@ -176,6 +214,13 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
         firstSeenAt: iso(o.firstSeenAtMs),
         deleteAfter: iso(o.firstSeenAtMs + t.orphanGraceMs),
       })),
+      unknown: unknown.map((o) => ({
+        vmName: o.vmName,
+        instanceIds: o.instanceIds,
+        ...(o.sideResources ? { sideResources: o.sideResources } : {}),
+        firstSeenAt: iso(o.firstSeenAtMs),
+      })),
+      ledger: ledger.length,
       sweeps,
     });
 
@@ -187,7 +232,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
       return continueAsNew<typeof accountWatcherWorkflow>({
         ...input,
         ...(tuning ? { tuning } : {}),
-        carried: { orphans, sweeps, cycles: state.cycles, looks: state.looks, beats: state.beats ?? 0 },
+        carried: { orphans, unknown, ledger, sweeps, cycles: state.cycles, looks: state.looks, beats: state.beats ?? 0 },
       });
     }
     // A deletion that failed is tried again after a fast interval, not at once.

@@ -5,9 +5,9 @@
  * second starts the first time a trace runs VMs in it. `trace-run.ts` runs one trace at a time.
  */
 import type { Client, Connection } from '@temporalio/client';
-import { watcherNudgeSignal } from '../../src/core/api';
+import { watcherNudgeSignal, type WatcherTuning } from '../../src/core/watcher-api';
 import type { Tuning } from '../../src/core/tuning';
-import { watcherWorkflowId, type WatcherInput, type WatcherTuning } from '../../src/core/watcher';
+import { watcherWorkflowId, type WatcherInput } from '../../src/core/watcher';
 import { spawnWorkerProcess, type WorkerProcess } from '../harness/worker-process';
 import type { ChaosCloud } from './cloud';
 import { GEOGRAPHY } from './trace';

@@ -5,6 +5,7 @@
  */
 import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { ProviderError, type BlockScope, type ErrorKind } from '../../src/core/errors';
+import { createKeyOf } from '../../src/providers/create-key';
 import type { ProbeResult, SshProber } from '../../src/ssh';
 import type {
   Capabilities,
@@ -310,6 +311,7 @@ export class FakeProvider implements CloudProvider {
       status,
       location: { cloud: this.name, region: i.region, ...(i.zone ? { zone: i.zone } : {}) },
       instanceType: i.instanceType,
+      createKey: createKeyOf(i.idempotencyKey),
       ...(status === 'Running' ? { endpoint: { host: '127.0.0.1', port: i.port, user: 'fake' } } : {}),
     };
   }

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities';
-import { vmWorkflowId, watcherStateQuery, type WatcherState } from '../../src/core/api';
+import { vmWorkflowId } from '../../src/core/api';
+import { watcherRecordSignal, watcherStateQuery, type WatcherState } from '../../src/core/watcher-api';
 import { watcherWorkflowId } from '../../src/core/watcher';
 import { ProviderRegistry } from '../../src/providers/registry';
 import { loadOrCreateSshIdentity } from '../../src/ssh';
@@ -56,10 +57,15 @@ describe.skipIf(!requireServer())('account watcher: side-resource orphans (fake 
     const ready = await waitStage(h, 'ready', 60_000);
     const region = ready.location!.region;
     const watcher = client.workflow.getHandle(watcherWorkflowId(deployment, 'fake', region));
-    // A VM whose workflow was terminated between prepare and create: only its side resource is left.
+    // A VM whose workflow was terminated between prepare and create: its create was recorded (as
+    // the create activity records it before anything is made), and only its side resource is left.
     const left = `left-${randomUUID().slice(0, 6)}`;
     const offer = defaultFakeOffers().find((o) => o.region === region)!;
+    await watcher.signal(watcherRecordSignal, { vmNames: [left] });
     await fake.prepare(offer, { vmName: left, owner: deployment, publicKeys: [], idempotencyKey: 'k', openPorts: [] });
+    // Tagged with this deployment but never recorded (another install with the same id): unknown, kept.
+    const stray = `stray-${randomUUID().slice(0, 6)}`;
+    await fake.prepare(offer, { vmName: stray, owner: deployment, publicKeys: [], idempotencyKey: 'k', openPorts: [] });
     await other.prepare(offer, { vmName: left, owner: `${deployment}-other`, publicKeys: [], idempotencyKey: 'k', openPorts: [] });
     let state: WatcherState | undefined;
     for (let i = 0; i < 300 && !state?.sweeps.some((r) => r.vmName === left && r.ok); i++) {
@@ -72,6 +78,9 @@ describe.skipIf(!requireServer())('account watcher: side-resource orphans (fake 
     expect(fake.sideResources()).not.toContain(`${left}@${region}@${deployment}`);
     expect(fake.sideResources()).toContain(`${kept}@${region}@${deployment}`);
     expect(fake.sideResources()).toContain(`${left}@${region}@${deployment}-other`);
+    expect(fake.sideResources()).toContain(`${stray}@${region}@${deployment}`);
+    expect(state!.unknown?.map((u) => u.vmName)).toContain(stray);
+    expect(state!.sweeps.map((r) => r.vmName)).not.toContain(stray);
     expect(state!.sweeps.map((r) => r.vmName)).not.toContain(kept);
     await h.signal('teardown');
     await waitFor(h, (s) => s.endedAt !== undefined, 'torn down', 60_000);

@@ -14,7 +14,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { createActivities } from '../../src/activities';
 import { runCli } from '../../src/client/cli';
 import type { Io } from '../../src/client/command';
-import { watcherStateQuery, type WatcherState } from '../../src/core/api';
+import { watcherStateQuery, type WatcherState } from '../../src/core/watcher-api';
 import { watcherWorkflowId } from '../../src/core/watcher';
 import { LocalProvider, countLive } from '../../src/providers/local';
 import { ProviderRegistry } from '../../src/providers/registry';

@@ -3,7 +3,9 @@ import { EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
 import { leaf } from '../define';
 import { table } from '../output';
-import { deploymentOf, watcherStates, withOrphans } from '../watchers';
+import { currentDeployment } from '../deployment-record';
+import { watcherStates, withOrphans } from '../watchers';
+import { unknownAdvice } from './sweep';
 
 export const listCommand: Command = leaf({
   name: 'list',
@@ -22,13 +24,14 @@ export const listCommand: Command = leaf({
     const conn = await connectClient(io, { autoStart: false });
     const listed = await new GpuprovClient(conn.client).list({ all: values.all === true });
     // Orphans (stage `orphan`) until the account watcher has deleted them, and what became of cut-short VMs' instances.
-    const rows = values.all === true ? withOrphans(listed, await watcherStates(conn.client, deploymentOf(io.env, conn.namespace))) : listed;
+    const deployment = await currentDeployment(conn.client, io.env, conn.namespace);
+    const rows = values.all === true ? withOrphans(listed, await watcherStates(conn.client, deployment)) : listed;
     if (json) {
       io.out(JSON.stringify(rows) + '\n');
       return EXIT_OK;
     }
     if (rows.length === 0) {
-      io.out(`no VMs${values.all ? '' : ' running'}. next: npx provision start --name gpu1\n`);
+      io.out(`no VMs${values.all ? '' : ' running'} (deployment ${deployment}). next: npx provision start --name gpu1\n`);
       return EXIT_OK;
     }
     // `--recover` relaunches: a column only when some VM has one.
@@ -54,6 +57,9 @@ export const listCommand: Command = leaf({
     const orphans = rows.filter((r) => r.stage === 'orphan');
     if (orphans.length)
       io.out(`\n${orphans.length} ORPHAN(S) (billed, no workflow): the account watcher deletes them after the grace. now: npx provision sweep\n`);
+    const unknown = rows.filter((r) => r.stage === 'unknown');
+    if (unknown.length) io.out(`\n${unknownAdvice(unknown.length, deployment, unknown[0]!.name)}\n`);
+    io.out(`\ndeployment ${deployment}\n`);
     if (leaked.length) io.out(`\n${leaked.length} VM(s) LEAKED (still billed, retrying): fix the cause, then npx provision down ${leaked[0]!.name}\n`);
     return EXIT_OK;
   },

@@ -1,4 +1,5 @@
 import { GpuprovClient } from '../client';
+import { currentDeployment } from '../deployment-record';
 import { EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
 import { leaf } from '../define';
@@ -16,17 +17,18 @@ export const statusCommand: Command = leaf({
   async run({ args, json }, io) {
     const name = args[0]!;
     const conn = await connectClient(io, { autoStart: false });
-    const s = await new GpuprovClient(conn.client).status(name);
+    const [s, deployment] = await Promise.all([new GpuprovClient(conn.client).status(name), currentDeployment(conn.client, io.env, conn.namespace)]);
     const now = Date.now();
     const spend = spendSoFar(s, now);
     if (json) {
-      io.out(JSON.stringify({ ...s, spend }) + '\n');
+      io.out(JSON.stringify({ ...s, spend, deployment }) + '\n');
       return EXIT_OK;
     }
     io.out(
       table([
         ['name', s.name],
         ['stage', s.stage],
+        ['deployment', deployment],
         ['where', where(s) || '-'],
         ['price', price(s.offer?.pricePerHour)],
         ['spend', spendLine(spend, s.budget)],

@@ -19,18 +19,17 @@ import type {
   ResourceRequest,
   SideResource,
 } from '../../core/provider';
+import { createKeyOf } from '../create-key';
 import { ownedName, type DeploymentOption } from '../deployment';
 import { awsConfig, hasCredentials, type AwsProviderOptions } from './config';
 import type { Ec2Api } from './api';
 import { CATALOG } from './catalog';
-import { LIVE_STATES, imageFamilyOf, observedOf, offerFor, tagOf } from './map';
+import { IDEM_TAG, LIVE_STATES, imageFamilyOf, observedOf, offerFor, tagOf } from './map';
 import type { AwsPricing } from './pricing';
 import type { AwsQuotas } from './quotas';
 
 export type { AwsProviderOptions } from './config';
 
-/** Tag holding a hash of `spec.idempotencyKey`; `create` looks for it before RunInstances. */
-const IDEM_TAG = 'gpuprov-idem';
 /** Anything else cannot name an EC2 instance (EC2 would answer InvalidInstanceID.Malformed). */
 const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
 
@@ -205,7 +204,7 @@ export class AwsProvider implements CloudProvider {
     const p = Prepared.safeParse(prepared);
     if (!p.success) throw new ProviderError('InvalidRequest', 'AWS create: prepared data is not from AwsProvider.prepare');
     const region = offer.region;
-    const idem = sha256(spec.idempotencyKey);
+    const idem = createKeyOf(spec.idempotencyKey);
     // ClientToken makes a retried RunInstances return the first instance on real EC2; moto
     // ignores ClientToken, and EC2 matches tokens per subnet attempt only, so the attempt's
     // idempotency tag is checked first as well (one DescribeInstances).

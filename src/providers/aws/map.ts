@@ -68,6 +68,9 @@ export interface Ec2Instance {
 }
 
 /** The value of tag `key` on an instance. */
+/** Tag holding `createKeyOf(spec.idempotencyKey)`; `create` looks for it before RunInstances, `observe` reports it as the create key. */
+export const IDEM_TAG = 'gpuprov-idem';
+
 export function tagOf(i: Ec2Instance, key: string): string | undefined {
   return i.Tags?.find((t) => t.Key === key)?.Value;
 }
@@ -94,5 +97,6 @@ export function observedOf(cloud: string, region: string, i: Ec2Instance, usePri
     ...(endpoint ? { endpoint } : {}),
     location: zone ? { cloud, region, zone } : { cloud, region },
     ...(i.InstanceType ? { instanceType: i.InstanceType } : {}),
+    ...(tagOf(i, IDEM_TAG) !== undefined ? { createKey: tagOf(i, IDEM_TAG)! } : {}),
   };
 }

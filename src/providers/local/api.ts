@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import type { InstanceSpec, Offer } from '../../core/provider';
+import { createKeyOf } from '../create-key';
 import { classify } from './errors';
 import { renderSshdConfig, type InstanceRecord, type ProcessState } from './map';
 import { acceptsTcp, freePort, isSshdOf, killSshd } from './procs';
@@ -168,7 +169,7 @@ export class LocalApi {
   async record(id: string, labels: Labels): Promise<InstanceRecord> {
     return classified('record', async () => {
       const state = await this.processState(id, labels, Date.now());
-      const rec: InstanceRecord = { id, region: labels.region, instanceType: labels.instanceType, state };
+      const rec: InstanceRecord = { id, region: labels.region, instanceType: labels.instanceType, state, createKey: createKeyOf(labels.idempotencyKey) };
       const port = await this.port(id);
       if (port !== undefined) rec.port = port;
       if (state === 'exited') {

@@ -89,6 +89,8 @@ export interface InstanceRecord {
   port?: number;
   /** Last line of the sshd log, for Failed reasons. */
   logTail?: string;
+  /** sha256 (hex) of the idempotency key that created it. */
+  createKey?: string;
 }
 
 export function toObserved(rec: InstanceRecord, user: string): Observed {
@@ -97,6 +99,7 @@ export function toObserved(rec: InstanceRecord, user: string): Observed {
   const reason = REASON[rec.state];
   if (reason !== undefined) o.reason = rec.logTail ? `${reason}: ${rec.logTail}` : reason;
   if (status === 'Running' && rec.port !== undefined) o.endpoint = { host: '127.0.0.1', port: rec.port, user };
+  if (rec.createKey !== undefined) o.createKey = rec.createKey;
   return o;
 }
 

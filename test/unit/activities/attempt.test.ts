@@ -65,7 +65,7 @@ describe('releaseAt', () => {
     expect(fake.liveCount()).toBe(0);
     expect(fake.sideResources()).toEqual([]);
     expect(slept).toEqual([]);
-    expect(fake.calls.map((c) => c.primitive)).toEqual(['prepare', 'observe', 'create', 'delete', 'observe', 'cleanup']);
+    expect(fake.calls.map((c) => c.primitive)).toEqual(['observe', 'prepare', 'create', 'delete', 'observe', 'cleanup']);
   });
 
   it('waits while instances are still listed, re-deletes a live one every third look, cleans up only once none is left', async () => {
@@ -152,5 +152,28 @@ describe('releaseAt', () => {
   it('gone delays start at half the poll interval and back off to twice it', () => {
     const d = goneDelays(1_000);
     expect([0, 1, 2, 3, 4, 5].map(d)).toEqual([500, 750, 1125, 1688, 2000, 2000]);
+  });
+});
+
+describe('prepareAndCreate: adoption by positive evidence only', () => {
+  it('a live same-named instance of this deployment made by another create is never adopted: InvalidRequest, before anything is made', async () => {
+    const fake = new FakeProvider();
+    const { acts } = setup(fake);
+    await acts.prepareAndCreate(offer, { ...spec, idempotencyKey: 'someone-else/run/0' });
+    const before = fake.calls.length;
+    const err = await acts.prepareAndCreate(offer, spec).catch((e: unknown) => e);
+    expect(err).toMatchObject({ type: 'InvalidRequest' });
+    expect(String((err as Error).message)).toContain('not adopted');
+    expect(fake.calls.slice(before).map((c) => c.primitive)).toEqual(['observe']);
+    expect(fake.liveCount()).toBe(1);
+  });
+
+  it('a retry of the same create adopts what the first try made', async () => {
+    const fake = new FakeProvider();
+    const { acts } = setup(fake);
+    const first = await acts.prepareAndCreate(offer, spec);
+    const again = await acts.prepareAndCreate(offer, spec);
+    expect(again).toMatchObject({ instanceId: first.instanceId, adopted: true });
+    expect(fake.liveCount()).toBe(1);
   });
 });

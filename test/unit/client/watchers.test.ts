@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { VmListing } from '../../../src/client/client';
 import { withOrphans } from '../../../src/client/watchers';
-import type { WatcherState } from '../../../src/core/api';
+import type { WatcherState } from '../../../src/core/watcher-api';
 
 const row = (name: string, stage: string, execution: string, startedAt = '2026-12-01T10:00:00.000Z'): VmListing => ({
   name,

@@ -15,10 +15,12 @@ import {
 const t = withWatcherTuning({ fastIntervalMs: 5_000, readyIntervalMs: 20_000, slowIntervalMs: 300_000, orphanGraceMs: 600_000 });
 const inst = (id: string, vmName: string, status: InstanceStatus = 'Running'): Owned => ({ id, vmName, status, location: { cloud: 'c', region: 'r' } });
 const owner = (vmName: string, stage: OwnerVm['stage'] = 'ready'): OwnerVm => ({ workflowId: `vm-${vmName}`, vmName, stage });
+/** Every VM name these cases use is on record, unless a case says otherwise. */
+const REC = { recorded: new Set(['a', 'b', 'c', 'z']) };
 
 describe('planCycle', () => {
   it('an owned, running instance of a Ready VM: nothing to do, the ready cadence', () => {
-    const p = planCycle({ instances: [inst('i1', 'a')], owners: [owner('a')] }, [], 1_000, t);
+    const p = planCycle({ instances: [inst('i1', 'a')], owners: [owner('a')] }, [], 1_000, t, REC);
     expect(p.rows).toEqual([{ row: 'owned', vmName: 'a', instanceIds: ['i1'] }]);
     expect(p.lost).toEqual([]);
     expect(p.orphans).toEqual([]);
@@ -34,7 +36,7 @@ describe('planCycle', () => {
     // a VM launching in another region owns an instance here, but does not speed this watcher up
     expect(cadenceOf([{ ...owner('a', 'creating'), elsewhere: true }])).toBe('ready');
     expect(cadenceOf([])).toBe('slow');
-    expect(planCycle({ instances: [], owners: [owner('a', 'creating')] }, [], 0, t).nextCycleInMs).toBe(5_000);
+    expect(planCycle({ instances: [], owners: [owner('a', 'creating')] }, [], 0, t, REC).nextCycleInMs).toBe(5_000);
   });
 
   it('heartbeats every half the heartbeat timeout; the defaults meet P7 (ready look ≤ 30 s, a few beats per window)', () => {
@@ -46,7 +48,7 @@ describe('planCycle', () => {
   });
 
   it('a Ready VM whose instance vanished or failed is lost; a launching one is left to its workflow', () => {
-    const p = planCycle({ instances: [inst('i2', 'b', 'Failed')], owners: [owner('a'), owner('b', 'k8s-failed'), owner('c', 'booting')] }, [], 0, t);
+    const p = planCycle({ instances: [inst('i2', 'b', 'Failed')], owners: [owner('a'), owner('b', 'k8s-failed'), owner('c', 'booting')] }, [], 0, t, REC);
     expect(p.lost.map((l) => l.vmName).sort()).toEqual(['a', 'b']);
     expect(p.lost.find((l) => l.vmName === 'a')!.reason).toContain('no longer lists');
     expect(p.lost.find((l) => l.vmName === 'b')).toMatchObject({ instanceIds: ['i2'], reason: expect.stringContaining('i2 is Failed') });
@@ -57,37 +59,37 @@ describe('planCycle', () => {
 
   it('an instance whose VM is open elsewhere (another region, cloud or queue) is owned, and that VM is never lost from here', () => {
     const away = { ...owner('a'), elsewhere: true };
-    const p = planCycle({ instances: [inst('i1', 'a', 'Failed')], owners: [away] }, [], 0, t);
+    const p = planCycle({ instances: [inst('i1', 'a', 'Failed')], owners: [away] }, [], 0, t, REC);
     expect(p.rows).toEqual([{ row: 'owned', vmName: 'a', instanceIds: ['i1'] }]);
     expect(p.orphans).toEqual([]);
     expect(p.lost).toEqual([]);
-    expect(planCycle({ instances: [], owners: [away] }, [], 0, t).lost).toEqual([]);
+    expect(planCycle({ instances: [], owners: [away] }, [], 0, t, REC).lost).toEqual([]);
   });
 
   it('a Pending instance of a Ready VM is not lost', () => {
-    expect(planCycle({ instances: [inst('i1', 'a', 'Pending')], owners: [owner('a')] }, [], 0, t).lost).toEqual([]);
+    expect(planCycle({ instances: [inst('i1', 'a', 'Pending')], owners: [owner('a')] }, [], 0, t, REC).lost).toEqual([]);
   });
 
   it('an unowned instance is an orphan: remembered, deleted only after the grace', () => {
-    const first = planCycle({ instances: [inst('i9', 'z'), inst('i8', 'z')], owners: [] }, [], 1_000, t);
+    const first = planCycle({ instances: [inst('i9', 'z'), inst('i8', 'z')], owners: [] }, [], 1_000, t, REC);
     expect(first.orphans).toEqual([{ vmName: 'z', instanceIds: ['i8', 'i9'], firstSeenAtMs: 1_000 }]);
     expect(first.due).toEqual([]);
     expect(first.fast).toBe(false);
     // slow cadence, but not later than the grace's end
     expect(first.nextCycleInMs).toBe(300_000);
-    const later = planCycle({ instances: [inst('i9', 'z'), inst('i8', 'z')], owners: [] }, first.orphans, 1_000 + 400_000, t);
+    const later = planCycle({ instances: [inst('i9', 'z'), inst('i8', 'z')], owners: [] }, first.orphans, 1_000 + 400_000, t, REC);
     expect(later.orphans[0]!.firstSeenAtMs).toBe(1_000);
     expect(later.due).toEqual([]);
     expect(later.nextCycleInMs).toBe(200_000);
-    const due = planCycle({ instances: [inst('i9', 'z')], owners: [] }, later.orphans, 1_000 + 600_000, t);
+    const due = planCycle({ instances: [inst('i9', 'z')], owners: [] }, later.orphans, 1_000 + 600_000, t, REC);
     expect(due.due).toEqual([{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 1_000 }]);
     expect(due.nextCycleInMs).toBe(5_000);
   });
 
   it('an orphan that gains an owner (visibility lag) or vanishes is forgotten', () => {
     const known = [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }];
-    expect(planCycle({ instances: [inst('i9', 'z')], owners: [owner('z', 'creating')] }, known, 10, t).orphans).toEqual([]);
-    expect(planCycle({ instances: [], owners: [] }, known, 10, t).orphans).toEqual([]);
+    expect(planCycle({ instances: [inst('i9', 'z')], owners: [owner('z', 'creating')] }, known, 10, t, REC).orphans).toEqual([]);
+    expect(planCycle({ instances: [], owners: [] }, known, 10, t, REC).orphans).toEqual([]);
   });
 
   it('side resources with no instance and no open workflow are an orphan too; owned ones are not', () => {
@@ -96,15 +98,15 @@ describe('planCycle', () => {
       { vmName: 'z', kind: 'key-pair', id: 'k-1' },
       { vmName: 'a', kind: 'security-group', id: 'sg-1' },
     ];
-    const p = planCycle({ instances: [], owners: [owner('a', 'preparing')], sides }, [], 1_000, t);
+    const p = planCycle({ instances: [], owners: [owner('a', 'preparing')], sides }, [], 1_000, t, REC);
     expect(p.orphans).toEqual([{ vmName: 'z', instanceIds: [], sideResources: ['key-pair:k-1', 'security-group:sg-2'], firstSeenAtMs: 1_000 }]);
     expect(p.lost).toEqual([]);
-    const due = planCycle({ instances: [], owners: [], sides }, p.orphans, 1_000 + 600_000, t);
+    const due = planCycle({ instances: [], owners: [], sides }, p.orphans, 1_000 + 600_000, t, REC);
     // its grace is over; `a`, unowned only from now on, waits out its own
     expect(due.due.map((o) => o.vmName)).toEqual(['z']);
     expect(due.orphans.find((o) => o.vmName === 'a')).toMatchObject({ instanceIds: [], firstSeenAtMs: 601_000 });
     // an instance and side resources of one unowned name: one orphan carrying both
-    const both = planCycle({ instances: [inst('i9', 'z')], owners: [], sides }, [], 0, t);
+    const both = planCycle({ instances: [inst('i9', 'z')], owners: [], sides }, [], 0, t, REC);
     expect(both.orphans.find((o) => o.vmName === 'z')).toMatchObject({ instanceIds: ['i9'], sideResources: ['key-pair:k-1', 'security-group:sg-2'] });
     // a side resource appearing or going is a change for the long-polling cycle
     expect(viewSignature({ instances: [], owners: [], sides })).not.toBe(viewSignature({ instances: [], owners: [] }));
@@ -112,14 +114,42 @@ describe('planCycle', () => {
   });
 
   it('sweepNow makes every orphan due at once', () => {
-    const p = planCycle({ instances: [inst('i9', 'z')], owners: [] }, [], 0, t, true);
+    const p = planCycle({ instances: [inst('i9', 'z')], owners: [] }, [], 0, t, { ...REC, sweepNow: true });
     expect(p.due).toEqual([{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }]);
   });
 
   it('the next cycle never waits less than the fast interval for an orphan almost due', () => {
-    const p = planCycle({ instances: [inst('i9', 'z')], owners: [] }, [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }], 599_999, t);
+    const p = planCycle({ instances: [inst('i9', 'z')], owners: [] }, [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }], 599_999, t, REC);
     expect(p.due).toEqual([]);
     expect(p.nextCycleInMs).toBe(5_000);
+  });
+});
+
+describe('planCycle: positive evidence only', () => {
+  it('a tagged instance nobody recorded is unknown: shown, never due, even past the grace or when a sweep is asked', () => {
+    const view = { instances: [inst('i7', 'stranger')], owners: [] };
+    const first = planCycle(view, [], 0, t, REC);
+    expect(first.orphans).toEqual([]);
+    expect(first.unknown).toEqual([{ vmName: 'stranger', instanceIds: ['i7'], firstSeenAtMs: 0 }]);
+    expect(first.rows).toEqual([{ row: 'unknown', vmName: 'stranger', instanceIds: ['i7'], firstSeenAtMs: 0 }]);
+    const later = planCycle(view, first.unknown, 10 * 600_000, t, { ...REC, sweepNow: true });
+    expect(later.due).toEqual([]);
+    expect(later.unknown[0]!.firstSeenAtMs).toBe(0);
+    // an unknown instance does not make the watcher look faster
+    expect(later.nextCycleInMs).toBe(300_000);
+  });
+
+  it('an unknown VM name the operator names is due at once, as an orphan; the others stay unknown', () => {
+    const view = { instances: [inst('i7', 'stranger'), inst('i8', 'other')], owners: [] };
+    const p = planCycle(view, [], 0, t, { ...REC, sweepNow: true, includeUnknown: ['stranger'] });
+    expect(p.due.map((o) => o.vmName)).toEqual(['stranger']);
+    expect(p.unknown.map((o) => o.vmName)).toEqual(['other']);
+  });
+
+  it('an unknown name with an open owner is owned, not unknown', () => {
+    const p = planCycle({ instances: [inst('i7', 'stranger')], owners: [owner('stranger')] }, [], 0, t, REC);
+    expect(p.unknown).toEqual([]);
+    expect(p.rows[0]!.row).toBe('owned');
   });
 });
 
@@ -134,14 +164,14 @@ describe('long-polling cycle', () => {
     const view = { instances: [inst('i1', 'a')], owners: [owner('a')] };
     const sig = viewSignature(view);
     expect(viewSignature({ instances: [...view.instances].reverse(), owners: [...view.owners] })).toBe(sig);
-    expect(cycleMustReturn(planCycle(view, [], 0, t), sig, sig)).toBe(false);
+    expect(cycleMustReturn(planCycle(view, [], 0, t, REC), sig, sig)).toBe(false);
     const failed = { instances: [inst('i1', 'a', 'Failed')], owners: [owner('a')] };
-    expect(cycleMustReturn(planCycle(failed, [], 0, t), viewSignature(failed), sig)).toBe(true);
+    expect(cycleMustReturn(planCycle(failed, [], 0, t, REC), viewSignature(failed), sig)).toBe(true);
     // the same lost view again: the VM was told when it changed
-    expect(cycleMustReturn(planCycle(failed, [], 0, t), viewSignature(failed), viewSignature(failed))).toBe(false);
+    expect(cycleMustReturn(planCycle(failed, [], 0, t, REC), viewSignature(failed), viewSignature(failed))).toBe(false);
     const orphan = { instances: [inst('i9', 'z')], owners: [] };
     const known = [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }];
-    expect(cycleMustReturn(planCycle(orphan, known, 1_000, t), viewSignature(orphan), viewSignature(orphan))).toBe(false);
-    expect(cycleMustReturn(planCycle(orphan, known, 600_000, t), viewSignature(orphan), viewSignature(orphan))).toBe(true);
+    expect(cycleMustReturn(planCycle(orphan, known, 1_000, t, REC), viewSignature(orphan), viewSignature(orphan))).toBe(false);
+    expect(cycleMustReturn(planCycle(orphan, known, 600_000, t, REC), viewSignature(orphan), viewSignature(orphan))).toBe(true);
   });
 });

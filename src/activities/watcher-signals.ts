@@ -1,0 +1,133 @@
+/**
+ * How activities tell an account watcher of the VM names they are about to create (or that are
+ * Ready): `watcherRecordSignal` by signal-with-start, so the watcher runs and its ledger holds the
+ * name before anything is made. Group commit per watcher: one signal in flight at a time, callers
+ * that come meanwhile ride on the next one together, and a name accepted in the last
+ * {@link RECORD_REUSE_MS} is not sent again (a failover's attempts in one region share it).
+ */
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { ProviderError } from '../core/errors';
+import { mainTaskQueue } from '../core/rate-limits';
+import { watcherWorkflowId, type WatcherInput } from '../core/watcher';
+import { watcherRecordSignal, type WatcherTuning } from '../core/watcher-api';
+import { activityLog } from './activity-log';
+
+/** How long a name accepted by a watcher counts as recorded for this process (well inside the ledger's keep time). */
+export const RECORD_REUSE_MS = 60_000;
+
+export interface RecordDeps {
+  /** The deployment id: part of every watcher's workflow ID. */
+  owner: string;
+  /** Watcher timings given to watchers this worker starts (GPUPROV_ORPHAN_GRACE sets the grace). */
+  watcher?: Partial<WatcherTuning>;
+  client?: () => Client;
+  now?: () => number;
+}
+
+/** One watcher (its cloud and region) on the task queue its vmWorkflows run on. */
+export interface RecordTarget {
+  at: { cloud: string; region: string };
+  taskQueue: string;
+}
+
+/** Records `vmNames` (none: only wakes it) with the watcher of `target`; resolves to its workflow ID once accepted. */
+export type Record = (c: Client, target: RecordTarget, vmNames: readonly string[]) => Promise<string>;
+
+interface Batch {
+  names: Set<string>;
+  sent: Promise<string>;
+}
+
+/** Signal-with-start of the watcher of `target` carrying `vmNames`; its workflow ID. */
+async function send(c: Client, deps: RecordDeps, target: RecordTarget, vmNames: string[]): Promise<string> {
+  const { cloud, region } = target.at;
+  const workflowId = watcherWorkflowId(deps.owner, cloud, region);
+  const start: WatcherInput = { deployment: deps.owner, cloud, region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
+  await c.workflow.signalWithStart('accountWatcherWorkflow', {
+    workflowId,
+    taskQueue: target.taskQueue,
+    args: [start],
+    signal: watcherRecordSignal,
+    signalArgs: [{ vmNames, ...(deps.watcher ? { tuning: deps.watcher } : {}) }],
+    staticSummary: `account watcher: ${cloud}/${region}`,
+  });
+  return workflowId;
+}
+
+/**
+ * The group-committed record of this process. Hazard: a caller must not go on before a signal
+ * carrying its name was accepted (the ledger is the sweep's only evidence), so a failed send
+ * rejects every caller that rode on it and remembers nothing.
+ */
+export function recordOnce(deps: RecordDeps): Record {
+  const now = deps.now ?? Date.now;
+  const accepted = new Map<string, number>();
+  const waiting = new Map<string, Batch>();
+  const inFlight = new Map<string, Promise<unknown>>();
+  return (c, target, vmNames) => {
+    const key = `${target.taskQueue}\n${watcherWorkflowId(deps.owner, target.at.cloud, target.at.region)}`;
+    const fresh = vmNames.filter((n) => now() - (accepted.get(`${key}\n${n}`) ?? -Infinity) >= RECORD_REUSE_MS);
+    if (vmNames.length > 0 && fresh.length === 0) return Promise.resolve(watcherWorkflowId(deps.owner, target.at.cloud, target.at.region));
+    const open = waiting.get(key);
+    if (open) {
+      for (const n of fresh) open.names.add(n);
+      return open.sent;
+    }
+    const names = new Set(fresh);
+    const before = inFlight.get(key) ?? Promise.resolve();
+    const sent = before
+      .catch(() => undefined)
+      .then(() => {
+        waiting.delete(key);
+        return send(c, deps, target, [...names]);
+      });
+    waiting.set(key, { names, sent });
+    inFlight.set(key, sent);
+    sent.then(
+      () => {
+        if (accepted.size > 10_000) accepted.clear();
+        for (const n of names) accepted.set(`${key}\n${n}`, now());
+      },
+      () => undefined,
+    );
+    void sent.finally(() => inFlight.get(key) === sent && inFlight.delete(key)).catch(() => undefined);
+    return sent;
+  };
+}
+
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined; // unit tests call activities directly
+  }
+}
+
+/**
+ * For the create activity: before it makes side resources and an instance of `vmName` at `at`,
+ * record the create with the watcher there (starting it if need be), so that what a workflow
+ * terminated mid-create leaves is swept, and only that. The watcher runs on the main task queue
+ * of the workflow that scheduled the create (the activity runs on its cloud's queue, named after
+ * it). A failure throws a Transient ProviderError: nothing is made without a record.
+ */
+export function recordBeforeCreate(deps: RecordDeps): (at: { cloud: string; region: string }, vmName: string) => Promise<void> {
+  const record = recordOnce(deps);
+  return async (at, vmName) => {
+    const ctx = activityContext();
+    if (!ctx) return;
+    try {
+      const c = deps.client?.() ?? ctx.client;
+      const watcher = await record(c, { at: { cloud: at.cloud, region: at.region }, taskQueue: mainTaskQueue(ctx.info.taskQueue, at.cloud) }, [vmName]);
+      activityLog('info', 'create recorded with the account watcher', { workflowId: watcher });
+    } catch (err) {
+      throw new ProviderError(
+        'Transient',
+        `could not record the create with the account watcher of ${at.cloud}/${at.region}: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  };
+}

@@ -1,0 +1,62 @@
+/** `recordOnce`: the ledger's feed, group-committed per watcher; a caller never goes on before a signal carrying its name was accepted. */
+import type { Client } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { RECORD_REUSE_MS, recordOnce } from '../../../src/activities/watcher-signals';
+
+function countingClient(fail: () => boolean) {
+  const sent: { workflowId: string; vmNames: string[] }[] = [];
+  const client = {
+    workflow: {
+      signalWithStart: async (_type: string, o: { workflowId: string; signalArgs: [{ vmNames: string[] }] }) => {
+        await new Promise((r) => setTimeout(r, 5));
+        if (fail()) throw new Error('server unavailable');
+        sent.push({ workflowId: o.workflowId, vmNames: o.signalArgs[0].vmNames });
+      },
+    },
+  } as unknown as Client;
+  return { sent, client };
+}
+
+describe('recordOnce', () => {
+  it('50 creates at once cost one signal carrying each name; callers while it is in flight ride the next one together', async () => {
+    const { sent, client } = countingClient(() => false);
+    const record = recordOnce({ owner: 'prod', now: () => 0 });
+    const at = { cloud: 'fake', region: 'r1' };
+    const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => record(client, { at, taskQueue: 'q' }, [`vm${i}`])));
+    expect(new Set(ids)).toEqual(new Set(['gpuprov-watch:prod:fake:r1']));
+    expect(sent).toHaveLength(1);
+    expect(sent.flatMap((s) => s.vmNames).sort()).toEqual(Array.from({ length: 50 }, (_, i) => `vm${i}`).sort());
+    const first = record(client, { at, taskQueue: 'q' }, ['late0']);
+    await new Promise((r) => setTimeout(r, 1)); // in flight now
+    await Promise.all([first, ...Array.from({ length: 20 }, (_, i) => record(client, { at, taskQueue: 'q' }, [`late${i + 1}`]))]);
+    expect(sent.slice(1).map((s) => s.vmNames.length)).toEqual([1, 20]);
+  });
+
+  it('a name accepted moments ago is not sent again; after RECORD_REUSE_MS, in another region or queue, it is', async () => {
+    let t = 0;
+    const { sent, client } = countingClient(() => false);
+    const record = recordOnce({ owner: 'prod', now: () => t });
+    const at = { cloud: 'fake', region: 'r1' };
+    await record(client, { at, taskQueue: 'q' }, ['gpu1']);
+    t += RECORD_REUSE_MS - 1;
+    await record(client, { at, taskQueue: 'q' }, ['gpu1']);
+    expect(sent).toHaveLength(1);
+    await record(client, { at: { cloud: 'fake', region: 'r2' }, taskQueue: 'q' }, ['gpu1']);
+    await record(client, { at, taskQueue: 'q2' }, ['gpu1']);
+    expect(sent).toHaveLength(3);
+    t += 1;
+    await record(client, { at, taskQueue: 'q' }, ['gpu1']);
+    expect(sent).toHaveLength(4);
+  });
+
+  it('a failed signal rejects every caller that rode on it and is not remembered', async () => {
+    let failing = true;
+    const { sent, client } = countingClient(() => failing);
+    const record = recordOnce({ owner: 'prod', now: () => 0 });
+    const at = { cloud: 'fake', region: 'r1' };
+    await expect(record(client, { at, taskQueue: 'q' }, ['gpu1'])).rejects.toThrow('server unavailable');
+    failing = false;
+    await record(client, { at, taskQueue: 'q' }, ['gpu1']);
+    expect(sent).toEqual([{ workflowId: 'gpuprov-watch:prod:fake:r1', vmNames: ['gpu1'] }]);
+  });
+});
