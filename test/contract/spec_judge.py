@@ -1,0 +1,338 @@
+"""Judges recorded HTTP exchanges (our adapter's requests, our fixtures' answers) against a vendor's
+published API definition, with `jsonschema` / `openapi-schema-validator` doing the schema work:
+
+- `openapi`: an OpenAPI 3.0/3.1 document (a file path; external `$ref`s next to it are inlined);
+- `discovery`: a Google API Discovery document as google-api-python-client ships it;
+- `botocore-query` / `botocore-json`: a botocore service model (spec_botocore.py).
+
+Input (stdin, JSON): {kind, source, exchanges: [{method, path, query, headers, body, response}]}.
+Output (one JSON line): {spec, version, requests, answers, findings: [{where, method, template, at, rule}]}.
+A finding is one place where the exchange breaks the definition; the TypeScript side decides which
+are accepted (test/contract/spec-accepted.ts).
+"""
+import importlib.metadata
+import json
+import os
+import sys
+
+import jsonschema
+
+from spec_botocore import judge_botocore
+
+
+def finding(where, method, template, at, rule):
+    return {"where": where, "method": method, "template": template, "at": at, "rule": rule}
+
+
+def at_of(prefix, path):
+    """`body.droplets[].networks`: a JSON path with array indices folded (stable across data)."""
+    out = prefix
+    for p in path:
+        out += "[]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def rule_of(err):
+    """The broken rule without the offending value (so a key stays stable across runs)."""
+    v = err.validator
+    if v == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else err.message
+        return f"required {missing}"
+    if v in ("type", "enum", "format", "const"):
+        return f"{v} {json.dumps(err.validator_value, sort_keys=True)}"
+    if v == "additionalProperties":
+        return f"additionalProperties {err.message.split('(')[-1].rstrip(')')}"
+    return f"{v} {err.message[:120]}"
+
+
+def schema_findings(validator_cls, root, schema, value, where, method, template, prefix):
+    wrapped = {"allOf": [schema], **root}
+    v = validator_cls(wrapped)
+    seen = []
+    for err in v.iter_errors(value):
+        leaves = [err]
+        if err.context:  # anyOf/oneOf: report the best branch's leaves
+            leaves = [jsonschema.exceptions.best_match(err.context)]
+        for e in leaves:
+            f = finding(where, method, template, at_of(prefix, e.absolute_path), rule_of(e))
+            if f not in seen:
+                seen.append(f)
+    return seen
+
+
+# --- path templates ------------------------------------------------------------------------------
+
+def segs(p):
+    p = p.split("?")[0]
+    return [s for s in p.strip("/").split("/")]
+
+
+def fits(template, path):
+    a, b = segs(template), segs(path)
+    return len(a) == len(b) and all(x == y or (x.startswith("{") and x.endswith("}")) for x, y in zip(a, b))
+
+
+def best_template(templates, path):
+    """The matching template with the most literal segments (`/instances/status` over `/instances/{id}`)."""
+    hits = [t for t in templates if fits(t, path)]
+    return max(hits, key=lambda t: sum(not s.startswith("{") for s in segs(t)), default=None)
+
+
+# --- OpenAPI ---------------------------------------------------------------------------------------
+
+def load_openapi(path):
+    import yaml  # PyYAML: a dependency of the vendor clients' venv
+
+    cache = {}
+
+    def load(file):
+        if file not in cache:
+            with open(file, encoding="utf-8") as f:
+                cache[file] = yaml.safe_load(f) if file.endswith((".yaml", ".yml")) else json.load(f)
+        return cache[file]
+
+    def inline(node, base, depth=0):
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#") and depth < 40:
+                file, _, pointer = ref.partition("#")
+                target = os.path.normpath(os.path.join(os.path.dirname(base), file))
+                doc = load(target)
+                for part in [p for p in pointer.split("/") if p]:
+                    doc = doc[part.replace("~1", "/").replace("~0", "~")]
+                return inline(doc, target, depth + 1)
+            return {k: inline(v, base, depth) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v, base, depth) for v in node]
+        return node
+
+    return inline(load(path), path)
+
+
+def openapi_validator(doc):
+    from openapi_schema_validator import OAS30Validator, OAS31Validator
+
+    return OAS31Validator if str(doc.get("openapi", "")).startswith("3.1") else OAS30Validator
+
+
+def deref(doc, node):
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+        for part in node["$ref"][2:].split("/"):
+            doc = doc[part]
+        node = doc
+    return node
+
+
+def server_prefix(doc):
+    from urllib.parse import urlparse
+
+    url = (doc.get("servers") or [{}])[0].get("url", "")
+    return urlparse(url).path.rstrip("/")
+
+
+def media(ct):
+    return (ct or "").split(";")[0].strip().lower()
+
+
+def content_for(content, ct):
+    m = media(ct)
+    for key in content or {}:
+        k = key.lower()
+        if k == m or k == "*/*" or (k.endswith("/*") and m.startswith(k[:-1])):
+            return key
+    return None
+
+
+def coerce(value, schema):
+    t = schema.get("type")
+    t = t[0] if isinstance(t, list) else t
+    try:
+        if t == "integer":
+            return int(value)
+        if t == "number":
+            return float(value)
+        if t == "boolean":
+            return {"true": True, "false": False}.get(value, value)
+    except ValueError:
+        return value
+    return value
+
+
+def judge_openapi(doc, exchanges):
+    cls = openapi_validator(doc)
+    root = {"components": doc.get("components", {})}
+    prefix = server_prefix(doc)
+    out, requests, answers = [], 0, 0
+    for x in exchanges:
+        method = x["method"].lower()
+        path = x["path"]
+        if prefix and path.startswith(prefix + "/"):
+            path = path[len(prefix):]
+        template = best_template(doc["paths"].keys(), path)
+        op = doc["paths"].get(template, {}).get(method) if template else None
+        if op is None:
+            out.append(finding("request", x["method"], template or path, "operation", "not in the spec"))
+            continue
+        requests += 1
+        out += judge_openapi_request(doc, cls, root, template, op, x)
+        if x.get("response"):
+            answers += 1
+            out += judge_openapi_answer(doc, cls, root, template, op, x)
+    return out, requests, answers
+
+
+def judge_openapi_request(doc, cls, root, template, op, x):
+    out = []
+    params = [deref(doc, p) for p in doc["paths"][template].get("parameters", []) + op.get("parameters", [])]
+    query = {}
+    for k, v in x.get("query", []):
+        query.setdefault(k, []).append(v)
+    for p in params:
+        if p.get("in") != "query":
+            continue
+        schema = deref(doc, p.get("schema", {}))
+        if p["name"] not in query:
+            if p.get("required"):
+                out.append(finding("request", x["method"], template, f"query.{p['name']}", "required"))
+            continue
+        vals = query[p["name"]]
+        value = [coerce(v, deref(doc, schema.get("items", {}))) for v in vals] if schema.get("type") == "array" else coerce(vals[0], schema)
+        out += schema_findings(cls, root, schema, value, "request", x["method"], template, f"query.{p['name']}")
+    body_spec = deref(doc, op.get("requestBody", {}))
+    if x.get("body") is None:
+        if body_spec.get("required"):
+            out.append(finding("request", x["method"], template, "body", "required"))
+        return out
+    if not body_spec:
+        return out
+    ct = (x.get("headers") or {}).get("content-type", "application/json")
+    key = content_for(body_spec.get("content"), ct)
+    if key is None:
+        return out + [finding("request", x["method"], template, "content-type", f"{media(ct)} not in {sorted(body_spec.get('content', {}))}")]
+    schema = body_spec["content"][key].get("schema")
+    if schema is not None:
+        out += schema_findings(cls, root, schema, x["body"], "request", x["method"], template, "body")
+    return out
+
+
+def judge_openapi_answer(doc, cls, root, template, op, x):
+    r = x["response"]
+    status = str(r["status"])
+    responses = op.get("responses", {})
+    spec = responses.get(status) or responses.get(f"{status[0]}XX") or responses.get("default")
+    if spec is None:
+        return [finding("answer", x["method"], template, "status", f"{status} not in {sorted(responses)}")]
+    spec = deref(doc, spec)
+    content = spec.get("content")
+    if not content or r.get("body") is None:
+        return []
+    key = content_for(content, r.get("contentType"))
+    if key is None:
+        return [finding("answer", x["method"], template, f"{status} content-type", f"{media(r.get('contentType'))} not in {sorted(content)}")]
+    schema = content[key].get("schema")
+    if schema is None:
+        return []
+    return schema_findings(cls, root, schema, r["body"], "answer", x["method"], template, f"{status} body")
+
+
+# --- Google Discovery ------------------------------------------------------------------------------
+
+def discovery_schema(node):
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str):
+                out[k] = f"#/schemas/{v}"
+            elif k == "type" and v == "any":
+                continue
+            elif k in ("id", "description", "annotations", "enumDescriptions", "enumDeprecated", "deprecated"):
+                continue
+            else:
+                out[k] = discovery_schema(v)
+        return out
+    if isinstance(node, list):
+        return [discovery_schema(v) for v in node]
+    return node
+
+
+def discovery_methods(resources):
+    for r in (resources or {}).values():
+        yield from (r.get("methods") or {}).values()
+        yield from discovery_methods(r.get("resources"))
+
+
+def judge_discovery(doc, exchanges):
+    cls = jsonschema.Draft4Validator
+    root = {"schemas": discovery_schema(doc["schemas"])}
+    base = "/" + doc["servicePath"].strip("/")
+    methods = {}
+    for m in discovery_methods(doc.get("resources")):
+        methods[(m["httpMethod"], f"{base}/{m.get('flatPath') or m['path']}")] = m
+    out, requests, answers = [], 0, 0
+    for x in exchanges:
+        template = best_template([t for (hm, t) in methods if hm == x["method"]], x["path"])
+        m = methods.get((x["method"], template))
+        if m is None:
+            out.append(finding("request", x["method"], x["path"], "operation", "not in the discovery document"))
+            continue
+        requests += 1
+        for k, v in x.get("query", []):
+            p = (m.get("parameters") or {}).get(k) or (doc.get("parameters") or {}).get(k)
+            if p and p.get("location") == "query":
+                s = discovery_schema({k2: v2 for k2, v2 in p.items() if k2 in ("type", "enum")})
+                out += schema_findings(cls, root, s, coerce(v, s), "request", x["method"], template, f"query.{k}")
+        if x.get("body") not in (None, "") and m.get("request"):
+            out += schema_findings(cls, root, {"$ref": f"#/schemas/{m['request']['$ref']}"}, x["body"], "request", x["method"], template, "body")
+        r = x.get("response")
+        if r:
+            answers += 1
+            if 200 <= r["status"] < 300 and m.get("response"):
+                if media(r.get("contentType")) != "application/json":
+                    out.append(finding("answer", x["method"], template, "content-type", f"{media(r.get('contentType'))} not application/json"))
+                else:
+                    ref = {"$ref": f"#/schemas/{m['response']['$ref']}"}
+                    out += schema_findings(cls, root, ref, r["body"], "answer", x["method"], template, f"{r['status']} body")
+    return out, requests, answers
+
+
+# --- entry -----------------------------------------------------------------------------------------
+
+def load_discovery(source):
+    """The Discovery document google-api-python-client ships (`googleapiclient/discovery_cache`)."""
+    from googleapiclient.discovery_cache import get_static_doc
+
+    text = get_static_doc(source["api"], source["version"])
+    if text is None:
+        raise ModuleNotFoundError(name=f"google-api-python-client's {source['api']}.{source['version']} document")
+    return json.loads(text)
+
+
+def main():
+    data = json.load(sys.stdin)
+    try:
+        run(data)
+    except ModuleNotFoundError as e:
+        print(json.dumps({"missing": f"python package {e.name} not installed (test/contract/requirements.txt)"}))
+
+
+def run(data):
+    kind, source, exchanges = data["kind"], data["source"], data["exchanges"]
+    if kind == "openapi":
+        doc = load_openapi(source["path"])
+        findings, req, ans = judge_openapi(doc, exchanges)
+        spec = f"{doc['info'].get('title', 'OpenAPI')} {doc['info'].get('version', '?')} ({source.get('label', os.path.basename(source['path']))})"
+        version = f"openapi-schema-validator {importlib.metadata.version('openapi-schema-validator')}"
+    elif kind == "discovery":
+        doc = load_discovery(source)
+        findings, req, ans = judge_discovery(doc, exchanges)
+        pkg = importlib.metadata.version("google-api-python-client")
+        spec = f"{doc['name']}.{doc['version']} discovery revision {doc.get('revision', '?')} (google-api-python-client=={pkg})"
+        version = f"jsonschema {importlib.metadata.version('jsonschema')}"
+    else:
+        spec, findings, req, ans = judge_botocore(kind, source, exchanges)
+        version = f"botocore {importlib.metadata.version('botocore')}"
+    print(json.dumps({"spec": spec, "validator": version, "requests": req, "answers": ans, "findings": findings}))
+
+
+if __name__ == "__main__":
+    main()
