@@ -17,7 +17,12 @@ import { vendorsMissing } from './vendor';
 
 type Line = SpecReport | { cloud: string; unavailable: string };
 
-const fail = (r: Line): string[] => ('unavailable' in r ? [] : [...r.mismatches.map((m) => `mismatch: ${m}`), ...r.stale.map((s) => `accepted row no longer occurs (remove it): ${s}`)]);
+/** The failures of one cloud (each also printed, so a CI log names them all). */
+const fail = (r: Line): string[] => {
+  const out = 'unavailable' in r ? [] : [...r.mismatches.map((m) => `mismatch: ${m}`), ...r.stale.map((s) => `accepted row no longer occurs (remove it): ${s}`)];
+  for (const f of out) process.stdout.write(`spec ${f}\n`);
+  return out;
+};
 
 describe.skipIf(vendorsMissing())("contract: requests and answers judged by the vendors' published API definitions", () => {
   const lines: Line[] = [];

@@ -91,16 +91,22 @@ def load_openapi(path):
                 cache[file] = yaml.safe_load(f) if file.endswith((".yaml", ".yml")) else json.load(f)
         return cache[file]
 
+    def pointer_into(doc, pointer):
+        for part in [p for p in pointer.split("/") if p]:
+            doc = doc[part.replace("~1", "/").replace("~0", "~")]
+        return doc
+
     def inline(node, base, depth=0):
+        """External refs inlined; a local ref inside another file resolved within that file."""
         if isinstance(node, dict):
             ref = node.get("$ref")
-            if isinstance(ref, str) and not ref.startswith("#") and depth < 40:
+            foreign = isinstance(ref, str) and (not ref.startswith("#") or base != path)
+            if foreign:
+                if depth > 30:
+                    return {}
                 file, _, pointer = ref.partition("#")
-                target = os.path.normpath(os.path.join(os.path.dirname(base), file))
-                doc = load(target)
-                for part in [p for p in pointer.split("/") if p]:
-                    doc = doc[part.replace("~1", "/").replace("~0", "~")]
-                return inline(doc, target, depth + 1)
+                target = os.path.normpath(os.path.join(os.path.dirname(base), file)) if file else base
+                return inline(pointer_into(load(target), pointer), target, depth + 1)
             return {k: inline(v, base, depth) for k, v in node.items()}
         if isinstance(node, list):
             return [inline(v, base, depth) for v in node]
@@ -158,6 +164,14 @@ def coerce(value, schema):
     return value
 
 
+def guarded(fn, doc, cls, root, template, op, x):
+    """A definition the validator cannot read at this operation is a finding too, not a crash."""
+    try:
+        return fn(doc, cls, root, template, op, x)
+    except Exception as e:  # noqa: BLE001
+        return [finding("request", x["method"], template, "definition", f"unreadable: {type(e).__name__}: {str(e)[:160]}")]
+
+
 def judge_openapi(doc, exchanges):
     cls = openapi_validator(doc)
     root = {"components": doc.get("components", {})}
@@ -174,10 +188,10 @@ def judge_openapi(doc, exchanges):
             out.append(finding("request", x["method"], template or path, "operation", "not in the spec"))
             continue
         requests += 1
-        out += judge_openapi_request(doc, cls, root, template, op, x)
+        out += guarded(judge_openapi_request, doc, cls, root, template, op, x)
         if x.get("response"):
             answers += 1
-            out += judge_openapi_answer(doc, cls, root, template, op, x)
+            out += guarded(judge_openapi_answer, doc, cls, root, template, op, x)
     return out, requests, answers
 
 

@@ -8,7 +8,7 @@
  * | aws            | botocore service models `ec2`, `pricing`, `service-quotas` | botocore (PyPI, boto3's core)    |
  * | nebius         | its .proto files                                        | the nebius SDK's descriptors (nebius-protos.ts) |
  * | vastai         | OpenAPI 3.1, vast-ai/docs `api-reference/openapi.yaml`  | no package ships it: GitHub only   |
- * | runpod         | OpenAPI 3.0, runpod/docs `api-reference/openapi.json`   | GitHub only                        |
+ * | runpod         | OpenAPI 3.0,  runpod/docs `api-reference-v2/openapi.json`| GitHub only                        |
  * | hyperstack     | OpenAPI 3.0, NexGenCloud/hyperstack-sdk-go `api/openapi.yaml` | GitHub only                  |
  * | digitalocean   | OpenAPI 3.0, digitalocean/openapi `specification/DigitalOcean-public.v2.yaml` | GitHub only  |
  * | lambda, verda  | OpenAPI documents on the vendors' documentation sites   | neither GitHub nor a registry      |
@@ -54,7 +54,7 @@ export const SPEC_CONTRACTS: SpecContract[] = [
   contract('vastai', github('vastai', 'vast-ai/docs api-reference/openapi.yaml')),
   {
     cloud: 'runpod',
-    source: github('runpod', 'runpod/docs api-reference/openapi.json'),
+    source: github('runpod', 'runpod/docs api-reference-v2/openapi.json'),
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
     imageDisk: { image: 'pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime', diskGb: 80 },
     start: async () => {
