@@ -79,54 +79,82 @@ def best_template(templates, path):
 
 
 # --- OpenAPI ---------------------------------------------------------------------------------------
+# A definition may span files (DigitalOcean's does): every object is read through a Node that knows
+# its file and JSON pointer, and schemas are validated by reference (`file://<file>#<pointer>`) with
+# a registry that loads the other files on demand, so no document is ever inlined.
 
-def load_openapi(path):
-    import yaml  # PyYAML: a dependency of the vendor clients' venv
+def _escape(key):
+    return str(key).replace("~", "~0").replace("/", "~1")
 
-    cache = {}
 
-    def load(file):
-        if file not in cache:
+class Node:
+    def __init__(self, spec, file, ptr, value):
+        self.spec, self.file, self.ptr, self.value = spec, file, ptr, value
+
+    def deref(self):
+        n = self
+        for _ in range(20):
+            ref = n.value.get("$ref") if isinstance(n.value, dict) else None
+            if not isinstance(ref, str):
+                return n
+            file, _, pointer = ref.partition("#")
+            target = os.path.normpath(os.path.join(os.path.dirname(n.file), file)) if file else n.file
+            value = n.spec.load(target)
+            for part in [p for p in pointer.split("/") if p]:
+                value = value[part.replace("~1", "/").replace("~0", "~")]
+            n = Node(n.spec, target, pointer, value)
+        return n
+
+    def get(self, key, default=None):
+        d = self.deref()
+        if not isinstance(d.value, dict) or key not in d.value:
+            return default
+        return Node(d.spec, d.file, f"{d.ptr}/{_escape(key)}", d.value[key]).deref()
+
+    def items(self):
+        d = self.deref()
+        return [(k, d.get(k)) for k in (d.value or {})] if isinstance(d.value, dict) else []
+
+    def list(self):
+        d = self.deref()
+        return [Node(d.spec, d.file, f"{d.ptr}/{i}", v).deref() for i, v in enumerate(d.value or [])]
+
+    def uri(self):
+        return f"file://{self.file}#{self.ptr}"
+
+
+class OpenApiSpec:
+    def __init__(self, path):
+        self.files = {}
+        self.root_file = os.path.abspath(path)
+        self.doc = self.load(self.root_file)
+        self.root = Node(self, self.root_file, "", self.doc)
+        from openapi_schema_validator import OAS30Validator, OAS31Validator
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT4, DRAFT202012
+
+        v31 = str(self.doc.get("openapi", "")).startswith("3.1")
+        self.cls = OAS31Validator if v31 else OAS30Validator
+        draft = DRAFT202012 if v31 else DRAFT4
+        self.registry = Registry(retrieve=lambda uri: Resource.from_contents(self.load(uri[len("file://"):]), default_specification=draft))
+
+    def load(self, file):
+        if file not in self.files:
+            import yaml  # PyYAML: a dependency of the vendor clients' venv
+
             with open(file, encoding="utf-8") as f:
-                cache[file] = yaml.safe_load(f) if file.endswith((".yaml", ".yml")) else json.load(f)
-        return cache[file]
+                self.files[file] = yaml.safe_load(f) if file.endswith((".yaml", ".yml")) else json.load(f)
+        return self.files[file]
 
-    def pointer_into(doc, pointer):
-        for part in [p for p in pointer.split("/") if p]:
-            doc = doc[part.replace("~1", "/").replace("~0", "~")]
-        return doc
-
-    def inline(node, base, depth=0):
-        """External refs inlined; a local ref inside another file resolved within that file."""
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            foreign = isinstance(ref, str) and (not ref.startswith("#") or base != path)
-            if foreign:
-                if depth > 30:
-                    return {}
-                file, _, pointer = ref.partition("#")
-                target = os.path.normpath(os.path.join(os.path.dirname(base), file)) if file else base
-                return inline(pointer_into(load(target), pointer), target, depth + 1)
-            return {k: inline(v, base, depth) for k, v in node.items()}
-        if isinstance(node, list):
-            return [inline(v, base, depth) for v in node]
-        return node
-
-    return inline(load(path), path)
-
-
-def openapi_validator(doc):
-    from openapi_schema_validator import OAS30Validator, OAS31Validator
-
-    return OAS31Validator if str(doc.get("openapi", "")).startswith("3.1") else OAS30Validator
-
-
-def deref(doc, node):
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
-        for part in node["$ref"][2:].split("/"):
-            doc = doc[part]
-        node = doc
-    return node
+    def findings(self, node, value, where, method, template, prefix):
+        v = self.cls({"$ref": node.uri()}, registry=self.registry)
+        seen = []
+        for err in v.iter_errors(value):
+            e = jsonschema.exceptions.best_match(err.context) if err.context else err
+            f = finding(where, method, template, at_of(prefix, e.absolute_path), rule_of(e))
+            if f not in seen:
+                seen.append(f)
+        return seen
 
 
 def server_prefix(doc):
@@ -142,7 +170,7 @@ def media(ct):
 
 def content_for(content, ct):
     m = media(ct)
-    for key in content or {}:
+    for key, _ in content.items() if content else []:
         k = key.lower()
         if k == m or k == "*/*" or (k.endswith("/*") and m.startswith(k[:-1])):
             return key
@@ -150,7 +178,7 @@ def content_for(content, ct):
 
 
 def coerce(value, schema):
-    t = schema.get("type")
+    t = schema.get("type") if isinstance(schema, dict) else None
     t = t[0] if isinstance(t, list) else t
     try:
         if t == "integer":
@@ -164,89 +192,93 @@ def coerce(value, schema):
     return value
 
 
-def guarded(fn, doc, cls, root, template, op, x):
+def guarded(fn, spec, template, op, x):
     """A definition the validator cannot read at this operation is a finding too, not a crash."""
     try:
-        return fn(doc, cls, root, template, op, x)
+        return fn(spec, template, op, x)
     except Exception as e:  # noqa: BLE001
         return [finding("request", x["method"], template, "definition", f"unreadable: {type(e).__name__}: {str(e)[:160]}")]
 
 
-def judge_openapi(doc, exchanges):
-    cls = openapi_validator(doc)
-    root = {"components": doc.get("components", {})}
-    prefix = server_prefix(doc)
+def judge_openapi(spec, exchanges):
+    prefix = server_prefix(spec.doc)
+    paths = spec.root.get("paths")
     out, requests, answers = [], 0, 0
     for x in exchanges:
         method = x["method"].lower()
         path = x["path"]
         if prefix and path.startswith(prefix + "/"):
             path = path[len(prefix):]
-        template = best_template(doc["paths"].keys(), path)
-        op = doc["paths"].get(template, {}).get(method) if template else None
+        template = best_template(spec.doc["paths"].keys(), path)
+        op = paths.get(template).get(method) if template else None
         if op is None:
             out.append(finding("request", x["method"], template or path, "operation", "not in the spec"))
             continue
         requests += 1
-        out += guarded(judge_openapi_request, doc, cls, root, template, op, x)
+        out += guarded(judge_openapi_request, spec, template, op, x)
         if x.get("response"):
             answers += 1
-            out += guarded(judge_openapi_answer, doc, cls, root, template, op, x)
+            out += guarded(judge_openapi_answer, spec, template, op, x)
     return out, requests, answers
 
 
-def judge_openapi_request(doc, cls, root, template, op, x):
+def judge_openapi_request(spec, template, op, x):
     out = []
-    params = [deref(doc, p) for p in doc["paths"][template].get("parameters", []) + op.get("parameters", [])]
+    shared = spec.root.get("paths").get(template).get("parameters")
+    params = (shared.list() if shared else []) + (op.get("parameters").list() if op.get("parameters") else [])
     query = {}
     for k, v in x.get("query", []):
         query.setdefault(k, []).append(v)
     for p in params:
-        if p.get("in") != "query":
+        if p.value.get("in") != "query":
             continue
-        schema = deref(doc, p.get("schema", {}))
-        if p["name"] not in query:
-            if p.get("required"):
-                out.append(finding("request", x["method"], template, f"query.{p['name']}", "required"))
+        name = p.value["name"]
+        schema = p.get("schema")
+        if name not in query:
+            if p.value.get("required"):
+                out.append(finding("request", x["method"], template, f"query.{name}", "required"))
             continue
-        vals = query[p["name"]]
-        value = [coerce(v, deref(doc, schema.get("items", {}))) for v in vals] if schema.get("type") == "array" else coerce(vals[0], schema)
-        out += schema_findings(cls, root, schema, value, "request", x["method"], template, f"query.{p['name']}")
-    body_spec = deref(doc, op.get("requestBody", {}))
+        if schema is None:
+            continue
+        sv = schema.value
+        items = schema.get("items")
+        value = [coerce(v, items.value if items else {}) for v in query[name]] if sv.get("type") == "array" else coerce(query[name][0], sv)
+        out += spec.findings(schema, value, "request", x["method"], template, f"query.{name}")
+    body_spec = op.get("requestBody")
     if x.get("body") is None:
-        if body_spec.get("required"):
+        if body_spec is not None and body_spec.value.get("required"):
             out.append(finding("request", x["method"], template, "body", "required"))
         return out
-    if not body_spec:
+    if body_spec is None:
         return out
     ct = (x.get("headers") or {}).get("content-type", "application/json")
-    key = content_for(body_spec.get("content"), ct)
+    content = body_spec.get("content")
+    key = content_for(content, ct)
     if key is None:
-        return out + [finding("request", x["method"], template, "content-type", f"{media(ct)} not in {sorted(body_spec.get('content', {}))}")]
-    schema = body_spec["content"][key].get("schema")
+        return out + [finding("request", x["method"], template, "content-type", f"{media(ct)} not in {sorted(content.value) if content else []}")]
+    schema = content.get(key).get("schema")
     if schema is not None:
-        out += schema_findings(cls, root, schema, x["body"], "request", x["method"], template, "body")
+        out += spec.findings(schema, x["body"], "request", x["method"], template, "body")
     return out
 
 
-def judge_openapi_answer(doc, cls, root, template, op, x):
+def judge_openapi_answer(spec, template, op, x):
     r = x["response"]
     status = str(r["status"])
-    responses = op.get("responses", {})
-    spec = responses.get(status) or responses.get(f"{status[0]}XX") or responses.get("default")
-    if spec is None:
-        return [finding("answer", x["method"], template, "status", f"{status} not in {sorted(responses)}")]
-    spec = deref(doc, spec)
-    content = spec.get("content")
-    if not content or r.get("body") is None:
+    responses = op.get("responses")
+    rs = responses.get(status) or responses.get(f"{status[0]}XX") or responses.get("default")
+    if rs is None:
+        return [finding("answer", x["method"], template, "status", f"{status} not in {sorted(responses.value)}")]
+    content = rs.get("content")
+    if content is None or r.get("body") is None:
         return []
     key = content_for(content, r.get("contentType"))
     if key is None:
-        return [finding("answer", x["method"], template, f"{status} content-type", f"{media(r.get('contentType'))} not in {sorted(content)}")]
-    schema = content[key].get("schema")
+        return [finding("answer", x["method"], template, f"{status} content-type", f"{media(r.get('contentType'))} not in {sorted(content.value)}")]
+    schema = content.get(key).get("schema")
     if schema is None:
         return []
-    return schema_findings(cls, root, schema, r["body"], "answer", x["method"], template, f"{status} body")
+    return spec.findings(schema, r["body"], "answer", x["method"], template, f"{status} body")
 
 
 # --- Google Discovery ------------------------------------------------------------------------------
@@ -332,8 +364,9 @@ def main():
 def run(data):
     kind, source, exchanges = data["kind"], data["source"], data["exchanges"]
     if kind == "openapi":
-        doc = load_openapi(source["path"])
-        findings, req, ans = judge_openapi(doc, exchanges)
+        spec_doc = OpenApiSpec(source["path"])
+        doc = spec_doc.doc
+        findings, req, ans = judge_openapi(spec_doc, exchanges)
         spec = f"{doc['info'].get('title', 'OpenAPI')} {doc['info'].get('version', '?')} ({source.get('label', os.path.basename(source['path']))})"
         version = f"openapi-schema-validator {importlib.metadata.version('openapi-schema-validator')}"
     elif kind == "discovery":
