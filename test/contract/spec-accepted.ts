@@ -35,5 +35,51 @@ const a = (cloud: string, where: SpecFinding['where'], method: string, template:
   why,
 });
 
-export const SPEC_ACCEPTED: AcceptedDifference[] = [];
-void a;
+export const SPEC_ACCEPTED: AcceptedDifference[] = [
+  // Vast.ai's definition (vast-ai/docs) disagrees with the vendor's own SDK, which the API evidently serves.
+  a(
+    'vastai',
+    'request',
+    'POST',
+    '/api/v0/bundles',
+    'body.type',
+    'enum ["ondemand", "bid", "reserved"]',
+    'the definition is self-contradictory: its own example for this operation sends "on-demand", and the official SDK (vastai==1.9.1, vastai/api/offers.py search_offers) sends "on-demand" by default; no vendor client sends "ondemand"',
+  ),
+  a(
+    'vastai',
+    'request',
+    'POST',
+    '/api/v0/bundles',
+    'body.order',
+    "minItems [['dph_total', 'asc']] is too short",
+    'minItems/maxItems 2 sit on the outer list while its description says each entry has two elements; the official SDK sends one entry ([["score", "desc"]])',
+  ),
+  a(
+    'vastai',
+    'request',
+    'PUT',
+    '/api/v0/asks/{id}',
+    'body.env',
+    'type "string"',
+    'the official SDK (vastai==1.9.1, vastai/api/instances.py) turns a Docker-flag string into exactly this object ({"-p 22:22": "1", NAME: value}, vastai/utils.py parse_env) before sending: the object is the wire form its every create uses',
+  ),
+  a(
+    'vastai',
+    'request',
+    'PUT',
+    '/api/v0/asks/{id}',
+    'body.runtype',
+    'enum ["ssh", "jupyter", "args", "ssh_proxy", "ssh_direct", "jupyter_proxy", "jupyter_direct"]',
+    'the official SDK sends "ssh_direc ssh_proxy" for `--ssh --direct` (vastai/api/instances.py), the value our create copies; the enum lists single modes only',
+  ),
+  a(
+    'hyperstack',
+    'request',
+    'POST',
+    '/core/virtual-machines',
+    'body.security_rules[]',
+    'required virtual_machine_id',
+    "a rule sent with the create cannot name the VM it creates; the hyperstack SDK (hyperstack==1.56.1a0, generated from the vendor's newer definition) types these items as CreateSecurityRulePayload, which has no virtual_machine_id. The GitHub copy (hyperstack-sdk-go, June 2026) reuses the per-VM rule schema here",
+  ),
+];
