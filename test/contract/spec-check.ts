@@ -48,9 +48,9 @@ export const toExchange = (r: RecordedRequest): Exchange => {
 export function sourceInput(s: SpecSource): { input: Record<string, unknown> } | { unavailable: string } {
   if (s.kind !== 'openapi') return { input: { ...s } };
   const path = process.env[s.env];
-  if (!path) return { unavailable: `not judged: published only as ${s.published}, which no package registry ships (set ${s.env} to a local copy)` };
+  if (!path) return { unavailable: `not judged: ${s.published}; no package registry ships it (${s.env}=<a local copy> judges it)` };
   if (!existsSync(path)) throw new Error(`${s.env}=${path}: no such file`);
-  return { input: { path, label: s.published } };
+  return { input: { path, label: s.published.replace(/^published only on GitHub, /, '') } };
 }
 
 export interface JudgeResult {

@@ -41,7 +41,9 @@ export interface SpecContract {
   start(): Promise<Pick<ContractEnv, 'provider' | 'http' | 'close'>>;
 }
 
-const github = (cloud: string, published: string): SpecSource => ({ kind: 'openapi', env: `GPUPROV_SPEC_${cloud.toUpperCase()}`, published });
+/** A definition no registry package ships: `published` says where it is. */
+const elsewhere = (cloud: string, published: string): SpecSource => ({ kind: 'openapi', env: `GPUPROV_SPEC_${cloud.toUpperCase()}`, published });
+const github = (cloud: string, at: string): SpecSource => elsewhere(cloud, `published only on GitHub, ${at}`);
 
 const contract = (cloud: string, source: SpecSource): SpecContract => {
   const c = HTTP_CONTRACTS.find((h) => h.cloud === cloud);
@@ -64,9 +66,9 @@ export const SPEC_CONTRACTS: SpecContract[] = [
   },
   contract('hyperstack', github('hyperstack', 'NexGenCloud/hyperstack-sdk-go api/openapi.yaml')),
   contract('digitalocean', github('digitalocean', 'digitalocean/openapi specification/DigitalOcean-public.v2.yaml')),
-  contract('lambda', github('lambda', "Lambda's documentation site only (no repository, no package)")),
-  contract('verda', github('verda', "Verda's documentation site only (no repository, no package)")),
-  contract('primeintellect', github('primeintellect', 'served by the API itself only (no repository, no package)')),
+  contract('lambda', elsewhere('lambda', "published only on Lambda's documentation site (no repository found)")),
+  contract('verda', elsewhere('verda', "published only on Verda's documentation site (no repository found)")),
+  contract('primeintellect', elsewhere('primeintellect', 'served only by the API itself (no repository found)')),
 ];
 
 /** Clouds with nothing machine-readable, or not vendor clouds at all. */
