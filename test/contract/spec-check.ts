@@ -65,7 +65,8 @@ export interface JudgeResult {
 
 /** Run spec_judge.py on `exchanges` of `cloud`. */
 export async function judgeExchanges(cloud: string, kind: string, source: Record<string, unknown>, exchanges: Exchange[]): Promise<JudgeResult> {
-  const r = (await runJson('spec_judge.py', { kind, source, exchanges })) as (Omit<JudgeResult, 'findings'> & { findings: Omit<SpecFinding, 'cloud'>[] }) | { missing: string };
+  const r = (await runJson('spec_judge.py', { kind, source, exchanges })) as
+    (Omit<JudgeResult, 'findings'> & { findings: Omit<SpecFinding, 'cloud'>[] }) | { missing: string };
   if ('missing' in r) {
     if (process.env.GPUPROV_REQUIRE_ALL === '1') throw new Error(`GPUPROV_REQUIRE_ALL=1: ${cloud}'s API definition is missing: ${r.missing}`);
     return { spec: `missing (${r.missing})`, validator: '-', requests: 0, answers: 0, findings: [], missing: r.missing };

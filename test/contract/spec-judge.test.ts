@@ -28,7 +28,7 @@ describe.skipIf(vendorsMissing())('the spec judge catches a mismatch injected on
     expect((await judgeExchanges('gcp', 'discovery', DISCOVERY, clean)).findings).toEqual([]);
 
     const broken: Exchange[] = structuredClone(clean);
-    const listed = (x: Exchange): { status?: string }[] => ((x.response?.body as { items?: { status?: string }[] } | undefined)?.items ?? []);
+    const listed = (x: Exchange): { status?: string }[] => (x.response?.body as { items?: { status?: string }[] } | undefined)?.items ?? [];
     const list = broken.find((x) => x.method === 'GET' && /\/instances$/.test(x.path) && listed(x).length > 0);
     const create = broken.find((x) => x.method === 'POST' && /\/instances$/.test(x.path));
     if (!list || !create) throw new Error('the gcp life listed no instance or made no create');
@@ -71,7 +71,9 @@ describe.skipIf(vendorsMissing())('the spec judge catches a mismatch injected on
           },
         },
         components: {
-          schemas: { Thing: { type: 'object', required: ['id', 'state'], properties: { id: { type: 'string' }, state: { type: 'string', enum: ['up', 'down'] } } } },
+          schemas: {
+            Thing: { type: 'object', required: ['id', 'state'], properties: { id: { type: 'string' }, state: { type: 'string', enum: ['up', 'down'] } } },
+          },
         },
       };
       const file = join(dir, 'openapi.json');

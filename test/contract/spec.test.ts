@@ -19,7 +19,8 @@ type Line = SpecReport | { cloud: string; unavailable: string };
 
 /** The failures of one cloud (each also printed, so a CI log names them all). */
 const fail = (r: Line): string[] => {
-  const out = 'unavailable' in r ? [] : [...r.mismatches.map((m) => `mismatch: ${m}`), ...r.stale.map((s) => `accepted row no longer occurs (remove it): ${s}`)];
+  const out =
+    'unavailable' in r ? [] : [...r.mismatches.map((m) => `mismatch: ${m}`), ...r.stale.map((s) => `accepted row no longer occurs (remove it): ${s}`)];
   for (const f of out) process.stdout.write(`spec ${f}\n`);
   return out;
 };
@@ -38,7 +39,12 @@ describe.skipIf(vendorsMissing())("contract: requests and answers judged by the 
     }, 300_000);
 
   /** AWS JSON services (fixtures of ours): requests and answers against botocore's models. */
-  async function awsJson(cloud: string, service: string, drive: (url: string) => Promise<void>, start: () => Promise<{ url: string; requests: Parameters<typeof toExchange>[0][]; close(): Promise<void> }>): Promise<Line> {
+  async function awsJson(
+    cloud: string,
+    service: string,
+    drive: (url: string) => Promise<void>,
+    start: () => Promise<{ url: string; requests: Parameters<typeof toExchange>[0][]; close(): Promise<void> }>,
+  ): Promise<Line> {
     const fx = await start();
     try {
       await drive(fx.url);
@@ -76,13 +82,24 @@ describe.skipIf(vendorsMissing())("contract: requests and answers judged by the 
     expect(fail(r)).toEqual([]);
   }, 300_000);
 
-  it.skipIf(motoMissing())("aws (ec2): every EC2 request of our adapter's life at moto fits botocore's ec2 model", async () => {
-    const exchanges = await recordEc2Life();
-    const r = await judgeExchanges('aws-ec2', 'botocore-query', { service: 'ec2' }, exchanges);
-    const line: Line = r.missing
-      ? { cloud: 'aws-ec2', unavailable: `not judged: ${r.missing}` }
-      : { cloud: 'aws-ec2', spec: `${r.spec}, requests only (moto answers, not a fixture of ours)`, validator: r.validator, requests: r.requests, answers: 0, ...sortFindings('aws-ec2', r.findings) };
-    lines.push(line);
-    expect(fail(line)).toEqual([]);
-  }, 300_000);
+  it.skipIf(motoMissing())(
+    "aws (ec2): every EC2 request of our adapter's life at moto fits botocore's ec2 model",
+    async () => {
+      const exchanges = await recordEc2Life();
+      const r = await judgeExchanges('aws-ec2', 'botocore-query', { service: 'ec2' }, exchanges);
+      const line: Line = r.missing
+        ? { cloud: 'aws-ec2', unavailable: `not judged: ${r.missing}` }
+        : {
+            cloud: 'aws-ec2',
+            spec: `${r.spec}, requests only (moto answers, not a fixture of ours)`,
+            validator: r.validator,
+            requests: r.requests,
+            answers: 0,
+            ...sortFindings('aws-ec2', r.findings),
+          };
+      lines.push(line);
+      expect(fail(line)).toEqual([]);
+    },
+    300_000,
+  );
 });

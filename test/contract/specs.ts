@@ -48,7 +48,7 @@ const github = (cloud: string, at: string): SpecSource => elsewhere(cloud, `publ
 const contract = (cloud: string, source: SpecSource): SpecContract => {
   const c = HTTP_CONTRACTS.find((h) => h.cloud === cloud);
   if (!c) throw new Error(`no HTTP contract for ${cloud}`);
-  return { cloud, source, request: c.request, ...(c.imageDisk ? { imageDisk: c.imageDisk } : {}), start: c.start };
+  return { cloud, source, request: c.request, ...(c.imageDisk ? { imageDisk: c.imageDisk } : {}), start: () => c.start() };
 };
 
 export const SPEC_CONTRACTS: SpecContract[] = [
