@@ -25,25 +25,27 @@ def main():
 
 
 def run(data):
-    # Imported here: a judge whose package is missing is reported as `missing`, not a crash.
-    from spec_botocore import judge_botocore
-    from spec_discovery import judge_discovery, load_discovery
-    from spec_openapi import OpenApiSpec, judge_openapi
-
+    # Each judge is imported when needed: one whose package is missing is reported as `missing`, not a crash.
     kind, source, exchanges = data["kind"], data["source"], data["exchanges"]
     if kind == "openapi":
+        from spec_openapi import OpenApiSpec, judge_openapi
+
         spec_doc = OpenApiSpec(source["path"])
         doc = spec_doc.doc
         findings, req, ans = judge_openapi(spec_doc, exchanges)
         spec = f"{doc['info'].get('title', 'OpenAPI')} {doc['info'].get('version', '?')} ({source.get('label', os.path.basename(source['path']))})"
         version = f"openapi-schema-validator {importlib.metadata.version('openapi-schema-validator')}"
     elif kind == "discovery":
+        from spec_discovery import judge_discovery, load_discovery
+
         doc = load_discovery(source)
         findings, req, ans = judge_discovery(doc, exchanges)
         pkg = importlib.metadata.version("google-api-python-client")
         spec = f"{doc['name']}.{doc['version']} discovery revision {doc.get('revision', '?')} (google-api-python-client=={pkg})"
         version = f"jsonschema {importlib.metadata.version('jsonschema')}"
     else:
+        from spec_botocore import judge_botocore
+
         spec, findings, req, ans = judge_botocore(kind, source, exchanges)
         version = f"botocore {importlib.metadata.version('botocore')}"
     print(json.dumps({"spec": spec, "validator": version, "requests": req, "answers": ans, "findings": findings}))
