@@ -22,7 +22,7 @@ def rule_of(err):
     if v == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
         return f"required {missing}"
-    if v in ("type", "enum", "format", "const"):
+    if v in ("type", "enum", "format", "const", "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum", "pattern", "multipleOf"):
         return f"{v} {json.dumps(err.validator_value, sort_keys=True)}"
     if v == "additionalProperties":
         return f"additionalProperties {err.message.split('(')[-1].rstrip(')')}"
