@@ -56,6 +56,11 @@ export const bare = (r: RecordedRequest): Omit<RecordedRequest, 'headers'> => ({
  * proxy, so no credentials or settings of this machine reach the vendor's client.
  */
 export async function runDriver(script: string, input: unknown): Promise<DriverResult> {
+  return (await runJson(script, input)) as DriverResult;
+}
+
+/** Run `script` like a driver (see runDriver) and return its last stdout line, parsed as JSON. */
+export async function runJson(script: string, input: unknown): Promise<unknown> {
   const home = mkdtempSync(join(tmpdir(), 'gpuprov-contract-'));
   try {
     // `-P` and the appended path: a driver named after its cloud (vastai.py) must not shadow the vendor's package.
@@ -76,7 +81,7 @@ export async function runDriver(script: string, input: unknown): Promise<DriverR
     });
     const last = out.trim().split('\n').at(-1) ?? '';
     if (code !== 0 || !last.startsWith('{')) throw new Error(`${script} exited ${code}: ${err.slice(-2000)}${out.slice(-500)}`);
-    return JSON.parse(last) as DriverResult;
+    return JSON.parse(last) as unknown;
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
