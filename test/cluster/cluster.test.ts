@@ -8,7 +8,8 @@
  * Needs scripts/temporal-server.sh's build and PostgreSQL (`.ci/run` provides both).
  * GPUPROV_KEEP_CLUSTER=1 keeps its directory (server, PostgreSQL and worker logs) for a look.
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
@@ -17,6 +18,7 @@ import { loadOrCreateSshIdentity } from '../../src/ssh/identity';
 import { SEARCH_ATTRIBUTES } from '../../src/core/api';
 import { cacheDir } from '../../src/paths';
 import { countLive, liveSshdPids } from '../../src/providers/local';
+import { freePort } from '../../src/server/dev-server';
 import { scanServerHistories } from '../harness/history-scan';
 import { requireTool } from '../harness/temporal';
 import { prebuiltWorkflowBundle } from '../harness/worker-process';
@@ -33,6 +35,17 @@ const enabled =
   requireTool('sshd', existsSync('/usr/sbin/sshd'), 'apt-get install -y openssh-server');
 
 const LONG = 420_000;
+const ROOT = path.join(__dirname, '..', '..');
+
+/** `provision ARGS` as a laptop user types it (the embedded default), exit code and output. */
+function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.join(ROOT, 'bin', 'provision.js'), ...args], { env, cwd: ROOT, timeout: 300_000 }, (err, out, errOut) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, out, err: errOut });
+    });
+  });
+}
 
 describe.skipIf(!enabled)('production topology: Temporal on PostgreSQL, two worker hosts', () => {
   let cluster: TemporalCluster;
@@ -191,6 +204,57 @@ describe.skipIf(!enabled)('production topology: Temporal on PostgreSQL, two work
   it('the history service SIGKILLed mid-create and restarted: the launch ends ready with one instance', () => outage('history', 'c3'), LONG);
 
   it('the whole server SIGKILLed mid-create and restarted: the launch ends ready with one instance', () => outage('all', 'c4'), LONG);
+
+  it(
+    'an embedded install beside the cluster, on the same cloud: different and same names, each keeps its own past the grace; down in one leaves the other',
+    async () => {
+      const home = path.join(cluster.dir, 'laptop');
+      mkdirSync(path.join(home, '.ssh'), { recursive: true, mode: 0o700 });
+      const laptop: NodeJS.ProcessEnv = {
+        PATH: process.env.PATH,
+        HOME: home,
+        GPUPROV_STATE_DIR: path.join(home, 'state'),
+        GPUPROV_EMBEDDED_PORT: String(await freePort()),
+        GPUPROV_EMBEDDED_UI_PORT: String(await freePort()),
+        TEMPORAL_CLI_PATH: cliPath,
+        GPUPROV_CLOUDS: 'local',
+        GPUPROV_LOCAL_ROOT: site.cloudRoot,
+        GPUPROV_ORPHAN_GRACE: '3s',
+      };
+      const mine = (...args: string[]): Promise<{ code: number; out: string; err: string }> => runCli(laptop, args);
+      try {
+        const [c1, c2, e1, e2] = await Promise.all([
+          a.provision('start', '--name', 'sh1'),
+          a.provision('start', '--name', 'shared'),
+          mine('start', '--name', 'e1'),
+          mine('start', '--name', 'shared'),
+        ]);
+        for (const r of [c1, c2, e1, e2]) expect(r.code, r.err).toBe(0);
+        expect(live()).toBe(4);
+        await sleep(30_000); // past the laptop's 3 s grace, over its watcher's Ready-cadence looks
+        expect(live()).toBe(4);
+        for (const [who, name] of [
+          [(...x: string[]) => a.provision(...x), 'sh1'],
+          [(...x: string[]) => a.provision(...x), 'shared'],
+          [mine, 'e1'],
+          [mine, 'shared'],
+        ] as const) {
+          const st = await who('status', name, '--json');
+          expect(JSON.parse(st.out), `${name}: ${st.err}`).toMatchObject({ stage: 'ready' });
+          const dry = JSON.parse((await who('sweep', '--dry-run', '--json')).out) as { orphans: unknown[]; unknown: unknown[] };
+          expect(dry).toMatchObject({ orphans: [], unknown: [] });
+        }
+        expect((await mine('down', 'shared')).code).toBe(0);
+        expect(live()).toBe(3);
+        expect(JSON.parse((await a.provision('status', 'shared', '--json')).out)).toMatchObject({ stage: 'ready' });
+        for (const r of await Promise.all([a.provision('down', 'sh1'), a.provision('down', 'shared'), mine('down', 'e1')])) expect(r.code, r.err).toBe(0);
+        expect(live()).toBe(0);
+      } finally {
+        await mine('server', 'stop');
+      }
+    },
+    LONG,
+  );
 
   it('nothing is left: no local-cloud sshd or instance record, no VM listed', async () => {
     expect(liveSshdPids(site.cloudRoot)).toEqual([]);
