@@ -12,13 +12,18 @@ export interface CreateResult {
 /**
  * Never two instances for one VM at one location: observe first and adopt a live instance that
  * already carries the VM's identity (a create that timed out, a worker crash after the cloud
- * accepted), else create once with the attempt's idempotency key.
+ * accepted; a Pending one is resumed, see `resumeCreate`), else create once with the attempt's
+ * idempotency key.
  */
 export async function createOrAdopt(provider: CloudProvider, offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
   const at = locationOf(offer);
   const existing = await provider.observe(at, spec.vmName);
   const live = existing.find((o) => o.status !== 'Terminating' && o.status !== 'Stopping' && o.status !== 'Failed');
-  if (live) return { instanceId: live.id, adopted: true };
+  if (live) {
+    // A create cut short before the instance was started (Docker's `created`) is finished here.
+    if (live.status === 'Pending') await provider.resumeCreate?.(at, spec.vmName, live.id);
+    return { instanceId: live.id, adopted: true };
+  }
   // A create that erred yet left a failed instance (Vast.ai does this): delete it before trying
   // again, so that at most one instance carries the identity.
   const failed = existing.filter((o) => o.status === 'Failed').map((o) => o.id);
