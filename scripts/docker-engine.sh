@@ -3,10 +3,11 @@
 #
 #   scripts/docker-engine.sh image        build gpuprov/sshd:1 once (debootstrap from the Debian mirror apt uses,
 #                                         docker import, a classic build FROM it) and save it under the cache;
-#                                         prints the tarball's path. Cached by a hash of docker/sshd and this script.
+#                                         prints the tarball's path. Cached by a hash of docker/sshd and the base's package list.
 #   scripts/docker-engine.sh start DIR [TAR]
-#                                         start dockerd with its data root, exec root, pid file, socket and bridge
-#                                         under DIR (vfs, no iptables), load TAR into it; prints unix://DIR/docker.sock
+#                                         start dockerd with its data root (a tmpfs), exec root, pid file, socket and
+#                                         bridge under DIR (vfs, no iptables), load TAR into it unless it has the image;
+#                                         prints unix://DIR/docker.sock. Idempotent.
 #   scripts/docker-engine.sh stop DIR     stop that dockerd (and its containerd), delete its bridge, unmount and
 #                                         remove DIR
 #
@@ -43,13 +44,20 @@ free_subnet() {
 }
 
 start() {
-  local dir="$1" tar="${2:-}" t0=$SECONDS br net
+  local dir="$1" tar="${2:-}" t0
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
-  if [ -S "$dir/docker.sock" ] && "$DOCKER" -H "unix://$dir/docker.sock" version >/dev/null 2>&1; then
-    printf 'unix://%s/docker.sock\n' "$dir"
-    return 0
+  "$DOCKER" -H "unix://$dir/docker.sock" version >/dev/null 2>&1 || start_dockerd "$dir"
+  if [ -n "$tar" ] && ! "$DOCKER" -H "unix://$dir/docker.sock" image inspect gpuprov/sshd:1 >/dev/null 2>&1; then
+    t0=$SECONDS
+    "$DOCKER" -H "unix://$dir/docker.sock" load -q -i "$tar" >/dev/null
+    timed "image load" $((SECONDS - t0))
   fi
+  printf 'unix://%s/docker.sock\n' "$dir"
+}
+
+start_dockerd() {
+  local dir="$1" t0=$SECONDS br net
   br="$(bridge_of "$dir")"
   if ! ip link show "$br" >/dev/null 2>&1; then
     net="$(free_subnet)"
@@ -57,6 +65,9 @@ start() {
     ip addr add "$net.1/24" dev "$br"
   fi
   ip link set "$br" up
+  # vfs copies every layer in full: in memory that is seconds, on a busy disk (and its removal) a minute.
+  mkdir -p "$dir/data"
+  mountpoint -q "$dir/data" || mount -t tmpfs -o "size=${GPUPROV_DOCKERD_TMPFS_SIZE:-6g}" tmpfs "$dir/data"
   dockerd --storage-driver vfs --iptables=false --ip6tables=false --ip-masq=false -b "$br" \
     --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
     -H "unix://$dir/docker.sock" >"$dir/dockerd.log" 2>&1 </dev/null &
@@ -72,12 +83,6 @@ start() {
     sleep 0.5
   done
   timed "dockerd start" $((SECONDS - t0))
-  if [ -n "$tar" ]; then
-    t0=$SECONDS
-    "$DOCKER" -H "unix://$dir/docker.sock" load -q -i "$tar" >/dev/null
-    timed "image load" $((SECONDS - t0))
-  fi
-  printf 'unix://%s/docker.sock\n' "$dir"
 }
 
 stop() {
@@ -102,7 +107,7 @@ stop() {
 
 image() {
   local hash base_hash out base tmp t0
-  hash="$(cat "$ROOT/docker/sshd/Dockerfile" "$ROOT/docker/sshd/entrypoint.sh" "$0" | sha256sum | cut -c1-16)"
+  hash="$({ cat "$ROOT/docker/sshd/Dockerfile" "$ROOT/docker/sshd/entrypoint.sh"; printf '%s %s' "$SUITE" "$INCLUDE"; } | sha256sum | cut -c1-16)"
   out="$CACHE/sshd-$hash.tar"
   if [ -s "$out" ]; then
     printf '%s\n' "$out"

@@ -308,4 +308,3 @@ function activitiesOf(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof activitiesOf>;
-
