@@ -110,6 +110,7 @@ image() {
   hash="$({ cat "$ROOT/docker/sshd/Dockerfile" "$ROOT/docker/sshd/entrypoint.sh"; printf '%s %s' "$SUITE" "$INCLUDE"; } | sha256sum | cut -c1-16)"
   out="$CACHE/sshd-$hash.tar"
   if [ -s "$out" ]; then
+    printf 'docker set-up: image cached (%s)\n' "$out" >&2
     printf '%s\n' "$out"
     return 0
   fi

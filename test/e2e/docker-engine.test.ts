@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { VmStatus } from '../../src/core/api';
 import { DockerProvider } from '../../src/providers/docker';
+import { containerName } from '../../src/providers/docker/map';
 import { freePort } from '../../src/server/dev-server';
 import { requireServer } from '../harness/temporal';
 import { specFor } from '../providers/conformance';
@@ -111,6 +112,39 @@ describeWithEngine('the docker cloud on a real engine, through the CLI', () => {
       process.stderr.write(`docker e2e: adopted the created container and was ready in ${(tookMs / 1000).toFixed(1)} s\n`);
 
       expect((await provision('down', 'dk2')).code).toBe(0);
+      expect(await engine.counts()).toEqual({ containers: 0, volumes: 0, networks: 0 });
+    });
+
+    it('a created container whose start the runtime refuses: that attempt is classified Failed at once, the next type comes up', async () => {
+      const docker = adapter();
+      const [offer] = await docker.plan({ vmName: 'dk4', k8s: false });
+      // As a killed create would leave it (the adapter's name and labels), but with an entrypoint that cannot run.
+      const name = containerName('dk4', DEPLOYMENT);
+      await engine.docker(
+        'create',
+        '--name',
+        name,
+        '--label',
+        `gpuprov-vm-name=dk4`,
+        '--label',
+        `gpuprov-owner=${DEPLOYMENT}`,
+        '--entrypoint',
+        '/nonexistent',
+        'gpuprov/sshd:1',
+      );
+      const t0 = Date.now();
+      const start = await provision('start', '--name', 'dk4', '--cloud', 'docker', '--json');
+      const tookMs = Date.now() - t0;
+      expect(start.code, start.err).toBe(0);
+      const status = (JSON.parse(start.out) as { status: VmStatus }).status;
+      expect(status.attempts.map((a) => [a.offer.instanceType, a.outcome, a.kind])).toEqual([
+        [offer!.instanceType, 'failed', 'Failed'],
+        [expect.not.stringMatching(`^${offer!.instanceType}$`), 'ready', undefined],
+      ]);
+      expect(status.attempts[0]!.message).toContain('OCI runtime create failed');
+      expect(tookMs).toBeLessThan(60_000);
+      process.stderr.write(`docker e2e: a refused start was classified and the next type was ready in ${(tookMs / 1000).toFixed(1)} s\n`);
+      expect((await provision('down', 'dk4')).code).toBe(0);
       expect(await engine.counts()).toEqual({ containers: 0, volumes: 0, networks: 0 });
     });
 

@@ -56,13 +56,13 @@ function classifyStatus(err: DockerApiError): ProviderError {
   const code = String(err.status);
   const msg = `docker ${err.op}: ${err.status}: ${err.message}`;
   const s = err.status;
+  // A start the runtime refuses (20.10 answers 400 "OCI runtime create failed", older engines 500) fails
+  // again if retried: the attempt failed. A published port taken meanwhile is worth another try.
+  if (err.op === 'start' && (s === 400 || s >= 500) && !PORT_TAKEN.test(err.message)) return new ProviderError('Failed', msg, { code, cause: err });
   if (s === 429) {
     const ms = retryAfterMs(err.retryAfter);
     return new ProviderError('Transient', msg, { code, cause: err, ...(ms !== undefined ? { retryAfterMs: ms } : {}) });
   }
-  // A start the runtime refuses (OCI runtime create failed, a bad entrypoint) fails again if retried;
-  // a published port taken meanwhile is worth another try (the daemon picks another).
-  if (s >= 500 && err.op === 'start' && !PORT_TAKEN.test(err.message)) return new ProviderError('Failed', msg, { code, cause: err });
   if (s >= 500) return new ProviderError('Transient', msg, { code, cause: err });
   // Authorization plugins answer 401/403 ("authorization denied by plugin …").
   if (s === 401 || s === 403) return new ProviderError('Credentials', msg, { code, cause: err });
