@@ -11,6 +11,7 @@
 #   scripts/docker-engine.sh stop DIR     stop that dockerd (and its containerd), delete its bridge, unmount and
 #                                         remove DIR
 #
+# GPUPROV_DOCKERD names another dockerd binary (e.g. a newer one unpacked with dpkg-deb -x).
 # Never touches /var/run/docker.sock or docker0: another engine may use them. Needs root (dockerd does).
 # Set-up times go to stderr as "docker set-up: ..." lines.
 set -euo pipefail
@@ -68,7 +69,7 @@ start_dockerd() {
   # vfs copies every layer in full: in memory that is seconds, on a busy disk (and its removal) a minute.
   mkdir -p "$dir/data"
   mountpoint -q "$dir/data" || mount -t tmpfs -o "size=${GPUPROV_DOCKERD_TMPFS_SIZE:-6g}" tmpfs "$dir/data"
-  dockerd --storage-driver vfs --iptables=false --ip6tables=false --ip-masq=false -b "$br" \
+  "${GPUPROV_DOCKERD:-dockerd}" --storage-driver vfs --iptables=false --ip6tables=false --ip-masq=false -b "$br" \
     --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
     -H "unix://$dir/docker.sock" >"$dir/dockerd.log" 2>&1 </dev/null &
   local i

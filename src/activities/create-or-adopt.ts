@@ -12,7 +12,7 @@ export interface CreateResult {
 /**
  * Never two instances for one VM at one location: observe first and adopt a live instance that
  * already carries the VM's identity (a create that timed out, a worker crash after the cloud
- * accepted; a Pending one is resumed, see `resumeCreate`), else create once with the attempt's
+ * accepted; it is resumed, see `resumeCreate`), else create once with the attempt's
  * idempotency key.
  */
 export async function createOrAdopt(provider: CloudProvider, offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
@@ -21,7 +21,7 @@ export async function createOrAdopt(provider: CloudProvider, offer: Offer, prepa
   const live = existing.find((o) => o.status !== 'Terminating' && o.status !== 'Stopping' && o.status !== 'Failed');
   if (live) {
     // A create cut short before the instance was started (Docker's `created`) is finished here.
-    if (live.status === 'Pending') await provider.resumeCreate?.(at, spec.vmName, live.id);
+    await provider.resumeCreate?.(at, spec.vmName, live.id);
     return { instanceId: live.id, adopted: true };
   }
   // A create that erred yet left a failed instance (Vast.ai does this): delete it before trying

@@ -220,8 +220,8 @@ export interface CloudProvider {
   /**
    * Optional: finish a create that stopped half-way (a worker killed between a Docker container's
    * create and its start), so an adopted instance boots now instead of waiting out the boot
-   * timeout. Create-or-adopt calls it on the Pending instance it adopts. Idempotent (an instance
-   * already booting or running is left alone); no waiting; a refusal is a classified ProviderError.
+   * timeout. Create-or-adopt calls it on every instance it adopts. Idempotent (an instance already
+   * booting or running is left alone); no waiting; a refusal is a classified ProviderError.
    */
   resumeCreate?(at: Location, vmName: string, id: string): Promise<void>;
   /** Non-terminated instances with this VM's identity at `at`, normalised. */

@@ -3,7 +3,8 @@
  * root, socket and bridge, vfs, no iptables) under a temp dir and loads the sshd image built by
  * `scripts/docker-engine.sh image` (`GPUPROV_TEST_DOCKER_IMAGE`, exported by `.ci/run`); close()
  * stops it and removes the dir. `GPUPROV_TEST_DOCKER_HOST=unix://…` uses an engine you run instead
- * (it must have gpuprov/sshd:1). Without either the suite skips; GPUPROV_REQUIRE_ALL=1 fails it.
+ * (it must have gpuprov/sshd:1); GPUPROV_DOCKERD another dockerd binary (a newer engine, API > 1.43).
+ * Without either the suite skips; GPUPROV_REQUIRE_ALL=1 fails it.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { describe, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..', '..');
 const SCRIPT = join(ROOT, 'scripts', 'docker-engine.sh');
-const DOCKERD = '/usr/sbin/dockerd';
+const DOCKERD = process.env.GPUPROV_DOCKERD ?? '/usr/sbin/dockerd';
 const INSTALL = 'run `bash .ci/run`, or: apt-get install -y docker.io debootstrap && export GPUPROV_TEST_DOCKER_IMAGE="$(bash scripts/docker-engine.sh image)"';
 
 export interface Engine {
@@ -62,6 +63,7 @@ export async function startEngine(): Promise<Engine> {
     host = r.stdout.trim();
   }
   const docker = async (...args: string[]): Promise<string> => (await run('docker', ['-H', host!, ...args], { timeout: 60_000 })).stdout;
+  process.stderr.write(`docker engine: ${(await docker('version', '--format', 'Docker {{.Server.Version}}, API {{.Server.APIVersion}}')).trim()}\n`);
   const lines = (s: string): number => s.split('\n').filter(Boolean).length;
   return {
     host: host!,
