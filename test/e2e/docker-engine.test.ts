@@ -159,6 +159,11 @@ describeWithEngine('the docker cloud on a real engine, through the CLI', () => {
       expect(start.err).toContain(`no Docker engine answers at ${engine.host}`);
       expect(start.err).toContain('start dockerd, or point DOCKER_HOST at a running engine');
       expect(start.err).not.toContain('widen the search');
+      const offers = await provision('offers', '--cloud', 'docker');
+      expect(offers.code).toBe(1);
+      expect(offers.err).toContain(`docker: skipped (Unavailable): docker info: no Docker engine answers at ${engine.host}`);
+      expect(offers.err).toContain('fix: fix what the message names on the worker (the engine or endpoint)');
+      expect(offers.err + offers.out).not.toContain('widen the search');
     });
   });
 });
