@@ -54,13 +54,17 @@ export async function findExisting(provider: CloudProvider, offer: Offer, spec: 
 
 /**
  * Never two instances for one VM at one location: adopt the live instance {@link findExisting}
- * found (`seen`, else it looks now) that this create made, else create once with the attempt's idempotency key. A create
+ * found (`seen`, else it looks now) that this create made (resuming it, see `resumeCreate`), else create once with the attempt's idempotency key. A create
  * that erred yet left a failed instance (Vast.ai does this) has it deleted first, so at most one
  * instance carries the identity.
  */
 export async function createOrAdopt(provider: CloudProvider, offer: Offer, prepared: Json, spec: InstanceSpec, seen?: Found): Promise<CreateResult> {
   const found = seen ?? (await findExisting(provider, offer, spec));
-  if (found.own) return { instanceId: found.own, adopted: true };
+  if (found.own) {
+    // A create cut short before the instance was started (Docker's `created`) is finished here.
+    await provider.resumeCreate?.(locationOf(offer), spec.vmName, found.own);
+    return { instanceId: found.own, adopted: true };
+  }
   if (found.failed.length > 0) await provider.delete(locationOf(offer), spec.vmName, found.failed);
   const instanceId = await provider.create(offer, prepared, spec);
   return { instanceId, adopted: false };

@@ -10,7 +10,7 @@ import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, QuotaShortfall, ResourceRequest } from '../core/provider';
 import { bootPollDelayMs } from '../core/polling';
-import { explainNoMatch, matchOffers } from '../core/offer-match';
+import { explainNoMatch, matchOffers, noOffersKind } from '../core/offer-match';
 import { imageDiskProblem } from '../core/image-disk';
 import { createAttemptActivities, providerOf, withKeyFingerprint, withWorkerKey } from './attempt';
 import { createOrAdopt, type CreateResult } from './create-or-adopt';
@@ -240,8 +240,7 @@ function activitiesOf(deps: ActivityDeps) {
       const { offers, demoted } = demoteRemembered(ordered, memory, now());
       if (offers.length === 0 && !input.listOnly) {
         const why = skipped.map((s) => `${s.cloud}: ${s.message}`).join('; ');
-        const kind = skipped.length > 0 && skipped.every((s) => s.kind === 'Credentials') ? 'Credentials' : 'InvalidRequest';
-        throw toFailure(new ProviderError(kind, `no cloud can serve this request${why ? ` (${why})` : ''}`));
+        throw toFailure(new ProviderError(noOffersKind(skipped), `no cloud can serve this request${why ? ` (${why})` : ''}`));
       }
       const tail = demoted.length > 0 ? `; ${demoted.length} tried last, out of capacity lately: ${demoted.map((d) => d.key).join(', ')}` : '';
       activityLog('info', `planned ${offers.length} offer(s)${tail}`, { offers: offers.length, clouds: Object.keys(capabilities), demoted: demoted.length });

@@ -128,3 +128,15 @@ export function explainNoMatch(req: MatchRequest, dropped: readonly Dropped[]): 
   if (types.length > 0) return `none of the types ${req.instanceTypes!.join(', ')} is offered; types here: ${listed(types.map((o) => o.instanceType))}`;
   return `nothing in ${req.regions!.join(', ')}; regions here: ${listed(by('region').map((o) => o.region))}`;
 }
+
+/**
+ * The kind of "no cloud can serve this request": Credentials when every cloud refused its credentials,
+ * Unavailable when every cloud was refused or unreachable as a whole (a Docker engine down or too old),
+ * else InvalidRequest (the request matched nothing). The CLI's advice follows it.
+ */
+export function noOffersKind(skipped: readonly { kind: string }[]): 'Credentials' | 'Unavailable' | 'InvalidRequest' {
+  if (skipped.length === 0) return 'InvalidRequest';
+  if (skipped.every((s) => s.kind === 'Credentials')) return 'Credentials';
+  if (skipped.every((s) => s.kind === 'Credentials' || s.kind === 'Unavailable')) return 'Unavailable';
+  return 'InvalidRequest';
+}

@@ -223,6 +223,13 @@ export interface CloudProvider {
   prepare(offer: Offer, spec: InstanceSpec): Promise<Json>;
   /** One create attempt labelled with the VM identity; returns the instance id; never waits. */
   create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string>;
+  /**
+   * Optional: finish a create that stopped half-way (a worker killed between a Docker container's
+   * create and its start), so an adopted instance boots now instead of waiting out the boot
+   * timeout. Create-or-adopt calls it on every instance it adopts. Idempotent (an instance already
+   * booting or running is left alone); no waiting; a refusal is a classified ProviderError.
+   */
+  resumeCreate?(at: Location, vmName: string, id: string): Promise<void>;
   /** Non-terminated instances with this VM's identity at `at`, normalised. */
   observe(at: Location, vmName: string): Promise<Observed[]>;
   /** Delete these instances and any others with the identity at `at`; unknown or gone ids succeed. No waiting. */

@@ -12,10 +12,12 @@ import { priceOrigin } from './offers-price';
 
 type Skipped = PlanOutput['skipped'][number];
 
-/** What to do about a cloud that listed nothing: the variable to fix when it refused the credentials. */
+/** What to do about a cloud that listed nothing: the variable to fix when it refused the credentials, the engine when it refused as a whole. */
 function fixFor(s: Skipped): string {
   if (s.kind === 'Credentials') return `set valid credentials on the worker: ${CREDENTIAL_VARS[s.cloud as CloudId] ?? `the ${s.cloud} credentials`}`;
   if (s.kind === 'Transient') return 'the cloud did not answer; try again in a minute';
+  // Refused as a whole (a Docker engine not reachable or too old): the request is not the problem.
+  if (s.kind === 'Unavailable') return 'fix what the message names on the worker (the engine or endpoint), or leave this cloud out';
   return 'widen the search (--gpu, --region, --max-price) or leave this cloud out';
 }
 

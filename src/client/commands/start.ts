@@ -84,18 +84,29 @@ export const startCommand: Command = leaf({
         }
         return s.stage === 'ready' ? EXIT_OK : EXIT_FAILED;
       }
-      return await reportEnd(io, handle, s?.stage, json, spec.name);
+      return await reportEnd(io, handle, { stage: s?.stage, kind: s?.error?.kind }, json, spec.name);
     });
   },
 });
 
+/**
+ * What to do after a failed launch. A plan every cloud refused as a whole (an engine not reachable
+ * or too old, refused credentials) is fixed where the message says, not by widening the search.
+ */
+export function nextAfterFailure(reason: LaunchFailureDetails['reason'] | undefined, kind: string | undefined, name: string): string {
+  if (reason === 'no-offers' && (kind === 'Unavailable' || kind === 'Credentials'))
+    return `Nothing was started. Next: fix what the message names on the worker (the cloud's engine, endpoint or credentials), then run start again; check with: npx provision offers`;
+  return `Nothing is left running from these attempts. Next: widen the search (--gpu, --region, --cloud, --max-price) or add --retry-until-up; details: npx provision status ${name}`;
+}
+
 async function reportEnd(
   io: Parameters<Command['run']>[1],
   handle: { result(): Promise<unknown> },
-  stage: string | undefined,
+  end: { stage: string | undefined; kind: string | undefined },
   json: boolean,
   name: string,
 ): Promise<number> {
+  const { stage } = end;
   const err = await handle.result().then(
     () => undefined,
     (e: unknown) => e,
@@ -108,9 +119,7 @@ async function reportEnd(
   } else {
     io.err(`\n${name} did not come up (${stage ?? 'unknown'}): ${message.split('\n')[0]}\n`);
     if (details?.attempts.length) io.err(table(attemptsRows(details.attempts)));
-    io.err(
-      `Nothing is left running from these attempts. Next: widen the search (--gpu, --region, --cloud, --max-price) or add --retry-until-up; details: npx provision status ${name}\n`,
-    );
+    io.err(`${nextAfterFailure(details?.reason, end.kind, name)}\n`);
   }
   return EXIT_FAILED;
 }

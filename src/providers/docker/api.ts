@@ -1,20 +1,18 @@
 /**
  * The only file that talks to the Docker Engine API: undici over the daemon's unix socket
- * (or a `tcp://` DOCKER_HOST), API version pinned, every response zod-parsed.
+ * (or a `tcp://` DOCKER_HOST), the API version negotiated once per engine, every response zod-parsed.
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { ProviderError } from '../../core/errors';
 import { redactError } from '../redact';
-import { classify as classifyDocker, DockerApiError } from './errors';
+import { classify as classifyDocker, DockerApiError, engineTooOld } from './errors';
+import { negotiateApiVersion } from './api-version';
 
 /** The daemon holds no key of ours: credential-shaped text (a registry token in a message) is still redacted. */
-function classify(err: unknown, op: string): ProviderError {
-  return redactError(classifyDocker(err, op));
+function classify(err: unknown, op: string, engine: string): ProviderError {
+  return redactError(classifyDocker(err, op, engine));
 }
-
-/** Engine API 1.43 = Docker Engine 24; newer daemons serve it unchanged. */
-export const API_VERSION = 'v1.43';
 
 export interface DockerApiOptions {
   /** Unix socket of the daemon (default `/var/run/docker.sock`). */
@@ -24,6 +22,8 @@ export interface DockerApiOptions {
   timeoutMs?: number;
 }
 
+/** `GET /version` (unversioned): what the engine speaks. */
+const Version = z.object({ ApiVersion: z.string(), MinAPIVersion: z.string().optional(), Version: z.string().optional() });
 const Info = z.object({ NCPU: z.number(), MemTotal: z.number(), Name: z.string().optional(), ServerVersion: z.string().optional() });
 export type Info = z.infer<typeof Info>;
 const Image = z.object({ Id: z.string() });
@@ -39,7 +39,12 @@ export const ContainerSummary = z.object({
   Ports: z.array(Port).nullish(),
 });
 export type ContainerSummary = z.infer<typeof ContainerSummary>;
-const Inspect = z.object({ Id: z.string(), Name: z.string().optional(), State: z.object({ Status: z.string() }).optional() });
+const Inspect = z.object({
+  Id: z.string(),
+  Name: z.string().optional(),
+  State: z.object({ Status: z.string() }).optional(),
+  Config: z.object({ Labels: z.record(z.string(), z.string()).nullish() }).optional(),
+});
 
 /** The `POST /containers/create` body (the fields we set). */
 export interface CreateBody {
@@ -60,15 +65,39 @@ export interface CreateBody {
 export class DockerApi {
   private readonly dispatcher: Dispatcher | undefined;
   private readonly origin: string;
+  /** `DOCKER_HOST`-style address of the engine, for messages. */
+  readonly engine: string;
+  private version: Promise<string> | undefined;
 
   constructor(private readonly opts: DockerApiOptions) {
     if (opts.baseUrl) {
       this.origin = opts.baseUrl.replace(/\/$/, '');
       this.dispatcher = undefined;
+      this.engine = this.origin;
     } else {
       this.origin = 'http://docker';
-      this.dispatcher = new Agent({ connect: { socketPath: opts.socketPath ?? '/var/run/docker.sock' } });
+      const socketPath = opts.socketPath ?? '/var/run/docker.sock';
+      this.dispatcher = new Agent({ connect: { socketPath } });
+      this.engine = `unix://${socketPath}`;
     }
+  }
+
+  /**
+   * The API version to speak: min(the engine's, the newest we speak), asked once per engine; below
+   * the oldest we speak the engine is refused (Unavailable for the whole cloud). A failed ask is asked again next call.
+   */
+  private apiVersion(): Promise<string> {
+    if (this.version) return this.version;
+    const asked = this.send('version', 'GET', '/version', Version).then(({ data }) => {
+      const v = negotiateApiVersion(data!.ApiVersion);
+      if (!v) throw engineTooOld(this.engine, data!.ApiVersion, data!.Version);
+      return v;
+    });
+    this.version = asked;
+    asked.catch(() => {
+      if (this.version === asked) this.version = undefined;
+    });
+    return asked;
   }
 
   private async call<T>(
@@ -78,7 +107,17 @@ export class DockerApi {
     schema: z.ZodType<T> | undefined,
     body?: unknown,
   ): Promise<{ status: number; data: T | undefined }> {
-    const url = `${this.origin}/${API_VERSION}${path}`;
+    return this.send(op, method, `/v${await this.apiVersion()}${path}`, schema, body);
+  }
+
+  private async send<T>(
+    op: string,
+    method: Dispatcher.HttpMethod,
+    path: string,
+    schema: z.ZodType<T> | undefined,
+    body?: unknown,
+  ): Promise<{ status: number; data: T | undefined }> {
+    const url = `${this.origin}${path}`;
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
@@ -90,7 +129,7 @@ export class DockerApi {
         bodyTimeout: this.opts.timeoutMs ?? 30_000,
       });
     } catch (e) {
-      throw classify(e, op);
+      throw classify(e, op, this.engine);
     }
     const text = await res.body.text();
     if (res.statusCode >= 400) {
@@ -99,11 +138,12 @@ export class DockerApi {
       throw classify(
         new DockerApiError(op, res.statusCode, msg.success ? msg.data.message : text.slice(0, 200), typeof retry === 'string' ? retry : undefined),
         op,
+        this.engine,
       );
     }
     if (!schema || res.statusCode === 204 || res.statusCode === 304) return { status: res.statusCode, data: undefined };
     const parsed = schema.safeParse(safeJson(text));
-    if (!parsed.success) throw classify(new DockerApiError(op, 502, `unexpected response shape: ${parsed.error.issues[0]?.message ?? ''}`), op);
+    if (!parsed.success) throw classify(new DockerApiError(op, 502, `unexpected response shape: ${parsed.error.issues[0]?.message ?? ''}`), op, this.engine);
     return { status: res.statusCode, data: parsed.data };
   }
 

@@ -121,6 +121,14 @@ class DockerProvider implements CloudProvider {
     return id;
   }
 
+  /** A container left `created` (the worker died between create and start) is started now; any other state is left alone. */
+  async resumeCreate(at: Location, vmName: string, id: string): Promise<void> {
+    if (at.region !== REGION) return;
+    const c = await this.api.inspect(id);
+    if (c?.State?.Status !== 'created' || !hasIdentity({ Id: c.Id, State: c.State.Status, Labels: c.Config?.Labels ?? null }, vmName, this.deployment)) return;
+    await this.api.startContainer(c.Id);
+  }
+
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     if (at.region !== REGION) return [];
     const list = await this.api.listByLabel(IDENTITY_TAG, vmName);
