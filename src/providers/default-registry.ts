@@ -41,7 +41,7 @@ const IMPLICIT = ['local', 'docker'];
 
 /**
  * Clouds planned when the user names none: every cloud with credentials; without any, `local`
- * (DESIGN §1). Docker is never picked implicitly: a daemon on the machine is not a request to use it.
+ * (the README's first command launches with no credentials at all). Docker is never picked implicitly: a daemon on the machine is not a request to use it.
  */
 export function defaultClouds(registry: ProviderRegistry): string[] {
   const names = registry.names();

@@ -107,7 +107,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   setHandler(teardownSignal, () => {
     ctx.teardownRequests += 1;
     // `down` while launching stops the launch (it compensates). While a compensation is leaked,
-    // the signal only retries that teardown at once, and the search goes on once it heals (DESIGN §2).
+    // the signal only retries that teardown at once, and the search goes on once it heals.
     if (!launched && ctx.status.stage !== 'leaked') ctx.requestCancel();
   });
   setHandler(cancelSignal, () => ctx.requestCancel());

@@ -1,7 +1,7 @@
 import { ProviderError, type BlockScope, type ErrorKind } from '../../core/errors';
 
 /**
- * EC2 error codes → kind and block scope (cloud-apis.md §10). SDK v3 throws an
+ * EC2 error codes → kind and block scope. SDK v3 throws an
  * `EC2ServiceException` whose `name` is the EC2 code and whose `$metadata.httpStatusCode`
  * is the HTTP status.
  *
