@@ -150,7 +150,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
         ...(input.spec.ttlMs ? { ttlExpiresAt: new Date(Date.now() + input.spec.ttlMs).toISOString() } : {}),
       };
       if (caps.k8s && k8sWanted && patched(K3S_PATCH)) {
-        // k3s (DESIGN §2): stage `k8s` while installing; a failure leaves the VM up as `k8s-failed`.
+        // k3s: stage `k8s` while installing; a failure leaves the VM up as `k8s-failed`.
         ctx.setStage('k8s', { ...ready, k8s: { enabled: true, note: 'k3s: starting' } });
         const k = await runK3s(ctx, { caps, result: r, bootRoute: caps.bootScript, expectGpus: r.offer.gpu?.count ?? 0 });
         if (k.kind !== 'cancelled') ctx.setStage(k.kind === 'ready' ? 'ready' : 'k8s-failed', { k8s: k.k8s });
