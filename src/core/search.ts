@@ -45,7 +45,7 @@ export function newSearch(offers: Offer[], attempts: AttemptRecord[] = [], round
   return { offers, cursor: 0, blocked: [], attempts, round };
 }
 
-/** Default block scope of each kind (the table in this file's header); undefined = nothing is blocked. */
+/** Default block scope of each kind (an adapter's own `block` overrides it); undefined = nothing is blocked. */
 export const DEFAULT_SCOPE: Record<ErrorKind, BlockScope | undefined> = {
   Transient: 'offer',
   Capacity: 'offer',
