@@ -6,8 +6,7 @@
 import { asyncLocalStorage, Context } from '@temporalio/activity';
 import { WorkflowClient } from '@temporalio/client';
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
-import { capacityMemoryWorkflowId, parseCapacityMemory, type CapacityEntry, type CapacityOffer } from '../core/capacity-memory';
-import type { capacityMemoryWorkflow } from '../workflows/capacity-memory';
+import { capacityMemoryWorkflowId, parseCapacityMemory, type CapacityEntry, type CapacityMemoryWorkflow, type CapacityOffer } from '../core/capacity-memory';
 import { activityLog } from './activity-log';
 
 export interface CapacityMemoryDeps {
@@ -46,7 +45,7 @@ async function remember(deps: CapacityMemoryDeps, taskQueue: string, offer: Capa
   const ctx = Context.current();
   const seenAtMs = (deps.now ?? Date.now)();
   const entry: CapacityEntry = { cloud: offer.cloud, region: offer.region, instanceType: offer.instanceType, seenAtMs, untilMs: seenAtMs + windowMs };
-  await ctx.client.workflow.signalWithStart<typeof capacityMemoryWorkflow, [CapacityEntry]>('capacityMemoryWorkflow', {
+  await ctx.client.workflow.signalWithStart<CapacityMemoryWorkflow, [CapacityEntry]>('capacityMemoryWorkflow', {
     workflowId: capacityMemoryWorkflowId(taskQueue),
     taskQueue,
     args: [{ entries: [] }],

@@ -54,6 +54,17 @@ export function capacityMemoryWorkflowId(taskQueue: string): string {
   return `gpuprov-capacity-memory-${taskQueue}`;
 }
 
+/** The memory workflow's input: the entries it starts (or continues as new) with. */
+export interface CapacityMemoryInput {
+  entries: CapacityEntry[];
+}
+
+/**
+ * The memory workflow's signature, for the activities that signal-with-start it by name
+ * (`capacityMemoryWorkflow`): they type the start with it instead of importing the workflow.
+ */
+export type CapacityMemoryWorkflow = (input: CapacityMemoryInput) => Promise<void>;
+
 /** Entries whose window has not ended at `nowMs`. */
 export function liveEntries(entries: readonly CapacityEntry[], nowMs: number): CapacityEntry[] {
   return entries.filter((e) => e.untilMs > nowMs);

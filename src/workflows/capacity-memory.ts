@@ -8,16 +8,12 @@
  */
 import { allHandlersFinished, condition, continueAsNew, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
-import { liveEntries, nextExpiry, remember, type CapacityEntry } from '../core/capacity-memory';
+import { liveEntries, nextExpiry, remember, type CapacityMemoryInput } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
 import { CAPACITY_MEMORY_PATCH, CAPACITY_NOTE_PATCH, LOCAL_CALLS_PATCH } from '../core/patches';
 import type { ReleaseInput } from '../activities/attempt';
 import type { Tuning } from '../core/tuning';
 import { localTemporalCall, reading } from './proxies';
-
-export interface CapacityMemoryInput {
-  entries: CapacityEntry[];
-}
 
 /** Signals taken before continuing as new (each is two or three events). */
 const SIGNALS_PER_RUN = 500;
