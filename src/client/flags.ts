@@ -2,7 +2,8 @@
  * The CLI's flag tables and their parser. Each command declares its flags and arguments once
  * (`FlagSpec`, `ArgSpec`); the same table drives parsing and `--help` (./help.ts). Every
  * rejection is an InputError naming the flag and the fix: an unknown flag gets "did you mean", a
- * flag given twice or contradicting itself (`--k8s --no-k8s`) is refused, and so is a stray word.
+ * flag given twice or contradicting itself (`--k8s --no-k8s`) is refused, and so are an empty
+ * value and a stray word.
  */
 import { InputError } from '../core/errors';
 import { didYouMean } from './catalog';
@@ -190,6 +191,13 @@ export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine 
       value = next;
       i++;
     }
+    // An empty value would read as the flag left out (`--ssh-key ""` falls back to the default key).
+    if (value.trim() === '')
+      throw new InputError(
+        dashed(flag),
+        `${token} is empty`,
+        `give ${flag.value ?? 'a value'}, e.g. ${flag.example}, or leave ${dashed(flag)} out (without it: ${flag.default})`,
+      );
     values[flag.name] = value;
     lastValue = { flag, text: `${token} ${show(value)}` };
   }

@@ -5,28 +5,15 @@
  */
 import { InputError } from '../core/errors';
 import type { VmSpec } from '../core/api';
-import type { GpuRequest } from '../core/provider';
 import { DEFAULT_TUNING } from '../core/tuning';
 import { CLOUDS } from './catalog';
 import { JSON_FLAG } from './define';
+import { listValue, parseGpu } from './flag-values';
 import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from './flags';
 import { VM_LIMITS, nameSchema, vmSpecSchema } from './vm-spec';
 
 export { VM_NAME, nameSchema } from './vm-spec';
-
-/**
- * `--gpu MODEL[:N][+]`: `H100` and `H100:1` are exactly one GPU, `h100:8` exactly eight, `H100:4+`
- * at least four (`H100+`: at least one); `a100-80gb:2` → `{ model: 'A100-80GB', count: 2 }`.
- */
-export function parseGpu(s: string): GpuRequest {
-  const fix = 'write MODEL, MODEL:N (exactly N GPUs) or MODEL:N+ (at least N), e.g. --gpu H100:1 or --gpu H100:4+';
-  const m = /^([A-Za-z][A-Za-z0-9-]{0,23})(?::(\d{1,2}))?(\+)?$/.exec(s.trim());
-  if (!m) throw new InputError('--gpu', `"${s}" is not a GPU spec`, fix);
-  const count = m[2] === undefined ? 1 : Number(m[2]);
-  if (!Number.isInteger(count) || count < 1 || count > 16)
-    throw new InputError('--gpu', `GPU count ${m[2] ?? ''} is out of range`, 'use a count from 1 to 16, e.g. --gpu A100:8 or --gpu A100:4+');
-  return { model: m[1]!.toUpperCase(), count, ...(m[3] ? { atLeast: true } : {}) };
-}
+export { parseGpu } from './flag-values';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -56,10 +43,7 @@ function parseParallel(s: string): number {
 }
 
 function list(field: string, s: string | undefined): string[] | undefined {
-  if (s === undefined) return undefined;
-  const items = s.split(',').map((x) => x.trim());
-  if (items.some((x) => x === '')) throw new InputError(field, `${show(s)} has an empty item`, `separate values with commas, e.g. ${field} a,b`);
-  return [...new Set(items)];
+  return s === undefined ? undefined : listValue(field, s);
 }
 
 /** The VM flags shared by `start` and `offers`, by name. */

@@ -2,11 +2,12 @@
  * THE schema of a VM spec (zod at the edge): `start`'s flags after parsing and the `vm:` of every
  * fleet group go through it, so both accept and refuse the same things. Bounds (VM_LIMITS) are
  * sanity limits against typos, not quotas: a TTL from 1 minute to 30 days, a price cap from
- * 0.01 to 1000 USD per hour, 1 to 16 GPUs, OpenSSH public keys only, k3s only where a cloud can
- * run it.
+ * 0.01 to 1000 USD per hour, 1 to 16 GPUs of a known model (src/core/gpu-models.ts), OpenSSH public
+ * keys only, each cloud, region and instance type named once, k3s only where a cloud can run it.
  */
 import { z } from 'zod';
 import { PARALLEL_MAX, PARALLEL_MIN } from '../core/hedge';
+import { gpuModelProblem } from '../core/gpu-models';
 import { imageDiskOf, imageDiskProblem } from '../core/image-disk';
 import { CLOUDS, KNOWN_REGIONS, NO_K8S, didYouMean, type CloudId } from './catalog';
 
@@ -76,11 +77,23 @@ function span(ms: number): string {
   return `${ms}ms`;
 }
 
+const unique = (xs: readonly string[]): boolean => new Set(xs).size === xs.length;
+const twice = (what: string, xs: unknown): string => {
+  const list = Array.isArray(xs) ? xs.map(String) : [];
+  return `${what} "${list.find((x, i) => list.indexOf(x) !== i) ?? ''}" is named twice: name each once`;
+};
+
 const fields = {
   gpu: z
     .object({
       // Not upper-cased here: a fleet's stored shape must compare equal when applied again.
-      model: z.string().regex(GPU_MODEL, 'GPU model must be a name like H100 or A100-80GB'),
+      model: z
+        .string()
+        .regex(GPU_MODEL, 'GPU model must be a name like H100 or A100-80GB')
+        .superRefine((m, ctx) => {
+          const p = GPU_MODEL.test(m) ? gpuModelProblem(m) : undefined;
+          if (p) ctx.addIssue({ code: 'custom', message: `${p.message}: ${p.fix}`, params: { fix: p.fix } });
+        }),
       count: z
         .number()
         .int('GPU count must be a whole number')
@@ -101,14 +114,17 @@ const fields = {
       }),
     )
     .min(1, 'name at least one cloud, or leave clouds out')
+    .refine(unique, { error: (iss) => twice('cloud', iss.input) })
     .optional(),
   regions: z
     .array(z.string().regex(REGION_NAME, "a region is a cloud's region id, e.g. us-east-1"))
     .min(1, 'name at least one region, or leave regions out')
+    .refine(unique, { error: (iss) => twice('region', iss.input) })
     .optional(),
   instanceTypes: z
     .array(z.string().regex(INSTANCE_TYPE, 'an instance type is a name like g5.xlarge'))
     .min(1, 'name at least one instance type, or leave them out')
+    .refine(unique, { error: (iss) => twice('instance type', iss.input) })
     .optional(),
   maxPricePerHour: between(VM_LIMITS.maxPricePerHour.min, VM_LIMITS.maxPricePerHour.max, 'price cap', (n) => `${n} USD/h`).optional(),
   ttlMs: between(VM_LIMITS.ttlMs.min, VM_LIMITS.ttlMs.max, 'TTL', span).optional(),

@@ -12,7 +12,7 @@ import { livePid, logFile, pidFile, startWorkerDaemon, type Daemon } from './dae
 import { isTemporalHealthy, startDevServer, terminate } from './dev-server';
 import { EMBEDDED_NAMESPACE, embeddedConfig, type EmbeddedConfig } from './embedded-config';
 import { withLock } from './lock';
-import { obtainTemporalCli } from './temporal-cli';
+import { checkTemporalCliPath, obtainTemporalCli } from './temporal-cli';
 import { temporalConfig } from './temporal-config';
 
 export { EMBEDDED_NAMESPACE, embeddedConfig, type EmbeddedConfig } from './embedded-config';
@@ -88,6 +88,8 @@ export class StartInterruptedError extends Error {
 export async function startEmbedded(opts: StartEmbeddedOptions = {}): Promise<StartEmbeddedResult> {
   const env = opts.env ?? process.env;
   const cfg = embeddedConfig(env);
+  // A TEMPORAL_CLI_PATH that is not a working CLI is a configuration error, refused before anything starts.
+  await checkTemporalCliPath(env);
   fs.mkdirSync(cfg.runDir, { recursive: true });
   let received: NodeJS.Signals | undefined;
   const ac = new AbortController();

@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { InputError } from '../core/errors';
 import { cacheDir } from '../paths';
 import { withLock } from './lock';
 
@@ -77,10 +78,54 @@ export function which(name: string, env: NodeJS.ProcessEnv = process.env): strin
 
 /** `--version`'s first line when `file` is a working temporal CLI, else undefined. */
 export async function verifyTemporalCli(file: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
-  if (!isExecutable(file)) return undefined;
+  const probe = await probeCli(file, env);
+  return cliPathProblem(file, probe) === undefined ? probe.version : undefined;
+}
+
+/** What looking at a would-be temporal CLI found. */
+export interface CliProbe {
+  kind: 'missing' | 'directory' | 'not-executable' | 'ran';
+  /** When it ran `--version`: its exit code (null: killed or not started) and first line of output. */
+  code?: number | null;
+  version?: string;
+}
+
+async function probeCli(file: string, env: NodeJS.ProcessEnv): Promise<CliProbe> {
+  const stat = fs.statSync(file, { throwIfNoEntry: false });
+  if (!stat) return { kind: 'missing' };
+  if (stat.isDirectory()) return { kind: 'directory' };
+  if (!isExecutable(file)) return { kind: 'not-executable' };
   const r = await run(file, ['--version'], env, 30_000);
-  const line = r.stdout.trim().split('\n')[0] ?? '';
-  return r.code === 0 && /temporal/i.test(line) ? line : undefined;
+  return { kind: 'ran', code: r.code, version: (r.stdout.trim() || r.stderr.trim()).split('\n')[0] ?? '' };
+}
+
+/**
+ * Why `file` (from TEMPORAL_CLI_PATH) is not a working temporal CLI, or undefined when it is: it
+ * exists, is an executable file, and `--version` exits 0 with a first line naming temporal. Pure.
+ */
+export function cliPathProblem(file: string, p: CliProbe): string | undefined {
+  if (p.kind === 'missing') return `TEMPORAL_CLI_PATH=${file}: no such file`;
+  if (p.kind === 'directory') return `TEMPORAL_CLI_PATH=${file} is a directory, not the temporal binary`;
+  if (p.kind === 'not-executable') return `TEMPORAL_CLI_PATH=${file} is not executable`;
+  if (p.code === 0 && /temporal/i.test(p.version ?? '')) return undefined;
+  const said = p.version ? `: ${JSON.stringify(p.version.slice(0, 120))}` : '';
+  return `TEMPORAL_CLI_PATH=${file} is not a working temporal CLI (\`${file} --version\` ${p.code === 0 ? 'does not name temporal' : `exited ${p.code ?? 'abnormally'}`}${said})`;
+}
+
+export const CLI_PATH_FIX =
+  'point TEMPORAL_CLI_PATH at the temporal binary (check it with: "$TEMPORAL_CLI_PATH" --version), or unset it to let gpuprov find or install one';
+
+/**
+ * TEMPORAL_CLI_PATH's CLI when it is set (undefined when not); a configuration error (InputError,
+ * exit 2) when it is not a working CLI. Callers check it before they start anything.
+ */
+export async function checkTemporalCliPath(env: NodeJS.ProcessEnv = process.env): Promise<TemporalCli | undefined> {
+  const explicit = env.TEMPORAL_CLI_PATH;
+  if (!explicit) return undefined;
+  const probe = await probeCli(explicit, env);
+  const problem = cliPathProblem(explicit, probe);
+  if (problem) throw new InputError('TEMPORAL_CLI_PATH', problem, CLI_PATH_FIX);
+  return { path: explicit, version: probe.version ?? '', source: 'env' };
 }
 
 /** Where the cached binary lives. */
@@ -193,11 +238,7 @@ function howToInstall(failures: string[]): string {
 /** Looks for a working CLI without installing anything (env, PATH, cache). */
 export async function findTemporalCli(env: NodeJS.ProcessEnv = process.env): Promise<TemporalCli | undefined> {
   const explicit = env.TEMPORAL_CLI_PATH;
-  if (explicit) {
-    const version = await verifyTemporalCli(explicit, env);
-    if (!version) throw new Error(`TEMPORAL_CLI_PATH=${explicit} is not a working temporal CLI (\`${explicit} --version\` failed)`);
-    return { path: explicit, version, source: 'env' };
-  }
+  if (explicit) return checkTemporalCliPath(env);
   const onPath = which('temporal', env);
   if (onPath) {
     const version = await verifyTemporalCli(onPath, env);
