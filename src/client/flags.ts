@@ -196,7 +196,7 @@ export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine 
       throw new InputError(
         dashed(flag),
         `${token} is empty`,
-        `give ${flag.value ?? 'a value'}, e.g. ${flag.example}, or leave ${dashed(flag)} out (without it: ${flag.default})`,
+        `give ${flag.value ?? 'a value'}, e.g. ${flag.example}${flag.default.startsWith('none: required') ? '' : `, or leave ${dashed(flag)} out (without it: ${flag.default})`}`,
       );
     values[flag.name] = value;
     lastValue = { flag, text: `${token} ${show(value)}` };
