@@ -1,5 +1,5 @@
 /**
- * Per-node bootstrap over SSH (see `node-bootstrap-spec.md`): verify, start detached with a
+ * Per-node bootstrap over SSH (`BootstrapSpec`, src/core/fleet/types.ts): verify, start detached with a
  * sequence-numbered log on the node, check readiness, stop. Every activity is one SSH round trip
  * with the worker's key, pinned to the host key the launch recorded. Only compact facts come
  * back (stages, exit codes, sequence numbers): log bodies stay on the node.

@@ -255,7 +255,7 @@ function activitiesOf(deps: ActivityDeps) {
     },
 
     // prepareOffer, createInstance, deleteInstances, awaitGone, cleanup: the single-step activities
-    // that workflows started before CLOUD_CALLS_PATCH (src/workflows/patches.ts) still schedule.
+    // that workflows started before CLOUD_CALLS_PATCH (src/core/patches.ts) still schedule.
     // New runs use prepareAndCreate and releaseAt. Remove them with the patch's deprecation.
     async prepareOffer(offer: Offer, spec: InstanceSpec): Promise<Json> {
       return translated(() => provider(offer.cloud).prepare(offer, withWorkerKey(spec, deps.ssh.publicKey, deps.owner)));

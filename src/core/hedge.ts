@@ -1,6 +1,6 @@
 /**
  * The hedged launch (`--parallel N`), as pure decisions: which offers start next, and what one
- * attempt's end means for the others. `launch.ts` (runHedged) is the glue that runs them.
+ * attempt's end means for the others. `runHedged` (src/workflows/hedged-launch.ts) is the glue that runs them.
  *
  * Two attempts of one VM must never share a "lane": a cloud's identity lookup (observe, delete
  * by identity, create-or-adopt) and its side resources are keyed by VM name, so a second

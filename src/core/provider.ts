@@ -4,7 +4,7 @@
  * Every adapter lives in `src/providers/<cloud>/` and implements {@link CloudProvider}.
  * Adapters make one API call (plus pagination) per primitive, never wait, never retry:
  * waiting and retrying are Temporal's job (activity retry policies).
- * Errors leave an adapter only as {@link ProviderError} (see `src/errors.ts`).
+ * Errors leave an adapter only as {@link ProviderError} (see `src/core/errors.ts`).
  */
 
 /** JSON value; driver-private data that is kept in workflow history must be plain JSON. */
@@ -89,7 +89,7 @@ export interface InstanceSpec {
   /** OpenSSH public keys allowed to log in (the worker's key first, then the users'). */
   publicKeys: string[];
   bootScript?: BootScript;
-  /** Stable per launch attempt (`<workflowId>/<attempt>`): a retried create must not make a second instance. */
+  /** Stable per launch attempt (`<workflowId>/<runId>/<attempt index>`, built by the launch): a retried create must not make a second instance. */
   idempotencyKey: string;
   /** Inbound TCP ports to open (22 always; 6443 when k3s is reached directly). */
   openPorts: number[];

@@ -1,7 +1,7 @@
 /**
  * The k3s step of vmWorkflow: CheckBootInstall → Install? → AwaitApi → Validate (→ one SAN
  * re-run) → Ready. The kubeconfig step is the CLI's (`provision kubeconfig`), so it never
- * enters history. Decisions live in `k3s/boot-probe.ts` and `k3s/access.ts`.
+ * enters history. Decisions live in `src/core/boot-probe.ts` and `src/core/k3s-access.ts`.
  *
  * Runs inline in vmWorkflow (not a child workflow), like launch and teardown: one status in one
  * history. It adds a handful of activities plus one probe + timer per boot-probe interval, at

@@ -10,7 +10,7 @@ export type VmOptions = Omit<VmSpec, 'name'>;
 /** When a node counts as ready: a command exits 0, an HTTP GET answers 2xx/3xx, or a TCP port accepts. Checked on the node. */
 export type ReadyCheck = { command: string } | { http: { port?: number; path?: string } } | { tcp: { port?: number } };
 
-/** Per-node bootstrap, run over SSH once the VM is ready (see `node-bootstrap-spec.md`). */
+/** Per-node bootstrap, run over SSH once the VM is ready (by src/activities/bootstrap.ts). */
 export interface BootstrapSpec {
   /** Verification commands, run in order; the first non-zero exit fails the attempt. */
   verify: string[];
