@@ -13,6 +13,8 @@ import { createOrAdopt, findExisting, type CreateResult, type Found } from './cr
 import { toFailure, translated } from './failures';
 import { activitySleep } from './look-again';
 import { activityLog } from './activity-log';
+import { createKeyOf } from '../providers/create-key';
+import { releaseScope } from '../core/release-scope';
 
 export interface AttemptDeps {
   registry: ProviderRegistry;
@@ -28,7 +30,7 @@ export interface AttemptDeps {
   /** Injected for tests; default: the activity context's heartbeat. */
   heartbeat?: () => void;
   /** Run before anything of `vmName` is made at `at` (side resources, then the instance): the account watcher's record; a throw fails the create before anything is made. */
-  beforePrepare?: (at: Location, vmName: string) => Promise<void>;
+  beforePrepare?: (at: Location, vmName: string, createKey?: string) => Promise<void>;
   /** Tell the capacity memory on `taskQueue` that `offer` answered Capacity; must not throw (see {@link ReleaseInput.capacity}). */
   noteCapacity?: (taskQueue: string, offer: CapacityOffer) => Promise<void>;
 }
@@ -51,6 +53,19 @@ export interface ReleaseInput {
    * (CAPACITY_NOTE_PATCH).
    */
   capacity?: { offer: CapacityOffer; taskQueue: string };
+  /**
+   * The idempotency keys of the creates this release undoes (a workflow cannot hash them) and/or
+   * their create keys (the watcher's ledger holds those): an instance of the name that another
+   * create made is spared (src/core/release-scope.ts). Absent: everything of the name is deleted.
+   */
+  idempotencyKeys?: string[];
+  createKeys?: string[];
+}
+
+/** The create keys a release knows, or undefined when it knows none. */
+function keysOf(input: ReleaseInput): string[] | undefined {
+  const keys = [...(input.createKeys ?? []), ...(input.idempotencyKeys ?? []).map(createKeyOf)];
+  return keys.length > 0 ? keys : undefined;
 }
 
 /** How often the gone wait looks: half the poll interval at first, backing off to twice it. */
@@ -108,7 +123,7 @@ export function createAttemptActivities(deps: AttemptDeps) {
       // record of this create even if this workflow is terminated before it ends (it sweeps only
       // what this deployment recorded and no open workflow owns).
       try {
-        await deps.beforePrepare?.({ cloud: offer.cloud, region: offer.region }, s.vmName);
+        await deps.beforePrepare?.({ cloud: offer.cloud, region: offer.region }, s.vmName, createKeyOf(s.idempotencyKey));
       } catch (err) {
         throw toFailure(err, 'prepare');
       }
@@ -151,12 +166,26 @@ export function createAttemptActivities(deps: AttemptDeps) {
     },
   };
 
+  /** What of the name at `input.at` this release may delete, and what it must spare (none without create keys). */
+  async function scopeOf(p: CloudProvider, input: ReleaseInput, keys: string[] | undefined): Promise<{ listed: Observed[]; own: string[]; spare: string[] }> {
+    const listed = await translated(() => p.observe(input.at, input.vmName));
+    return { listed, ...(keys ? releaseScope(listed, input.instanceIds, keys) : { own: listed.map((o) => o.id), spare: [] }) };
+  }
+
   async function release(p: CloudProvider, input: ReleaseInput): Promise<void> {
+    const keys = keysOf(input);
+    // With create keys, look first: delete exactly what this release's creates made.
+    const before = keys ? await scopeOf(p, input, keys) : undefined;
+    let spare = before?.spare ?? [];
+    if (spare.length > 0) activityLog('info', 'another create made an instance of this name here: spared', { instanceIds: spare, region: input.at.region });
     if (input.mode === 'full') {
-      await translated(() => p.delete(input.at, input.vmName, input.instanceIds));
+      const own = [...new Set([...input.instanceIds, ...(before?.own ?? [])])];
+      await translated(() => (spare.length > 0 ? p.delete(input.at, input.vmName, own, true) : p.delete(input.at, input.vmName, input.instanceIds)));
       const delay = goneDelays(input.pollIntervalMs);
       for (let look = 0; ; look++) {
-        const seen = await translated(() => p.observe(input.at, input.vmName));
+        const scope = await scopeOf(p, input, keys);
+        spare = scope.spare;
+        const seen = scope.listed.filter((o) => !spare.includes(o.id));
         if (seen.length === 0) break;
         const what = seen.map((o) => `${o.id}=${o.status}`).join(', ');
         if (now() >= input.deadlineAtMs) {
@@ -167,10 +196,11 @@ export function createAttemptActivities(deps: AttemptDeps) {
           });
         }
         const live = seen.filter(isLive).map((o) => o.id);
-        if (live.length > 0 && look % 3 === 2) await translated(() => p.delete(input.at, input.vmName, live));
+        if (live.length > 0 && look % 3 === 2) await translated(() => p.delete(input.at, input.vmName, live, spare.length > 0));
         await sleep(Math.min(delay(look), Math.max(0, input.deadlineAtMs - now())));
       }
     }
-    await translated(() => p.cleanup(input.at, input.vmName));
+    // Side resources are per name: while another create's instance lives, they serve it (its own release cleans up).
+    if (spare.length === 0) await translated(() => p.cleanup(input.at, input.vmName));
   }
 }

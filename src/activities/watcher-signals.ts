@@ -31,25 +31,36 @@ export interface RecordTarget {
   taskQueue: string;
 }
 
-/** Records `vmNames` (none: only wakes it) with the watcher of `target`; resolves to its workflow ID once accepted. */
-export type Record = (c: Client, target: RecordTarget, vmNames: readonly string[]) => Promise<string>;
+/** One name to record, with the create key of the create about to be made (none: a Ready VM). */
+export interface NameRecord {
+  vmName: string;
+  createKey?: string;
+}
+
+/** Records `names` (none: only wakes it) with the watcher of `target`; resolves to its workflow ID once accepted. */
+export type Record = (c: Client, target: RecordTarget, names: readonly (string | NameRecord)[]) => Promise<string>;
 
 interface Batch {
-  names: Set<string>;
+  names: Map<string, NameRecord>;
   sent: Promise<string>;
 }
 
-/** Signal-with-start of the watcher of `target` carrying `vmNames`; its workflow ID. */
-async function send(c: Client, deps: RecordDeps, target: RecordTarget, vmNames: string[]): Promise<string> {
+const entryOf = (n: string | NameRecord): NameRecord => (typeof n === 'string' ? { vmName: n } : n);
+const idOf = (n: NameRecord): string => `${n.vmName}\n${n.createKey ?? ''}`;
+
+/** Signal-with-start of the watcher of `target` carrying `names`; its workflow ID. */
+async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: NameRecord[]): Promise<string> {
   const { cloud, region } = target.at;
   const workflowId = watcherWorkflowId(deps.owner, cloud, region);
   const start: WatcherInput = { deployment: deps.owner, cloud, region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
+  const vmNames = [...new Set(names.map((n) => n.vmName))];
+  const createKeys = names.flatMap((n) => (n.createKey ? [{ vmName: n.vmName, createKey: n.createKey }] : []));
   await c.workflow.signalWithStart('accountWatcherWorkflow', {
     workflowId,
     taskQueue: target.taskQueue,
     args: [start],
     signal: watcherRecordSignal,
-    signalArgs: [{ vmNames, ...(deps.watcher ? { tuning: deps.watcher } : {}) }],
+    signalArgs: [{ vmNames, ...(createKeys.length > 0 ? { createKeys } : {}), ...(deps.watcher ? { tuning: deps.watcher } : {}) }],
     staticSummary: `account watcher: ${cloud}/${region}`,
   });
   return workflowId;
@@ -65,29 +76,29 @@ export function recordOnce(deps: RecordDeps): Record {
   const accepted = new Map<string, number>();
   const waiting = new Map<string, Batch>();
   const inFlight = new Map<string, Promise<unknown>>();
-  return (c, target, vmNames) => {
+  return (c, target, given) => {
     const key = `${target.taskQueue}\n${watcherWorkflowId(deps.owner, target.at.cloud, target.at.region)}`;
-    const fresh = vmNames.filter((n) => now() - (accepted.get(`${key}\n${n}`) ?? -Infinity) >= RECORD_REUSE_MS);
-    if (vmNames.length > 0 && fresh.length === 0) return Promise.resolve(watcherWorkflowId(deps.owner, target.at.cloud, target.at.region));
+    const fresh = given.map(entryOf).filter((n) => now() - (accepted.get(`${key}\n${idOf(n)}`) ?? -Infinity) >= RECORD_REUSE_MS);
+    if (given.length > 0 && fresh.length === 0) return Promise.resolve(watcherWorkflowId(deps.owner, target.at.cloud, target.at.region));
     const open = waiting.get(key);
     if (open) {
-      for (const n of fresh) open.names.add(n);
+      for (const n of fresh) open.names.set(idOf(n), n);
       return open.sent;
     }
-    const names = new Set(fresh);
+    const names = new Map(fresh.map((n) => [idOf(n), n]));
     const before = inFlight.get(key) ?? Promise.resolve();
     const sent = before
       .catch(() => undefined)
       .then(() => {
         waiting.delete(key);
-        return send(c, deps, target, [...names]);
+        return send(c, deps, target, [...names.values()]);
       });
     waiting.set(key, { names, sent });
     inFlight.set(key, sent);
     sent.then(
       () => {
         if (accepted.size > 10_000) accepted.clear();
-        for (const n of names) accepted.set(`${key}\n${n}`, now());
+        for (const n of names.keys()) accepted.set(`${key}\n${n}`, now());
       },
       () => undefined,
     );
@@ -111,14 +122,16 @@ function activityContext(): Context | undefined {
  * of the workflow that scheduled the create (the activity runs on its cloud's queue, named after
  * it). A failure throws a Transient ProviderError: nothing is made without a record.
  */
-export function recordBeforeCreate(deps: RecordDeps): (at: { cloud: string; region: string }, vmName: string) => Promise<void> {
+export function recordBeforeCreate(deps: RecordDeps): (at: { cloud: string; region: string }, vmName: string, createKey?: string) => Promise<void> {
   const record = recordOnce(deps);
-  return async (at, vmName) => {
+  return async (at, vmName, createKey) => {
     const ctx = activityContext();
     if (!ctx) return;
     try {
       const c = deps.client?.() ?? ctx.client;
-      const watcher = await record(c, { at: { cloud: at.cloud, region: at.region }, taskQueue: mainTaskQueue(ctx.info.taskQueue, at.cloud) }, [vmName]);
+      const watcher = await record(c, { at: { cloud: at.cloud, region: at.region }, taskQueue: mainTaskQueue(ctx.info.taskQueue, at.cloud) }, [
+        createKey ? { vmName, createKey } : vmName,
+      ]);
       activityLog('info', 'create recorded with the account watcher', { workflowId: watcher });
     } catch (err) {
       throw new ProviderError(

@@ -106,6 +106,8 @@ export interface LaunchResult {
   hostKey: string;
   /** `SHA256:…` of the worker (deployment) SSH key the VM was created with; absent before this field existed. */
   workerKeyFingerprint?: string;
+  /** The idempotency key of the create that made `instanceId`: its teardown spares another create's instance of the name (absent before the field). */
+  createdBy?: string;
   attempts: AttemptRecord[];
 }
 
@@ -154,6 +156,8 @@ export interface VmStatus {
   hostKey?: string;
   /** `SHA256:…` of the worker (deployment) SSH key the VM trusts: every worker must have this key. */
   workerKeyFingerprint?: string;
+  /** The idempotency key of the create that made the instance it holds (`LaunchResult.createdBy`). */
+  createdBy?: string;
   attempts: AttemptRecord[];
   createdAt: string;
   readyAt?: string;

@@ -232,8 +232,13 @@ export interface CloudProvider {
   resumeCreate?(at: Location, vmName: string, id: string): Promise<void>;
   /** Non-terminated instances with this VM's identity at `at`, normalised. */
   observe(at: Location, vmName: string): Promise<Observed[]>;
-  /** Delete these instances and any others with the identity at `at`; unknown or gone ids succeed. No waiting. */
-  delete(at: Location, vmName: string, ids: string[]): Promise<void>;
+  /**
+   * Delete these instances and any others with the identity at `at`; unknown or gone ids succeed. No waiting.
+   * `exact`: delete only `ids` (this deployment's), nothing found by identity; a release passes it
+   * to spare an instance another create made under the same name (src/core/release-scope.ts).
+   * Every adapter whose `observe` reports `createKey` honours it; the others are never passed it.
+   */
+  delete(at: Location, vmName: string, ids: string[], exact?: boolean): Promise<void>;
   /** Delete per-VM side resources created by `prepare`; idempotent. */
   cleanup(at: Location, vmName: string): Promise<void>;
   /**

@@ -112,6 +112,8 @@ export const watcherNudgeSignal = defineSignal<[Partial<WatcherTuning>?]>('watch
 export interface CreateRecord {
   /** The VM names about to be created (or Ready) in the watcher's cloud and region. */
   vmNames: string[];
+  /** The create keys (`createKeyOf` of the idempotency keys) of those creates (absent from older senders and from Ready VMs). */
+  createKeys?: { vmName: string; createKey: string }[];
   /** The sender's watcher settings, as {@link watcherNudgeSignal} carries them. */
   tuning?: Partial<WatcherTuning>;
 }

@@ -8,6 +8,7 @@
  * | event                                                   | ledger entry of the name                         |
  * |---------------------------------------------------------|--------------------------------------------------|
  * | a create or a Ready VM records it                       | added (or refreshed): recorded and seen now      |
+ * | a create records its create key                         | the key joins the name's (the latest 32 kept)    |
  * | a cycle lists an instance, side resource or open owner  | seen now                                         |
  * | nothing of it seen for `ledgerKeepMs`                   | forgotten (its instance is long gone)            |
  *
@@ -23,13 +24,40 @@ export interface LedgerEntry {
   recordedAtMs: number;
   /** Epoch ms the name was last recorded or listed (instance, side resource or open owner). */
   seenAtMs: number;
+  /**
+   * The create keys recorded for the name, latest last (at most {@link KEYS_KEPT}; absent in
+   * ledgers from before them): an instance of the name with another key is not this deployment's.
+   */
+  createKeys?: string[];
 }
 
-/** The ledger with these names recorded at `nowMs`. */
-export function recordCreates(ledger: readonly LedgerEntry[], vmNames: readonly string[], nowMs: number): LedgerEntry[] {
-  const fresh = new Set(vmNames);
+/** Create keys kept per name: a failover's attempts in one region, and a few relaunches. */
+export const KEYS_KEPT = 32;
+
+/** One create about to be made: its VM name and create key. */
+export interface KeyRecord {
+  vmName: string;
+  createKey: string;
+}
+
+/** The ledger with these names (and create keys) recorded at `nowMs`. */
+export function recordCreates(ledger: readonly LedgerEntry[], vmNames: readonly string[], nowMs: number, keys: readonly KeyRecord[] = []): LedgerEntry[] {
+  const fresh = new Set([...vmNames, ...keys.map((k) => k.vmName)]);
   const kept = ledger.filter((e) => !fresh.has(e.vmName));
-  return [...kept, ...[...fresh].map((vmName) => ({ vmName, recordedAtMs: nowMs, seenAtMs: nowMs }))];
+  return [
+    ...kept,
+    ...[...fresh].map((vmName): LedgerEntry => {
+      const before = ledger.find((e) => e.vmName === vmName)?.createKeys ?? [];
+      const added = keys.filter((k) => k.vmName === vmName).map((k) => k.createKey);
+      const createKeys = [...new Set([...before, ...added])].slice(-KEYS_KEPT);
+      return { vmName, recordedAtMs: nowMs, seenAtMs: nowMs, ...(createKeys.length > 0 ? { createKeys } : {}) };
+    }),
+  ];
+}
+
+/** The create keys recorded per name, for `planCycle`'s evidence and the sweep's release. */
+export function recordedKeys(ledger: readonly LedgerEntry[]): Map<string, Set<string>> {
+  return new Map(ledger.flatMap((e) => (e.createKeys?.length ? [[e.vmName, new Set(e.createKeys)] as const] : [])));
 }
 
 /** What of a cycle's view the ledger reads: the VM names listed and owned. */

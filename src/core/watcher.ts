@@ -9,6 +9,7 @@
  * | any instance or side        | none                         | yes                                        | `orphan`   | remember first seen; delete after grace     |
  * | any instance or side        | none                         | no, and the operator named it              | `orphan`   | delete now (`sweep --include-unknown NAME`) |
  * | any instance or side        | none                         | no                                         | `unknown`  | remember first seen; show; never delete     |
+ * | an instance with another create key | none                 | yes, with other create keys                | `unknown`  | as above (a same-id install's, same name)   |
  * | any instance                | some                         | any                                        | `owned`    | forget any orphan entry                     |
  * | nothing Running/Pending     | one in `ready`/`k8s-failed`  | any                                        | `lost`     | signal that VM (`instanceLost`)             |
  * | nothing Running/Pending     | one launching, tearing down  | any                                        | `settling` | nothing: its own workflow handles it        |
@@ -196,10 +197,25 @@ function sidesByName(sides: readonly SideResource[] | undefined): Map<string, st
 export interface SweepEvidence {
   /** VM names this deployment recorded creating here (the ledger). */
   recorded: ReadonlySet<string>;
+  /**
+   * The create keys recorded per name (absent or empty for a name: none known). An instance of a
+   * recorded name that carries another create key is another install's (same deployment id, same
+   * name): unknown, never an orphan.
+   */
+  createKeys?: ReadonlyMap<string, ReadonlySet<string>>;
   /** `provision sweep`: every orphan is due now, ignoring the grace. */
   sweepNow?: boolean;
   /** Unknown VM names the operator named (`sweep --include-unknown`): due now as orphans. */
   includeUnknown?: readonly string[];
+}
+
+/** Ids of `seen` that carry a create key other than the recorded ones (none recorded: none foreign). */
+function foreignIds(seen: readonly Owned[], keys: ReadonlySet<string> | undefined): string[] {
+  if (!keys || keys.size === 0) return [];
+  return seen
+    .filter((o) => o.createKey !== undefined && !keys.has(o.createKey))
+    .map((o) => o.id)
+    .sort();
 }
 
 /** One cycle's decisions; `known` are the unowned names seen before (orphans and unknown), for their first-seen times. */
@@ -216,14 +232,23 @@ export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: 
   const lost: CyclePlan['lost'] = [];
   const names = [...new Set([...byName.keys(), ...sides.keys()])];
   for (const vmName of names) {
-    const ids = (byName.get(vmName) ?? []).map((o) => o.id).sort();
+    const all = byName.get(vmName) ?? [];
+    const ids = all.map((o) => o.id).sort();
     if (ownersByName.has(vmName)) {
       if (ids.length > 0) rows.push({ row: 'owned', vmName, instanceIds: ids });
       continue;
     }
     const before = known.find((k) => k.vmName === vmName);
+    const foreign = evidence.recorded.has(vmName) && !named.has(vmName) ? foreignIds(all, evidence.createKeys?.get(vmName)) : [];
+    if (foreign.length > 0) {
+      const u: OrphanSeen = { vmName, instanceIds: foreign, firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
+      unknown.push(u);
+      rows.push({ row: 'unknown', ...u });
+      if (foreign.length === ids.length && !sides.has(vmName)) continue;
+    }
     const side = sides.get(vmName);
-    const o: OrphanSeen = { vmName, instanceIds: ids, ...(side ? { sideResources: side } : {}), firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
+    const mine = ids.filter((id) => !foreign.includes(id));
+    const o: OrphanSeen = { vmName, instanceIds: mine, ...(side ? { sideResources: side } : {}), firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
     if (!evidence.recorded.has(vmName) && !named.has(vmName)) {
       unknown.push(o);
       rows.push({ row: 'unknown', ...o });

@@ -4,12 +4,13 @@
  * compensated before the launch returns. Decisions live in `core/hedge.ts`; `launch.ts` runs the
  * serial search (N = 1) itself, so its commands are unchanged.
  */
-import { CancellationScope, sleep } from '@temporalio/workflow';
+import { CancellationScope, sleep, workflowInfo } from '@temporalio/workflow';
 import type { PlanOutput } from '../activities';
 import { isFatal, type BlockScope, type ErrorKind } from '../core/errors';
 import { FAILURE_TYPES } from '../core/failures';
 import { offersToStart, roundExhausted, settle } from '../core/hedge';
 import { locationOf, offerKey } from '../core/offers';
+import { attemptIdempotencyKey } from '../core/release-scope';
 import type { Capabilities, Offer } from '../core/provider';
 import type { AttemptRecord, LaunchFailureDetails, LaunchResult, Stage, VmStatus } from '../core/api';
 import {
@@ -199,6 +200,7 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, deps: HedgeDe
       mode: decision.compensate === 'full' ? 'full' : 'cleanup',
       pollIntervalMs: caps.pollIntervalMs,
       ...(note ? { capacity: note } : {}),
+      idempotencyKeys: [attemptIdempotencyKey(workflowInfo().workflowId, workflowInfo().runId, index)],
     });
     record.compensated = true;
     record.endedAt = new Date().toISOString();

@@ -10,6 +10,7 @@ import { isFatal, type BlockScope, type ErrorKind } from '../core/errors';
 import { K3S_PATCH, k3sWanted, openPortsFor } from '../core/k3s-access';
 import { FAILURE_TYPES } from '../core/failures';
 import { locationOf, offerKey } from '../core/offers';
+import { attemptIdempotencyKey } from '../core/release-scope';
 import type { Capabilities, InstanceSpec, Offer } from '../core/provider';
 import { cancelSignal, statusQuery, type AttemptRecord, type LaunchFailureDetails, type LaunchResult, type VmSpec } from '../core/api';
 import { mutating, polling, reading } from './proxies';
@@ -76,7 +77,7 @@ async function runAttempt(ctx: AttemptHost, offer: Offer, index: number, caps: C
     vmName: spec.name,
     owner: info.namespace,
     publicKeys: spec.publicKeys ?? [],
-    idempotencyKey: `${info.workflowId}/${info.runId}/${index}`,
+    idempotencyKey: attemptIdempotencyKey(info.workflowId, info.runId, index),
     openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)),
     ...(spec.image !== undefined ? { image: spec.image } : {}),
     ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
@@ -146,6 +147,7 @@ async function runAttempt(ctx: AttemptHost, offer: Offer, index: number, caps: C
         hostKeyFingerprint: probe.fingerprint,
         hostKey: probe.hostKey,
         ...(workerKey ? { workerKeyFingerprint: workerKey } : {}),
+        createdBy: instSpec.idempotencyKey,
       },
     };
   } catch (err) {
@@ -281,6 +283,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       mode: decision.compensate === 'full' ? 'full' : 'cleanup',
       pollIntervalMs: caps.pollIntervalMs,
       ...(inRelease ? { capacity: inRelease } : {}),
+      idempotencyKeys: [attemptIdempotencyKey(workflowInfo().workflowId, workflowInfo().runId, index)],
     });
     await noted;
     record.compensated = true;

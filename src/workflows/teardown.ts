@@ -25,6 +25,8 @@ export interface TeardownTarget {
   pollIntervalMs: number;
   /** The attempt answered Capacity: the release tells the capacity memory too (`ReleaseInput.capacity`). */
   capacity?: ReleaseInput['capacity'];
+  /** The creates this teardown undoes: another create's instance of the name is spared (`ReleaseInput.idempotencyKeys`). */
+  idempotencyKeys?: string[];
 }
 
 async function onePass(t: Tuning, target: TeardownTarget): Promise<void> {

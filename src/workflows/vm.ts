@@ -147,6 +147,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
         hostKey: r.hostKey,
         ...(r.workerKeyFingerprint ? { workerKeyFingerprint: r.workerKeyFingerprint } : {}),
         instanceIds: [r.instanceId],
+        ...(r.createdBy ? { createdBy: r.createdBy } : {}),
         ...(input.spec.ttlMs ? { ttlExpiresAt: new Date(Date.now() + input.spec.ttlMs).toISOString() } : {}),
       };
       if (caps.k8s && k8sWanted && patched(K3S_PATCH)) {
@@ -197,7 +198,14 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
     ctx.setStage(end === 'lost' ? 'lost' : 'tearing-down', end === 'lost' && lost ? { error: { kind: 'InstanceLost', message: lost.reason } } : {});
     if (s.location) {
       const sinceMs = Date.now();
-      await runTeardown(ctx, { at: s.location, vmName: s.name, instanceIds: s.instanceIds, mode: 'full', pollIntervalMs });
+      await runTeardown(ctx, {
+        at: s.location,
+        vmName: s.name,
+        instanceIds: s.instanceIds,
+        mode: 'full',
+        pollIntervalMs,
+        ...(s.createdBy ? { idempotencyKeys: [s.createdBy] } : {}),
+      });
       recordGone(s, s.location.cloud, sinceMs);
     }
   }

@@ -32,7 +32,7 @@ import {
   type WatcherState,
   type WatcherTuning,
 } from '../core/watcher-api';
-import { keepLedger, recordCreates, recordedNames, type LedgerEntry } from '../core/watcher-ledger';
+import { keepLedger, recordCreates, recordedKeys, recordedNames, type LedgerEntry } from '../core/watcher-ledger';
 import { METRICS } from '../core/metrics';
 import { WATCHER_PARALLEL_SWEEP_PATCH } from '../core/patches';
 import { planCycle, withWatcherTuning, type OrphanSeen, type WatcherInput } from '../core/watcher';
@@ -94,7 +94,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
   });
   setHandler(watcherRecordSignal, (rec) => {
     adopt(rec.tuning);
-    ledger = recordCreates(ledger, rec.vmNames, Date.now());
+    ledger = recordCreates(ledger, rec.vmNames, Date.now(), rec.createKeys);
     state.ledger = ledger.length;
     if (Date.now() - wokenAtMs >= RECORD_WAKE_MS) wake();
   });
@@ -139,7 +139,12 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     lastSignature = view.signature;
     const now = Date.now();
     const named = asked > sweepDone ? includeUnknown : [];
-    const plan = planCycle(view, [...orphans, ...unknown], now, t, { recorded: recordedNames(ledger), sweepNow: asked > sweepDone, includeUnknown: named });
+    const plan = planCycle(view, [...orphans, ...unknown], now, t, {
+      recorded: recordedNames(ledger),
+      createKeys: recordedKeys(ledger),
+      sweepNow: asked > sweepDone,
+      includeUnknown: named,
+    });
     ledger = keepLedger(ledger, view, now, t);
     unknown = plan.unknown;
     for (const l of plan.lost) {
@@ -150,6 +155,10 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
         // The VM's workflow closed since the view was taken: nobody to tell.
       }
     }
+    const createKeysFor = (vmName: string): { createKeys?: string[] } => {
+      const keys = ledger.find((e) => e.vmName === vmName)?.createKeys;
+      return keys?.length ? { createKeys: keys } : {};
+    };
     const sweepOne = async (o: OrphanSeen): Promise<SweepRecord> => {
       const by: SweepRecord['by'] = named.includes(o.vmName) ? 'operator' : asked > sweepDone ? 'now' : 'grace';
       const rec: SweepRecord = {
@@ -172,6 +181,7 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
           instanceIds: o.instanceIds,
           mode: 'full',
           pollIntervalMs: 1_000,
+          ...createKeysFor(o.vmName),
           deadlineAtMs: Date.now() + SWEEP_DEADLINE_MS,
         });
         metricMeter

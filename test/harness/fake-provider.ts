@@ -267,11 +267,11 @@ export class FakeProvider implements CloudProvider {
     return found.map((i) => ({ ...this.observed(i), vmName: i.vmName }));
   }
 
-  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+  async delete(at: Location, vmName: string, ids: string[], exact = false): Promise<void> {
     await this.latency('delete');
     this.fault('delete', { region: at.region, vmName });
     this.mutate((s) => {
-      const gone = s.instances.filter((i) => (ids.includes(i.id) || i.vmName === vmName) && i.region === at.region && this.mine(i));
+      const gone = s.instances.filter((i) => (ids.includes(i.id) || (!exact && i.vmName === vmName)) && i.region === at.region && this.mine(i));
       s.deleted.push(...gone.map((i) => i.id));
       s.instances = s.instances.filter((i) => !gone.includes(i));
       s.calls.push(this.call('delete', { region: at.region, vmName }, gone));

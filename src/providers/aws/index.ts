@@ -272,8 +272,8 @@ export class AwsProvider implements CloudProvider {
     });
   }
 
-  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
-    const found = (await this.observe(at, vmName)).map((o) => o.id);
+  async delete(at: Location, vmName: string, ids: string[], exact = false): Promise<void> {
+    const found = (await this.observe(at, vmName)).map((o) => o.id).filter((id) => !exact || ids.includes(id));
     let given = ids.filter((id) => INSTANCE_ID.test(id) && !found.includes(id));
     if (given.length > 0) {
       // Another deployment's instance is never terminated, even by id.

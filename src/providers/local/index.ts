@@ -99,10 +99,10 @@ export class LocalProvider implements CloudProvider {
     });
   }
 
-  async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
+  async delete(at: Location, vmName: string, ids: string[], exact = false): Promise<void> {
     return this.guard({ primitive: 'delete', region: at.region }, async () => {
       await this.api.sweepTrash();
-      const byIdentity = (await this.api.list()).filter((x) => this.isMine(x.labels, vmName, at)).map((x) => x.id);
+      const byIdentity = exact ? [] : (await this.api.list()).filter((x) => this.isMine(x.labels, vmName, at)).map((x) => x.id);
       const given: string[] = [];
       for (const id of ids) {
         const labels = await this.api.labels(id);
