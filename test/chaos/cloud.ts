@@ -102,6 +102,7 @@ export class FakeChaosCloud implements ChaosCloud {
       ...(c.error !== undefined ? { error: c.error } : {}),
       ...(c.deployment !== undefined ? { deployment: c.deployment } : {}),
       ...(c.owners !== undefined ? { owners: c.owners } : {}),
+      ...(c.removed !== undefined ? { removed: c.removed } : {}),
     }));
   }
 

@@ -41,6 +41,8 @@ export interface CloudCall {
   deployment?: string;
   /** Deployments whose instances or side resources the call returned or removed. */
   owners?: string[];
+  /** delete: the instances it removed at the cloud, with their owners. */
+  removed?: { id: string; owner?: string }[];
 }
 
 export interface Evidence {

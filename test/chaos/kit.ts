@@ -47,6 +47,14 @@ export interface Failure {
   replay: string;
 }
 
+/** One violation in the summary: its seed, invariant, a one-line detail and the replay command. */
+export interface FailureLine {
+  seed: number;
+  invariant: string;
+  detail: string;
+  replay: string;
+}
+
 /** The one JSON line the runner prints (plus the failures, printed separately). */
 export interface KitSummary {
   level: Level;
@@ -56,6 +64,10 @@ export interface KitSummary {
   leaks: number;
   /** Instances (of terminated workflows) not swept within the orphan grace + one watcher cycle. */
   orphansLeft: number;
+  /** Instances one install deleted at the cloud although another install owned them. */
+  foreignDeletions: number;
+  /** One line per violation: what broke, and the command that replays it. */
+  failures: FailureLine[];
   /** The slowest and the median loss detection (vanish → lost), ms, over every vanished VM. */
   lostMaxMs: number;
   lostP50Ms: number;
@@ -92,8 +104,8 @@ class ChaosServer {
     private readonly opts: Parameters<typeof startDevServer>[0],
   ) {}
 
-  static async start(cliPath: string, dir: string): Promise<ChaosServer> {
-    const opts = { cliPath, port: await freePort(), headless: true, dbFile: path.join(dir, 'temporal.db'), logFile: path.join(dir, 'server.log') };
+  static async start(cliPath: string, dir: string, name = 'temporal'): Promise<ChaosServer> {
+    const opts = { cliPath, port: await freePort(), headless: true, dbFile: path.join(dir, `${name}.db`), logFile: path.join(dir, `${name}.log`) };
     return new ChaosServer(await startDevServer(opts), opts);
   }
 
@@ -123,19 +135,25 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
   const traces = o.traces ?? (o.seeds ?? []).map((s) => generate(s, o.level));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `gpuprov-chaos-${o.level}-`));
   const cliPath = o.cliPath ?? (await obtainTemporalCli()).path;
-  const server = await ChaosServer.start(cliPath, dir);
-  const connection = await Connection.connect({ address: server.address });
+  // Two independent installs per lane share its cloud: each has a server (and namespace) of its own.
+  const [server, secondServer] = await Promise.all([ChaosServer.start(cliPath, dir), ChaosServer.start(cliPath, dir, 'temporal-b')]);
+  const servers = [server, secondServer];
   // The lanes' workers (and the replay) run this bundle instead of gpuprov's own.
   const bundle = o.broken ? await brokenBundle(dir, log) : undefined;
-  const kit: KitContext = {
-    client: new Client({ connection, namespace: 'default' }),
-    connection,
-    address: server.address,
-    namespace: 'default',
-    serverRestarts: () => server.restarts,
-    workerEnv: bundle ? { GPUPROV_WORKFLOW_BUNDLE: bundle } : {},
-    log,
+  const contextOf = async (s: ChaosServer, namespace: string): Promise<KitContext> => {
+    const connection = await Connection.connect({ address: s.address });
+    return {
+      client: new Client({ connection, namespace }),
+      connection,
+      address: s.address,
+      namespace,
+      serverRestarts: () => s.restarts,
+      workerEnv: bundle ? { GPUPROV_WORKFLOW_BUNDLE: bundle } : {},
+      log,
+    };
   };
+  const kit = await contextOf(server, 'default');
+  const secondKit = await contextOf(secondServer, 'default');
   const runTag = randomUUID().slice(0, 6);
   const laneCount = Math.max(1, Math.min(o.lanes, traces.length));
   const lanes: Lane[] = [];
@@ -143,11 +161,11 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
     for (let i = 0; i < laneCount; i++) {
       const laneDir = path.join(dir, `lane-${i}`);
       fs.mkdirSync(laneDir, { recursive: true });
-      lanes.push(new Lane(i, o.level === 'fake' ? new FakeChaosCloud(laneDir) : new LocalChaosCloud(laneDir), kit, runTag));
+      lanes.push(new Lane(i, o.level === 'fake' ? new FakeChaosCloud(laneDir) : new LocalChaosCloud(laneDir), kit, secondKit, runTag));
     }
     // Two at a time: worker start-ups are CPU-heavy on 2 cores.
     for (let i = 0; i < lanes.length; i += 2) await Promise.all(lanes.slice(i, i + 2).map((l) => l.start()));
-    log(`${lanes.length} lanes up after ${Date.now() - t0} ms; server ${server.address}`);
+    log(`${lanes.length} lanes up after ${Date.now() - t0} ms; servers ${server.address} and ${secondServer.address}`);
 
     // Server restarts at evenly spaced points of the run, while other traces are in flight.
     const restartAt = Array.from({ length: o.serverRestarts }, (_, i) => Math.max(1, Math.round(((i + 1) * traces.length) / (o.serverRestarts + 1))));
@@ -156,8 +174,8 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
       finished += 1;
       if (restartAt[0] !== undefined && finished >= restartAt[0]) {
         restartAt.shift();
-        log(`restarting the dev server (after ${finished} traces)`);
-        void server.restart().catch((err: unknown) => log(`server restart failed: ${String(err)}`));
+        log(`restarting both dev servers (after ${finished} traces)`);
+        for (const s of servers) void s.restart().catch((err: unknown) => log(`server restart failed: ${String(err)}`));
       }
     };
 
@@ -198,6 +216,15 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
       violations: outcomes.reduce((s, x) => s + x.violations.length, 0),
       leaks: outcomes.reduce((s, x) => s + x.leaks, 0),
       orphansLeft: outcomes.reduce((s, x) => s + x.orphansLeft, 0),
+      foreignDeletions: outcomes.reduce((s, x) => s + x.foreignDeletions, 0),
+      failures: failures.flatMap((f) =>
+        f.violations.map((x) => ({
+          seed: f.seed,
+          invariant: x.invariant,
+          detail: `${x.vm ? `${x.vm}: ` : ''}${x.detail}`.slice(0, 240),
+          replay: `npm run chaos -- --level ${o.level} --seed ${f.seed}${o.broken ? ' --broken' : ''}`,
+        })),
+      ),
       lostMaxMs: Math.max(0, ...lost),
       lostP50Ms: lost[Math.floor(lost.length / 2)] ?? 0,
       duplicates: outcomes.reduce((s, x) => s + x.duplicates, 0),
@@ -210,8 +237,8 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
   } finally {
     await Promise.all(lanes.map((l) => l.stop().catch(() => undefined)));
     for (const l of lanes) l.cloud.sweep();
-    await connection.close().catch(() => undefined);
-    await server.stop();
+    for (const k of [kit, secondKit]) await k.connection.close().catch(() => undefined);
+    await Promise.all(servers.map((s) => s.stop()));
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

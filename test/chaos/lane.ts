@@ -1,8 +1,9 @@
 /**
- * A chaos lane: its own cloud and, on it, two gpuprov deployments (`GPUPROV_DEPLOYMENT`), each a
- * worker process on its own task queue with its own account watchers (started here with shrunk
- * timings). The first deployment's worker is SIGKILLed and restarted at a trace's kill points; the
- * second starts the first time a trace runs VMs in it. `trace-run.ts` runs one trace at a time.
+ * A chaos lane: its own cloud and, on it, two independent gpuprov installs, each a worker process
+ * with its own deployment id (`GPUPROV_DEPLOYMENT`) on its own Temporal server, with its own
+ * account watchers (started here with shrunk timings). Both workers are SIGKILLed and restarted at
+ * a trace's kill points (the second once it is up); the second starts the first time a trace runs
+ * VMs in it. `trace-run.ts` runs one trace at a time.
  */
 import type { Client, Connection } from '@temporalio/client';
 import { watcherNudgeSignal, type WatcherTuning } from '../../src/core/watcher-api';
@@ -61,6 +62,8 @@ class DeploymentWorker {
 
   constructor(
     private readonly lane: Lane,
+    /** The install's own Temporal server. */
+    readonly kit: KitContext,
     readonly deployment: string,
     readonly taskQueue: string,
   ) {}
@@ -70,7 +73,7 @@ class DeploymentWorker {
   }
 
   async start(): Promise<void> {
-    const kit = this.lane.kit;
+    const kit = this.kit;
     for (let i = 0; ; i++) {
       try {
         const w = await spawnWorkerProcess({
@@ -102,7 +105,7 @@ class DeploymentWorker {
    * look again at once instead of waiting for its cycle's heartbeat timeout.
    */
   async startWatchers(): Promise<void> {
-    const { client, connection } = this.lane.kit;
+    const { client, connection } = this.kit;
     const level = this.lane.cloud.level;
     for (const region of GEOGRAPHY[level].regions) {
       const input: WatcherInput = { deployment: this.deployment, cloud: level, region, tuning: CHAOS_WATCHER };
@@ -147,18 +150,23 @@ class DeploymentWorker {
 
 export class Lane {
   kills = 0;
-  /** Deployment 0 (killed at kill points) and 1 (started on demand). */
+  /** Install 0 (on the kit's first server) and install 1 (on the second server, started on demand). */
   readonly deployments: [DeploymentWorker, DeploymentWorker];
   private secondUp?: Promise<void>;
+  private secondStarted = false;
 
   constructor(
     readonly id: number,
     readonly cloud: ChaosCloud,
     readonly kit: KitContext,
+    readonly secondKit: KitContext,
     runTag: string,
   ) {
     const dep = `chaos-${runTag}-${id}`;
-    this.deployments = [new DeploymentWorker(this, dep, `chaos-${runTag}-${id}`), new DeploymentWorker(this, `${dep}-b`, `chaos-${runTag}-${id}-b`)];
+    this.deployments = [
+      new DeploymentWorker(this, kit, dep, `chaos-${runTag}-${id}`),
+      new DeploymentWorker(this, secondKit, `${dep}-b`, `chaos-${runTag}-${id}-b`),
+    ];
   }
 
   get taskQueue(): string {
@@ -185,13 +193,16 @@ export class Lane {
 
   /** The second deployment's worker (spawned once, on the first trace that needs it). */
   async second(): Promise<void> {
-    this.secondUp ??= this.deployments[1].start();
+    this.secondUp ??= this.deployments[1].start().then(() => {
+      this.secondStarted = true;
+    });
     return this.secondUp;
   }
 
-  /** SIGKILL the first deployment's worker, then start a new one. */
+  /** SIGKILL the installs' workers (the second's once it is up), then start new ones. */
   async kill(): Promise<void> {
-    if (await this.deployments[0].kill()) this.kills += 1;
+    const killed = await Promise.all([this.deployments[0].kill(), this.secondStarted ? this.deployments[1].kill() : Promise.resolve(false)]);
+    this.kills += killed.filter(Boolean).length;
   }
 
   async stop(): Promise<void> {

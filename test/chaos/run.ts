@@ -2,10 +2,10 @@
  * `npm run chaos -- --level fake|local --seeds N [--seed S] [--lanes L] [--server-restarts R]
  *  [--broken] [--trace '<json>'] [--no-shrink] [--quiet]`
  *
- * Prints ONE JSON line `{level, seeds, invariants, violations, leaks, orphansLeft, lostMaxMs,
- * lostP50Ms, duplicates, kills, restarts, serverRestarts, wallMs}` on stdout; on a violation also
- * the seed, the (shrunk) trace and the command that replays it (stderr), and exits 1. Progress
- * goes to stderr.
+ * Prints ONE JSON line `{level, seeds, invariants, violations, leaks, orphansLeft, foreignDeletions,
+ * failures, lostMaxMs, lostP50Ms, duplicates, kills, restarts, serverRestarts, wallMs}` on stdout,
+ * `failures` one `{seed, invariant, detail, replay}` per violation; on a violation also the
+ * shrunk trace and its replay (stderr), and exits 1. Progress goes to stderr.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { runKit, type KitOptions } from './kit';

@@ -15,7 +15,7 @@ import { decodedHistoryText, findSecrets } from '../harness/secrets';
 import type { CloudCall, CloudInstance } from './evidence';
 import { readHistory, type RunFacts } from './history';
 import { CHAOS_TUNING, CHAOS_WATCHER, type KitContext, type Lane } from './lane';
-import { lostDelays } from './invariants-watcher';
+import { foreignDeletions, lostDelays } from './invariants-watcher';
 import { judge, type Evidence, type Sample, type Violation } from './oracle';
 import { GEOGRAPHY, vmKey, vmName, type KillPoint, type Trace, type VmScript } from './trace';
 
@@ -42,6 +42,8 @@ export interface TraceOutcome {
   leaks: number;
   /** Instances still live after the orphan grace + one watcher cycle (+ allowance). */
   orphansLeft: number;
+  /** Instances one install removed at the cloud although another install owned them. */
+  foreignDeletions: number;
   /** Per vanished VM: ms from the vanish to `lost` (absent: never lost). */
   lostMs: number[];
   duplicates: number;
@@ -67,6 +69,8 @@ interface VmState {
   second: boolean;
   workflowId: string;
   taskQueue: string;
+  /** The install's server (each install has its own). */
+  kit: KitContext;
   handle?: WorkflowHandle<typeof vmWorkflow>;
   runs: RunRecord[];
   closed: Map<string, Promise<void>>;
@@ -107,9 +111,10 @@ class TraceRun {
         name,
         key: vmKey(name, second),
         second,
-        // One namespace: the second deployment's workflow ids must differ from the first's.
-        workflowId: second ? `${vmWorkflowId(name)}@${d.deployment}` : vmWorkflowId(name),
+        // The second install's own server: its workflow ids are the first's, as two users' would be.
+        workflowId: vmWorkflowId(name),
         taskQueue: d.taskQueue,
+        kit: d.kit,
         runs: [],
         closed: new Map(),
         open: false,
@@ -134,11 +139,11 @@ class TraceRun {
   }
 
   /** A client call that survives a dev-server restart (retries until `budgetMs`). */
-  private async retrying<T>(fn: () => Promise<T>, budgetMs = 60_000): Promise<T> {
+  private async retrying<T>(fn: () => Promise<T>, budgetMs = 60_000, kit: KitContext = this.kit): Promise<T> {
     const until = Date.now() + budgetMs;
     for (;;) {
       try {
-        return await this.kit.connection.withDeadline(Date.now() + 5_000, fn);
+        return await kit.connection.withDeadline(Date.now() + 5_000, fn);
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError || Date.now() > until || isNotFound(err)) throw err;
         await sleep(500);
@@ -148,24 +153,27 @@ class TraceRun {
 
   private async start(vm: VmState): Promise<WorkflowHandle<typeof vmWorkflow>> {
     const geo = GEOGRAPHY[this.trace.level];
-    const h = await this.retrying(() =>
-      this.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
-        taskQueue: vm.taskQueue,
-        workflowId: vm.workflowId,
-        args: [
-          {
-            spec: {
-              name: vm.name,
-              k8s: 'off',
-              regions: geo.regions,
-              instanceTypes: geo.instanceTypes,
-              ...(vm.script.parallel !== undefined ? { parallel: vm.script.parallel } : {}),
+    const h = await this.retrying(
+      () =>
+        vm.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+          taskQueue: vm.taskQueue,
+          workflowId: vm.workflowId,
+          args: [
+            {
+              spec: {
+                name: vm.name,
+                k8s: 'off',
+                regions: geo.regions,
+                instanceTypes: geo.instanceTypes,
+                ...(vm.script.parallel !== undefined ? { parallel: vm.script.parallel } : {}),
+              },
+              tuning: this.tuning,
             },
-            tuning: this.tuning,
-          },
-        ],
-        staticSummary: `chaos ${this.trace.level} seed ${this.trace.seed}${this.tag}${vm.second ? ' (second deployment)' : ''}`,
-      }),
+          ],
+          staticSummary: `chaos ${this.trace.level} seed ${this.trace.seed}${this.tag}${vm.second ? ' (second install)' : ''}`,
+        }),
+      60_000,
+      vm.kit,
     );
     this.track(vm, h, h.firstExecutionRunId);
     return h;
@@ -184,9 +192,9 @@ class TraceRun {
 
   /** Polls describe until the run closes; then the cloud must hold nothing of the VM. */
   private async watchClose(vm: VmState, h: WorkflowHandle, runId: string): Promise<void> {
-    const handle = this.kit.client.workflow.getHandle(h.workflowId, runId);
+    const handle = vm.kit.client.workflow.getHandle(h.workflowId, runId);
     while (!this.done) {
-      const d = await this.kit.connection.withDeadline(Date.now() + 5_000, () => handle.describe()).catch(() => undefined);
+      const d = await vm.kit.connection.withDeadline(Date.now() + 5_000, () => handle.describe()).catch(() => undefined);
       if (d && d.status.name !== 'RUNNING') {
         if (vm.handle === h) vm.open = false;
         const held = this.live().filter((i) => i.vmName === vm.key);
@@ -198,8 +206,8 @@ class TraceRun {
     }
   }
 
-  private async query(h: WorkflowHandle): Promise<VmStatus | undefined> {
-    return this.kit.connection.withDeadline(Date.now() + 3_000, () => h.query(statusQuery)).catch(() => undefined);
+  private async query(vm: VmState, h: WorkflowHandle): Promise<VmStatus | undefined> {
+    return vm.kit.connection.withDeadline(Date.now() + 3_000, () => h.query(statusQuery)).catch(() => undefined);
   }
 
   /** Waits for `pred` on the sampled stage, or the run's close; false on timeout. */
@@ -230,7 +238,7 @@ class TraceRun {
     if (!vm.handle || !vm.open) return;
     vm.quiet = false;
     const h = vm.handle;
-    await this.retrying(() => h.signal(which === 'cancel' ? cancelSignal : teardownSignal), 30_000).catch(() => undefined);
+    await this.retrying(() => h.signal(which === 'cancel' ? cancelSignal : teardownSignal), 30_000, vm.kit).catch(() => undefined);
   }
 
   private async script(vm: VmState): Promise<void> {
@@ -241,15 +249,18 @@ class TraceRun {
     if (s.duplicateStart) {
       await sleep(200);
       try {
-        const again = await this.retrying(() =>
-          this.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
-            taskQueue: vm.taskQueue,
-            workflowId: vm.workflowId,
-            args: [{ spec: { name: vm.name, k8s: 'off' }, tuning: this.tuning }],
-          }),
+        const again = await this.retrying(
+          () =>
+            vm.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+              taskQueue: vm.taskQueue,
+              workflowId: vm.workflowId,
+              args: [{ spec: { name: vm.name, k8s: 'off' }, tuning: this.tuning }],
+            }),
+          60_000,
+          vm.kit,
         );
         // Accepted: fine only if the first run had already ended.
-        const d = await this.retrying(() => this.kit.client.workflow.getHandle(first.workflowId, firstRun).describe());
+        const d = await this.retrying(() => vm.kit.client.workflow.getHandle(first.workflowId, firstRun).describe(), 60_000, vm.kit);
         if (d.status.name === 'RUNNING') this.duplicateStartsAccepted.push(vm.key);
         this.track(vm, again, again.firstExecutionRunId);
       } catch (err) {
@@ -280,7 +291,7 @@ class TraceRun {
         await this.until(vm, (st) => st === 'ready');
         // Vanish when the other VMs of the trace are quiet too (the fake's state file is shared).
         await Promise.all(this.vms.filter((o) => o !== vm).map((o) => this.within(o, (st) => st === 'ready', 10_000)));
-        const st = vm.open && vm.handle ? await this.query(vm.handle) : undefined;
+        const st = vm.open && vm.handle ? await this.query(vm, vm.handle) : undefined;
         const id = st?.stage === 'ready' ? st.instanceIds[0] : undefined;
         if (id) {
           vm.quiet = false;
@@ -307,7 +318,7 @@ class TraceRun {
     if (!vm.handle || !vm.open) return false;
     vm.quiet = false;
     const h = vm.handle;
-    await this.retrying(() => h.terminate('chaos: terminated behind gpuprov'), 30_000).catch(() => undefined);
+    await this.retrying(() => h.terminate('chaos: terminated behind gpuprov'), 30_000, vm.kit).catch(() => undefined);
     return true;
   }
 
@@ -363,7 +374,7 @@ class TraceRun {
         this.vms.map(async (vm) => {
           const quiet = vm.quiet && !this.lane.busy;
           const h = vm.open ? vm.handle : undefined;
-          const st = h ? await this.query(h) : undefined;
+          const st = h ? await this.query(vm, h) : undefined;
           return { vm, h, st, quiet };
         }),
       );
@@ -396,13 +407,13 @@ class TraceRun {
         if (sample.quiet && st?.stage === 'ready' && !vm.described && h) {
           vm.described = true;
           const described = async (): Promise<unknown> =>
-            (await this.kit.connection.withDeadline(Date.now() + 3_000, () => h.describe()).catch(() => undefined))?.searchAttributes?.GpuprovStage?.[0];
+            (await vm.kit.connection.withDeadline(Date.now() + 3_000, () => h.describe()).catch(() => undefined))?.searchAttributes?.GpuprovStage?.[0];
           let attr = await described();
           // A query may be answered from a workflow task whose completion (with its upsert) the server
           // then refuses under load (task timed out) and takes again: compare once more after a second.
           if (typeof attr === 'string' && attr !== st.stage) {
             await sleep(1_000);
-            const again = await this.query(h);
+            const again = await this.query(vm, h);
             attr = await described();
             if (again) sample.stage = again.stage;
           }
@@ -470,7 +481,7 @@ class TraceRun {
       }
       if (vm.open) {
         this.unconverged.push(`${vm.key}: not ended after the final teardown (stage ${vm.lastStage ?? '?'})`);
-        await this.retrying(() => vm.handle!.terminate('chaos: did not converge'), 20_000).catch(() => undefined);
+        await this.retrying(() => vm.handle!.terminate('chaos: did not converge'), 20_000, vm.kit).catch(() => undefined);
       }
     }
     await Promise.all(this.vms.flatMap((vm) => [...vm.closed.values()]));
@@ -489,11 +500,11 @@ class TraceRun {
       ?.map((c): CloudCall => (c.vmName === undefined ? c : { ...c, vmName: this.lane.keyOf(c.vmName, c.deployment) }))
       .filter((c) => c.vmName === undefined || this.names.includes(c.vmName));
 
-    const runs = this.vms.flatMap((vm) => vm.runs);
+    const runs = this.vms.flatMap((vm) => vm.runs.map((r) => ({ r, kit: vm.kit })));
     const facts: RunFacts[] = [];
     const secrets: Record<string, string[]> = {};
-    for (const r of runs) {
-      const history = await this.retrying(() => this.kit.client.workflow.getHandle(r.workflowId, r.runId).fetchHistory()).catch(() => undefined);
+    for (const { r, kit } of runs) {
+      const history = await this.retrying(() => kit.client.workflow.getHandle(r.workflowId, r.runId).fetchHistory(), 60_000, kit).catch(() => undefined);
       if (!history) continue;
       r.history = history;
       const json = historyToJSON(history);
@@ -531,10 +542,11 @@ class TraceRun {
       violations,
       leaks: finalLive.length,
       orphansLeft: orphans.left.length,
+      foreignDeletions: foreignDeletions(evidence).length,
       lostMs: Object.values(lostDelays(evidence)).filter((x): x is number => x !== undefined),
       duplicates: dupVms.size,
       kills: this.lane.kills - killsBefore,
-      runs,
+      runs: runs.map((x) => x.r),
       ms: Date.now() - this.t0,
     };
   }

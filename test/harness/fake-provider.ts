@@ -66,6 +66,8 @@ export interface FakeCall {
   deployment?: string;
   /** observe, inventory, delete, cleanup: the deployments whose instances or side resources the call returned or removed. */
   owners?: string[];
+  /** delete: each instance it removed, with its owner (what is gone at the cloud, and whose it was). */
+  removed?: { id: string; owner?: string }[];
 }
 
 interface State {
@@ -274,7 +276,10 @@ export class FakeProvider implements CloudProvider {
       const gone = s.instances.filter((i) => (ids.includes(i.id) || (!exact && i.vmName === vmName)) && i.region === at.region && this.mine(i));
       s.deleted.push(...gone.map((i) => i.id));
       s.instances = s.instances.filter((i) => !gone.includes(i));
-      s.calls.push(this.call('delete', { region: at.region, vmName }, gone));
+      s.calls.push({
+        ...this.call('delete', { region: at.region, vmName }, gone),
+        removed: gone.map((i) => ({ id: i.id, ...(i.owner ? { owner: i.owner } : {}) })),
+      });
     });
   }
 
