@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keepLedger, recordCreates, recordedNames } from '../../../src/core/watcher-ledger';
+import { KEYS_KEPT, keepLedger, recordCreates, recordedKeys, recordedNames } from '../../../src/core/watcher-ledger';
 
 const t = { ledgerKeepMs: 60_000 };
 const none = { instances: [], owners: [] };
@@ -24,5 +24,19 @@ describe('the watcher ledger', () => {
     expect(ledger.map((e) => e.vmName).sort()).toEqual(['a', 'b']);
     ledger = recordCreates(ledger, ['a', 'a'], 120_000);
     expect(ledger.filter((e) => e.vmName === 'a')).toEqual([{ vmName: 'a', recordedAtMs: 120_000, seenAtMs: 120_000 }]);
+  });
+
+  it('create keys join their name (kept across sightings and re-records, latest KEYS_KEPT); names without keys have none', () => {
+    let ledger = recordCreates([], ['gpu1'], 0, [{ vmName: 'gpu1', createKey: 'k1' }]);
+    ledger = recordCreates(ledger, ['gpu2'], 1_000);
+    ledger = keepLedger(ledger, { instances: [{ vmName: 'gpu1' }], owners: [] }, 2_000, t);
+    ledger = recordCreates(ledger, ['gpu1'], 3_000, [{ vmName: 'gpu1', createKey: 'k2' }]);
+    ledger = recordCreates(ledger, ['gpu1'], 4_000);
+    expect(recordedKeys(ledger)).toEqual(new Map([['gpu1', new Set(['k1', 'k2'])]]));
+    const many = Array.from({ length: KEYS_KEPT + 3 }, (_, i) => ({ vmName: 'gpu1', createKey: `m${i}` }));
+    ledger = recordCreates(ledger, [], 5_000, many);
+    const kept = ledger.find((e) => e.vmName === 'gpu1')?.createKeys ?? [];
+    expect(kept).toHaveLength(KEYS_KEPT);
+    expect(kept[kept.length - 1]).toBe(`m${KEYS_KEPT + 2}`);
   });
 });

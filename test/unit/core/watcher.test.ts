@@ -151,6 +151,24 @@ describe('planCycle: positive evidence only', () => {
     expect(p.unknown).toEqual([]);
     expect(p.rows[0]!.row).toBe('owned');
   });
+
+  it("a recorded name: an instance with another create key (a same-id install) is unknown, this deployment's own is an orphan", () => {
+    const keyed = (id: string, createKey: string): Owned => ({ ...inst(id, 'a'), createKey });
+    const view = { instances: [keyed('i1', 'mine'), keyed('i2', 'theirs')], owners: [] };
+    const p = planCycle(view, [], 600_000, t, { ...REC, createKeys: new Map([['a', new Set(['mine'])]]) });
+    expect(p.unknown).toEqual([{ vmName: 'a', instanceIds: ['i2'], firstSeenAtMs: 600_000 }]);
+    expect(p.orphans).toEqual([{ vmName: 'a', instanceIds: ['i1'], firstSeenAtMs: 600_000 }]);
+    // Only the other install's instance left: nothing of the name is swept.
+    const alone = planCycle({ instances: [keyed('i2', 'theirs')], owners: [] }, [], 0, t, {
+      ...REC,
+      sweepNow: true,
+      createKeys: new Map([['a', new Set(['mine'])]]),
+    });
+    expect(alone.due).toEqual([]);
+    expect(alone.rows.map((r) => r.row)).toEqual(['unknown']);
+    // No keys on record for the name (older ledgers): as before, an orphan.
+    expect(planCycle({ instances: [keyed('i2', 'theirs')], owners: [] }, [], 0, t, { ...REC, sweepNow: true }).due.map((o) => o.vmName)).toEqual(['a']);
+  });
 });
 
 describe('watcherWorkflowId', () => {
