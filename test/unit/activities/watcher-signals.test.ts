@@ -4,13 +4,17 @@ import { describe, expect, it } from 'vitest';
 import { RECORD_REUSE_MS, recordOnce } from '../../../src/activities/watcher-signals';
 
 function countingClient(fail: () => boolean) {
-  const sent: { workflowId: string; vmNames: string[] }[] = [];
+  const sent: { workflowId: string; vmNames: string[]; createKeys?: { vmName: string; createKey: string }[] }[] = [];
   const client = {
     workflow: {
-      signalWithStart: async (_type: string, o: { workflowId: string; signalArgs: [{ vmNames: string[] }] }) => {
+      signalWithStart: async (
+        _type: string,
+        o: { workflowId: string; signalArgs: [{ vmNames: string[]; createKeys?: { vmName: string; createKey: string }[] }] },
+      ) => {
         await new Promise((r) => setTimeout(r, 5));
         if (fail()) throw new Error('server unavailable');
-        sent.push({ workflowId: o.workflowId, vmNames: o.signalArgs[0].vmNames });
+        const { vmNames, createKeys } = o.signalArgs[0];
+        sent.push({ workflowId: o.workflowId, vmNames, ...(createKeys ? { createKeys } : {}) });
       },
     },
   } as unknown as Client;
@@ -58,5 +62,15 @@ describe('recordOnce', () => {
     failing = false;
     await record(client, { at, taskQueue: 'q' }, ['gpu1']);
     expect(sent).toEqual([{ workflowId: 'gpuprov-watch:prod:fake:r1', vmNames: ['gpu1'] }]);
+  });
+
+  it('create keys ride with their names; a new key of a name accepted moments ago is sent, the same key is not', async () => {
+    const { sent, client } = countingClient(() => false);
+    const record = recordOnce({ owner: 'prod', now: () => 0 });
+    const at = { cloud: 'fake', region: 'r1' };
+    await record(client, { at, taskQueue: 'q' }, [{ vmName: 'gpu1', createKey: 'k1' }]);
+    await record(client, { at, taskQueue: 'q' }, [{ vmName: 'gpu1', createKey: 'k1' }]);
+    await record(client, { at, taskQueue: 'q' }, [{ vmName: 'gpu1', createKey: 'k2' }]);
+    expect(sent.map((s) => s.createKeys)).toEqual([[{ vmName: 'gpu1', createKey: 'k1' }], [{ vmName: 'gpu1', createKey: 'k2' }]]);
   });
 });
