@@ -153,9 +153,11 @@ class TraceRun {
 
   private async start(vm: VmState): Promise<WorkflowHandle<typeof vmWorkflow>> {
     const geo = GEOGRAPHY[this.trace.level];
-    const h = await this.retrying(
-      () =>
-        vm.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+    let tries = 0;
+    const started = this.retrying(
+      () => {
+        tries += 1;
+        return vm.kit.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
           taskQueue: vm.taskQueue,
           workflowId: vm.workflowId,
           args: [
@@ -171,10 +173,18 @@ class TraceRun {
             },
           ],
           staticSummary: `chaos ${this.trace.level} seed ${this.trace.seed}${this.tag}${vm.second ? ' (second install)' : ''}`,
-        }),
+        });
+      },
       60_000,
       vm.kit,
     );
+    const h = await started.catch(async (err: unknown) => {
+      // A retried start whose first try the server accepted (its answer lost to the deadline or a
+      // restart): the run it refuses to start again is this one.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError) || tries < 2) throw err;
+      const d = await this.retrying(() => vm.kit.client.workflow.getHandle(vm.workflowId).describe(), 60_000, vm.kit);
+      return Object.assign(vm.kit.client.workflow.getHandle<typeof vmWorkflow>(vm.workflowId, d.runId), { firstExecutionRunId: d.runId });
+    });
     this.track(vm, h, h.firstExecutionRunId);
     return h;
   }
