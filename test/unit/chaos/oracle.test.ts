@@ -206,6 +206,10 @@ const corruptions: [string, (e: Evidence) => void][] = [
   ['duplicate-start-rejected', (e) => e.duplicateStartsAccepted.push(VM)],
   ['orphans-swept-within-grace', (e) => (e.orphans = { atClose: [live2], left: [live2], waitedMs: 10_000 })],
   ['deployments-isolated', (e) => e.calls!.push({ primitive: 'delete', vmName: VM, region: 'fake-a', deployment: 'staging', owners: ['prod'] })],
+  [
+    'installs-isolated',
+    (e) => e.calls!.push({ primitive: 'delete', vmName: VM, region: 'fake-a', deployment: 'install-a', removed: [{ id: 'fake-9', owner: 'install-b' }] }),
+  ],
   ['lost-within-cycle', (e) => ((e.vanished = [VM]), (e.vanishedAt = { [VM]: 1_000 }))],
   [
     'lost-within-cycle',
