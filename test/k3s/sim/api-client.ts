@@ -66,7 +66,7 @@ export async function withTunnel<T>(args: string[], localPort: number, env: Node
   let tunnelErr = '';
   tunnel.stderr!.on('data', (d: Buffer) => (tunnelErr += d.toString('utf8')));
   try {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000; // tsx starting the command on a loaded machine
     while (!(await accepts(localPort))) {
       if (Date.now() > deadline || tunnel.exitCode !== null) throw new Error(`tunnel did not open: ${tunnelErr}`);
       await new Promise((r) => setTimeout(r, 200));
