@@ -3,10 +3,7 @@
  * installer script (download step replaced by a k3s test double), real vmWorkflow on the run's
  * Temporal dev server, real `provision kubeconfig` / `provision tunnel` commands.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { request } from 'node:https';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -25,6 +22,7 @@ import { teardownSignal, vmWorkflowId, type VmStatus } from '../../src/core/api'
 import type { K3sTuning } from '../../src/core/tuning';
 import { requireServer, requireTool, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
 import { FAST, waitFor } from '../workflows/helpers';
+import { apiGet, kubeconfigPathOf, withTunnel } from './sim/api-client';
 import { freePort, SimulatedK3sCloud, type SimHost } from './sim/simulated-cloud';
 
 const haveTools = existsSync('/usr/sbin/sshd') && existsSync('/usr/bin/openssl') && existsSync('/usr/bin/flock');
@@ -106,35 +104,6 @@ describe.skipIf(!requireServer() || !requireTool('sshd, openssl, flock', haveToo
       return { stdout, stderr, out: (s) => stdout.push(s), err: (s) => stderr.push(s), isTTY: false, env };
     }
 
-    /** GET `path` on the API with the kubeconfig's server, CA and client certificate. */
-    function apiGet(kubeconfigPath: string, path: string): Promise<{ status: number; body: string }> {
-      const kc = parse(readFileSync(kubeconfigPath, 'utf8'));
-      const cluster = kc.clusters[0].cluster;
-      const user = kc.users[0].user;
-      const url = new URL(cluster.server);
-      const b64 = (s: string) => Buffer.from(s, 'base64');
-      return new Promise((resolve, reject) => {
-        const req = request(
-          {
-            host: url.hostname,
-            port: url.port,
-            path,
-            ca: b64(cluster['certificate-authority-data']),
-            cert: b64(user['client-certificate-data']),
-            key: b64(user['client-key-data']),
-            timeout: 10_000,
-          },
-          (res) => {
-            let body = '';
-            res.on('data', (d: Buffer) => (body += d.toString('utf8')));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-          },
-        );
-        req.on('error', reject);
-        req.end();
-      });
-    }
-
     it('boot route: marker done → straight to AwaitApi, no SSH push; kubeconfig + HTTPS request (Direct)', async () => {
       const { name, h } = await launch(bootDirect, { boot: 'normal' });
       const s = await settled(h);
@@ -146,8 +115,7 @@ describe.skipIf(!requireServer() || !requireTool('sshd, openssl, flock', haveToo
 
       const cli = io();
       expect(await kubeconfigCommand.run([name, '--identity', ssh.privateKeyPath], cli), cli.stderr.join('\n')).toBe(0);
-      const line = cli.stdout.find((l) => l.includes('KUBECONFIG='))!;
-      const path = line.split('KUBECONFIG=')[1]!.trim();
+      const path = kubeconfigPathOf(cli.stdout);
       expect(statSync(path).mode & 0o777).toBe(0o600);
       const kc = parse(readFileSync(path, 'utf8'));
       expect(kc['current-context']).toBe(name);
@@ -238,45 +206,15 @@ describe.skipIf(!requireServer() || !requireTool('sshd, openssl, flock', haveToo
 
       const localPort = await freePort();
       const cli = io();
-      const tunnel: ChildProcess = spawn(
-        join(process.cwd(), 'node_modules/.bin/tsx'),
-        [join(__dirname, 'sim/run-command.ts'), 'tunnel', name, '--port', String(localPort), '--identity', ssh.privateKeyPath],
-        {
-          env: cli.env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let tunnelErr = '';
-      tunnel.stderr!.on('data', (d: Buffer) => (tunnelErr += d.toString('utf8')));
-      try {
-        const deadline = Date.now() + 30_000;
-        const accepts = (): Promise<boolean> =>
-          new Promise((r) => {
-            const sock = connect(localPort, '127.0.0.1');
-            sock.once('connect', () => {
-              sock.destroy();
-              r(true);
-            });
-            sock.once('error', () => r(false));
-          });
-        while (!(await accepts())) {
-          if (Date.now() > deadline || tunnel.exitCode !== null) throw new Error(`tunnel did not open: ${tunnelErr}`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
+      await withTunnel([name, '--port', String(localPort), '--identity', ssh.privateKeyPath], localPort, cli.env, async () => {
         expect(await kubeconfigCommand.run([name, '--port', String(localPort), '--identity', ssh.privateKeyPath], cli), cli.stderr.join('\n')).toBe(0);
-        const path = cli.stdout
-          .find((l) => l.includes('KUBECONFIG='))!
-          .split('KUBECONFIG=')[1]!
-          .trim();
+        const path = kubeconfigPathOf(cli.stdout);
         expect(parse(readFileSync(path, 'utf8')).clusters[0].cluster.server).toBe(`https://127.0.0.1:${localPort}`);
         const nodes = await apiGet(path, '/api/v1/nodes');
         expect(nodes.status).toBe(200);
         const ready = await apiGet(path, '/readyz');
         expect(ready.body).toBe('ok');
-      } finally {
-        if (tunnel.pid !== undefined && tunnel.exitCode === null) tunnel.kill('SIGTERM');
-        await new Promise((r) => (tunnel.exitCode !== null ? r(undefined) : tunnel.once('exit', r)));
-      }
+      });
     }, 120_000);
 
     it('the installer run twice concurrently on one host ends done once', async () => {

@@ -5,7 +5,8 @@
  * run with `GPUPROV_ROOT_PREFIX` pointing there and simulated `systemctl`, `cloud-init` and
  * (on GPU hosts) `nvidia-smi` first on PATH. The REAL installer runs there, with only its
  * download step replaced (`install-k3s-sim.sh` installs the `k3s-double.mjs` test double).
- * A fixture metadata service on 127.0.0.1 answers the AWS IMDSv2 public-IP lookup.
+ * A fixture metadata service on 127.0.0.1 answers the AWS IMDSv2 public-IP lookup. With
+ * `realApi`, the k3s installed is `k3s-real.mjs`: the real kube-apiserver on the suite's etcd.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,14 @@ export interface SimHost {
    * `hang` (download hangs once); `skip` (cloud-init finishes without running the installer).
    */
   boot?: 'normal' | 'fail' | 'hang' | 'skip';
+}
+
+/** The real Kubernetes API server the hosts' k3s runs (test/k3s/real-api.test.ts). */
+export interface RealApi {
+  /** The kube-apiserver binary. */
+  apiserver: string;
+  /** The etcd client URL (each host keeps its objects under a prefix of its own). */
+  etcd: string;
 }
 
 export interface SimHostState {
@@ -91,6 +100,7 @@ export class SimulatedK3sCloud implements CloudProvider {
     readonly name: string,
     private readonly root: string,
     private readonly caps: { bootScript: boolean; openPorts: boolean },
+    private readonly realApi?: RealApi,
   ) {
     this.inner = new LocalProvider({ root: join(root, 'cloud') });
     mkdirSync(join(root, 'hosts'), { recursive: true });
@@ -205,6 +215,9 @@ export class SimulatedK3sCloud implements CloudProvider {
       GPUPROV_METADATA_BASE: `${await this.metadataBase()}/${token}`,
       GPUPROV_LOCK_WAIT: '60',
       K3S_API_PORT: String(await freePort()),
+      ...(this.realApi
+        ? { GPUPROV_SIM_K3S: join(SIM_DIR, 'k3s-real.mjs'), GPUPROV_SIM_KUBE_APISERVER: this.realApi.apiserver, GPUPROV_SIM_ETCD: this.realApi.etcd }
+        : {}),
     };
     const exports = Object.entries(env).map(([k, v]) => `export ${k}=${shQuote(v)}`);
     exports.push(`export PATH=${shQuote(`${dir}/root/usr/local/bin:${dir}/sim/bin`)}:"$PATH"`);
