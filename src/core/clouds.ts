@@ -5,21 +5,21 @@
  * row (a `Record<CloudName, …>`, so the compiler refuses a row without an adapter and a test
  * checks the keys match). A new cloud is its folder, one row here and one registry line.
  *
- * | cloud          | rate /s | --image                  | --disk-gb      | hedge lane | k3s          | credentials | regions known |
- * |----------------|--------:|--------------------------|----------------|------------|--------------|-------------|---------------|
- * | aws            |      10 | AMI id                   | root EBS       | region     | runs         | yes         | 16            |
- * | gcp            |      20 | image family or image    | boot disk      | cloud      | runs         | yes         | 10            |
- * | lambda         |       1 | image family or id       | no (the type)  | region     | runs         | yes         | 14            |
- * | runpod         |       2 | container image          | container disk | cloud      | never        | yes         | any           |
- * | primeintellect |       2 | image name               | pod disk       | cloud      | not promised | yes         | any           |
- * | vastai         |       2 | container image          | container disk | cloud      | never        | yes         | any           |
- * | hyperstack     |       2 | image name               | no (flavor)    | cloud      | runs         | yes         | any           |
- * | digitalocean   |       4 | image slug or id         | no (the size)  | cloud      | runs         | yes         | 9             |
- * | verda          |       2 | image slug or id         | OS volume      | cloud      | runs         | yes         | any           |
- * | massedcompute  |       2 | image id (a number)      | no (product)   | cloud      | runs         | yes         | any           |
- * | nebius         |       2 | image family             | boot disk      | region     | runs         | yes         | any           |
- * | docker         |       — | container image (daemon) | no             | cloud      | never        | none        | any           |
- * | local          |       — | no                       | no             | region     | never        | none        | 2             |
+ * | cloud          | rate /s | --image                  | --disk-gb      | hedge lane | k3s          | by default | regions known |
+ * |----------------|--------:|--------------------------|----------------|------------|--------------|------------|---------------|
+ * | aws            |      10 | AMI id                   | root EBS       | region     | runs         | yes        | 16            |
+ * | gcp            |      20 | image family or image    | boot disk      | cloud      | runs         | yes        | 10            |
+ * | lambda         |       1 | image family or id       | no (the type)  | region     | runs         | yes        | 14            |
+ * | runpod         |       2 | container image          | container disk | cloud      | never        | yes        | any           |
+ * | primeintellect |       2 | image name               | pod disk       | cloud      | not promised | yes        | any           |
+ * | vastai         |       2 | container image          | container disk | cloud      | never        | yes        | any           |
+ * | hyperstack     |       2 | image name               | no (flavor)    | cloud      | runs         | yes        | any           |
+ * | digitalocean   |       4 | image slug or id         | no (the size)  | cloud      | runs         | yes        | 9             |
+ * | verda          |       2 | image slug or id         | OS volume      | cloud      | runs         | yes        | any           |
+ * | massedcompute  |       2 | image id (a number)      | no (product)   | cloud      | runs         | yes        | any           |
+ * | nebius         |       2 | image family             | boot disk      | region     | runs         | yes        | any           |
+ * | docker         |       — | container image (daemon) | no             | cloud      | never        | when named | any           |
+ * | local          |       — | no                       | no             | region     | never        | fallback   | 2             |
  *
  * Every cloud sells on-demand only today (`markets`); spot and reserved go in that list.
  *
@@ -72,14 +72,16 @@ export type K3sSupport = 'runs' | 'not-promised' | 'never';
 
 /** One row of {@link CLOUD_TABLE}. */
 export interface CloudFacts {
-  /** Default pace of the cloud's API activities; absent: no vendor API, no limit. */
-  rateLimit?: CloudRateLimit;
+  /** Default pace of the cloud's API activities; false: no vendor API, no limit (every row must say). */
+  rateLimit: CloudRateLimit | false;
   image: ImageSupport | false;
   diskGb: { min: number; max: number } | false;
   lane: LaneKind;
   k3s: K3sSupport;
-  /** The worker's variables holding the credentials (what to fix when refused); absent: none needed, planned only when named. */
+  /** The worker's variables holding the credentials (what to fix when refused); absent: none needed. */
   credentials?: string;
+  /** Planned when the user names no cloud (its credentials are present); false: only when named (`local` is also the fallback). */
+  byDefault: boolean;
   /** Regions the CLI validates up front; absent: any well-formed region. */
   regions?: readonly string[];
   markets: readonly Market[];
@@ -125,6 +127,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)',
     regions: [...AWS_REGIONS, ...AWS_REGIONS_2],
+    byDefault: true,
     markets: ON_DEMAND,
   },
   gcp: {
@@ -140,6 +143,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'GOOGLE_APPLICATION_CREDENTIALS (a service-account key file) and GOOGLE_CLOUD_PROJECT',
     regions: GCP_REGIONS,
+    byDefault: true,
     markets: ON_DEMAND,
   },
   lambda: {
@@ -150,6 +154,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'LAMBDA_API_KEY',
     regions: [...LAMBDA_REGIONS, ...LAMBDA_REGIONS_2],
+    byDefault: true,
     markets: ON_DEMAND,
   },
   runpod: {
@@ -159,6 +164,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     lane: 'cloud',
     k3s: 'never',
     credentials: 'RUNPOD_API_KEY',
+    byDefault: true,
     markets: ON_DEMAND,
   },
   primeintellect: {
@@ -168,6 +174,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     lane: 'cloud',
     k3s: 'not-promised', // some upstream providers hand out containers
     credentials: 'PRIME_API_KEY',
+    byDefault: true,
     markets: ON_DEMAND,
   },
   vastai: {
@@ -177,6 +184,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     lane: 'cloud',
     k3s: 'never',
     credentials: 'VAST_API_KEY',
+    byDefault: true,
     markets: ON_DEMAND,
   },
   hyperstack: {
@@ -186,6 +194,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     lane: 'cloud',
     k3s: 'runs',
     credentials: 'HYPERSTACK_API_KEY',
+    byDefault: true,
     markets: ON_DEMAND,
   },
   digitalocean: {
@@ -196,6 +205,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'DIGITALOCEAN_TOKEN',
     regions: ['nyc2', 'tor1', 'atl1', 'ams3', 'nyc1', 'nyc3', 'sfo3', 'lon1', 'fra1'],
+    byDefault: true,
     markets: ON_DEMAND,
   },
   verda: {
@@ -205,6 +215,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     lane: 'cloud', // startup scripts are global per VM
     k3s: 'runs',
     credentials: 'VERDA_CLIENT_ID and VERDA_CLIENT_SECRET',
+    byDefault: true,
     markets: ON_DEMAND,
   },
   massedcompute: {
@@ -214,6 +225,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     lane: 'cloud',
     k3s: 'runs',
     credentials: 'MASSED_COMPUTE_API_KEY',
+    byDefault: true,
     markets: ON_DEMAND,
   },
   nebius: {
@@ -223,21 +235,27 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     lane: 'region', // a project per region
     k3s: 'runs',
     credentials: 'NEBIUS_IAM_TOKEN and NEBIUS_PROJECT_ID (or NEBIUS_PROJECTS)',
+    byDefault: true,
     markets: ON_DEMAND,
   },
   docker: {
+    rateLimit: false,
     image: { ...CONTAINER, format: 'a container image the Docker daemon has (REPO[:TAG])', example: 'gpuprov/sshd:1' },
     diskGb: false,
     lane: 'cloud',
     k3s: 'never',
+    credentials: 'DOCKER_HOST',
+    byDefault: false,
     markets: ON_DEMAND,
   },
   local: {
+    rateLimit: false,
     image: false,
     diskGb: false,
     lane: 'region', // instances and side files labelled by region
     k3s: 'never',
     regions: ['local-a', 'local-b'],
+    byDefault: false,
     markets: ON_DEMAND,
   },
 };
