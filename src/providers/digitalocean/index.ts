@@ -3,7 +3,6 @@ import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import {
   identityName,
-  type CloudProvider,
   type InstanceSpec,
   type Json,
   type Location,
@@ -13,7 +12,7 @@ import {
   type ResourceRequest,
   type SideResource,
 } from '../../core/provider';
-import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, required } from '../cloud-adapter';
 import { DEFAULT_BASE_URL, DoApi } from './api';
 import { httpErrorOf } from '../http';

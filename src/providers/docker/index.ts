@@ -16,7 +16,7 @@ import {
 } from '../../core/provider';
 import { DockerApi, type CreateBody } from './api';
 import { CLOUD, DEFAULT_IMAGE, REGION, SSH_USER, containerName, hasIdentity, isForeign, offersFor, sizeOf, toObserved } from './map';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import type { DeploymentOption } from '../deployment';
 import { CloudAdapter } from '../cloud-adapter';
 
 export interface DockerOptions extends DeploymentOption {

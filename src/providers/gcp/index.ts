@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
-import type { CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, QuotaShortfall, ResourceRequest, SideResource } from '../../core/provider';
-import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import type { InstanceSpec, Json, Location, Observed, Offer, Owned, QuotaShortfall, ResourceRequest, SideResource } from '../../core/provider';
+import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter } from '../cloud-adapter';
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
@@ -74,7 +74,7 @@ export const INSERT_WAIT_MS = 60_000;
 
 const PreparedSchema = z.object({ firewall: z.string(), networkTag: z.string(), network: z.string(), image: z.string() });
 
-/** GCP Compute Engine as a {@link CloudProvider}. */
+/** GCP Compute Engine as a cloud adapter. */
 export class GcpProvider extends CloudAdapter {
   private readonly api: ComputeApi;
   private readonly regions: string[];

@@ -1,13 +1,13 @@
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { ProviderError } from '../../core/errors';
-import type { CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
+import type { InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
 import { LocalApi, type SshdMode } from './api';
 import { injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';
 import { localInventory } from './inventory';
 import { CLOUD, isKnownOffer, listOffers, toObserved } from './map';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import type { DeploymentOption } from '../deployment';
 import { CloudAdapter } from '../cloud-adapter';
 
 export { countLive, liveSshdPids } from './procs';

@@ -1,17 +1,8 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import {
-  type CloudProvider,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-} from '../../core/provider';
-import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
+import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT, required } from '../cloud-adapter';
 import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';

@@ -14,7 +14,7 @@ import {
   type ResourceRequest,
   type SideResource,
 } from '../../core/provider';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import type { DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT } from '../cloud-adapter';
 import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';

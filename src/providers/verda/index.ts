@@ -3,7 +3,6 @@ import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import {
   identityName,
-  type CloudProvider,
   type InstanceSpec,
   type Json,
   type Location,
@@ -13,7 +12,7 @@ import {
   type ResourceRequest,
   type SideResource,
 } from '../../core/provider';
-import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT, required } from '../cloud-adapter';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
