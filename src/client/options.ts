@@ -6,7 +6,7 @@
 import { InputError } from '../core/errors';
 import type { VmSpec } from '../core/api';
 import { DEFAULT_TUNING } from '../core/tuning';
-import { CLOUDS } from './catalog';
+import { CLOUD_NAMES, cloudsWhere, listed } from '../core/clouds';
 import { JSON_FLAG } from './define';
 import { listValue, parseGpu } from './flag-values';
 import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from './flags';
@@ -62,7 +62,7 @@ export const VM_FLAGS = {
     type: 'string',
     value: 'CLOUD,…',
     meaning: 'only these clouds, tried in this order',
-    format: `comma-separated, from: ${CLOUDS.join(', ')}`,
+    format: `comma-separated, from: ${CLOUD_NAMES.join(', ')}`,
     default: 'every cloud configured on the worker, cheapest offer first (the local test cloud when none is)',
     example: '--cloud aws,gcp',
   },
@@ -109,7 +109,7 @@ export const VM_FLAGS = {
     type: 'string',
     value: 'GB',
     meaning: 'size of the boot disk (the container disk on container clouds); clouds whose types fix the disk are skipped',
-    format: `a whole number of GB, ${VM_LIMITS.diskGb.min} to ${VM_LIMITS.diskGb.max} (each cloud has its own range); on aws, gcp, verda, nebius, primeintellect, runpod and vastai`,
+    format: `a whole number of GB, ${VM_LIMITS.diskGb.min} to ${VM_LIMITS.diskGb.max} (each cloud has its own range); on ${listed(cloudsWhere((c) => c.diskGb !== false))}`,
     default: "each cloud's default (e.g. 20 GB on gcp CPU offers, 200 on its GPU offers, 50 on runpod and vastai)",
     example: '--disk-gb 200',
   },

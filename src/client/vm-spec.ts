@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { PARALLEL_MAX, PARALLEL_MIN } from '../core/hedge';
 import { gpuModelProblem } from '../core/gpu-models';
 import { imageDiskOf, imageDiskProblem } from '../core/image-disk';
-import { CLOUDS, KNOWN_REGIONS, NO_K8S, didYouMean, type CloudId } from './catalog';
+import { didYouMean } from './catalog';
+import { CLOUD_NAMES, CLOUD_TABLE, isCloudName, type CloudName } from '../core/clouds';
 
 export const VM_LIMITS = {
   ttlMs: { min: 60_000, max: 30 * 86_400_000 },
@@ -106,10 +107,10 @@ const fields = {
     .optional(),
   clouds: z
     .array(
-      z.string().refine((c) => (CLOUDS as readonly string[]).includes(c), {
+      z.string().refine(isCloudName, {
         error: (iss) => {
-          const hint = didYouMean(String(iss.input), CLOUDS);
-          return `unknown cloud "${String(iss.input)}"${hint ? ` (did you mean ${hint}?)` : ''}; known: ${CLOUDS.join(', ')}`;
+          const hint = didYouMean(String(iss.input), CLOUD_NAMES);
+          return `unknown cloud "${String(iss.input)}"${hint ? ` (did you mean ${hint}?)` : ''}; known: ${CLOUD_NAMES.join(', ')}`;
         },
       }),
     )
@@ -170,7 +171,7 @@ interface CrossChecked {
 }
 
 /** `--image`/`--disk-gb` that none of the explicitly named clouds can honour (with several, the plan skips those that cannot). */
-function imageDiskCheck(chosen: readonly CloudId[], v: CrossChecked, ctx: z.RefinementCtx): void {
+function imageDiskCheck(chosen: readonly CloudName[], v: CrossChecked, ctx: z.RefinementCtx): void {
   const want = { ...(v.image !== undefined ? { image: v.image } : {}), ...(v.diskGb !== undefined ? { diskGb: v.diskGb } : {}) };
   if (!chosen.length || Object.keys(want).length === 0) return;
   const problems = chosen.map((c) => imageDiskProblem(c, imageDiskOf(c), want));
@@ -182,9 +183,9 @@ function imageDiskCheck(chosen: readonly CloudId[], v: CrossChecked, ctx: z.Refi
 
 /** Rules between fields: regions known to the chosen clouds, k3s only on a cloud that runs it, an image/disk one of them honours. */
 function crossCheck(v: CrossChecked, ctx: z.RefinementCtx): void {
-  const chosen = v.clouds?.filter((c): c is CloudId => (CLOUDS as readonly string[]).includes(c));
-  if (chosen?.length && v.regions && chosen.every((c) => KNOWN_REGIONS[c])) {
-    const known = chosen.flatMap((c) => KNOWN_REGIONS[c] ?? []);
+  const chosen = v.clouds?.filter(isCloudName);
+  if (chosen?.length && v.regions && chosen.every((c) => CLOUD_TABLE[c].regions)) {
+    const known = chosen.flatMap((c) => CLOUD_TABLE[c].regions ?? []);
     for (const r of v.regions) {
       if (known.includes(r) || !REGION_NAME.test(r)) continue;
       const hint = didYouMean(r, known);
@@ -195,7 +196,7 @@ function crossCheck(v: CrossChecked, ctx: z.RefinementCtx): void {
       });
     }
   }
-  if (v.k8s === 'on' && chosen?.length && chosen.every((c) => NO_K8S.includes(c))) {
+  if (v.k8s === 'on' && chosen?.length && chosen.every((c) => CLOUD_TABLE[c].k3s === 'never')) {
     ctx.addIssue({
       code: 'custom',
       path: ['k8s'],

@@ -16,6 +16,7 @@
  * | failed, decision abort (fatal kind)     | `abort`   | cancelled, then compensated         |
  * | failed, decision continue               | `refill`  | run on; free slots take next offers |
  */
+import { laneKindOf } from './clouds';
 import { isBlocked, type SearchState } from './search';
 import type { Offer } from './provider';
 
@@ -23,21 +24,9 @@ import type { Offer } from './provider';
 export const PARALLEL_MIN = 1;
 export const PARALLEL_MAX = 8;
 
-/**
- * Clouds whose identity lookups and side resources are per region, so two regions may run side
- * by side. Every other cloud runs one attempt at a time.
- */
-const REGIONAL_LANES: ReadonlySet<string> = new Set([
-  'aws', // describeInstances, key pairs and security groups are regional
-  'nebius', // a project per region
-  'lambda', // observe filters by region; cleanup has nothing to delete
-  'local', // instances and side files labelled by region
-  'fake', // test/harness/fake-provider.ts
-]);
-
-/** The slice of identity space one attempt occupies. */
+/** The slice of identity space one attempt occupies: the region or the whole cloud, by the cloud table's `lane` (src/core/clouds.ts). */
 export function laneOf(offer: Pick<Offer, 'cloud' | 'region'>): string {
-  return REGIONAL_LANES.has(offer.cloud) ? `${offer.cloud}/${offer.region}` : offer.cloud;
+  return laneKindOf(offer.cloud) === 'region' ? `${offer.cloud}/${offer.region}` : offer.cloud;
 }
 
 /** The effective N: undefined → 1, clamped to PARALLEL_MIN..PARALLEL_MAX. */

@@ -14,44 +14,11 @@
  *
  * An activity is not one API call: `prepareAndCreate` makes a few, and one `awaitRunning` attempt
  * may look more than once within its inline window (src/activities/look-again.ts). The defaults
- * therefore sit below the vendors' documented rates.
+ * therefore sit below the vendors' documented rates. The defaults, with their sources, are the
+ * `rateLimit` column of the cloud table (src/core/clouds.ts).
  */
+import { factsOf } from './clouds';
 import { InputError } from './errors';
-
-/** One row of the defaults table: activities per second, and where the vendor documents its limit. */
-export interface CloudRateLimit {
-  perSecond: number;
-  source: string;
-}
-
-/**
- * Default activities per second per cloud, from each vendor's documented API limits (searched
- * December 2026). Clouds without a vendor API (`local`, `docker`) and unknown clouds have no limit.
- *
- * | cloud          | documented limit                                                             | default /s |
- * |----------------|------------------------------------------------------------------------------|-----------:|
- * | aws            | EC2 token buckets per account and region: non-mutating actions refill 20/s;   |         10 |
- * |                | RunInstances resource bucket 1000, refill 2 instances/s                      |            |
- * | gcp            | Compute Engine: 1,500 requests/min per project per group (read, list, default) |         20 |
- * | digitalocean   | 250 requests/min, 5,000/hour per token                                        |          4 |
- * | lambda         | Lambda Cloud: about 1 request/s; launch once per 10 s                         |          1 |
- * | vastai         | a minimum interval per endpoint and identity, values not published           |          2 |
- * | runpod         | per-user minute/hour/day quotas, values only in RateLimit-Policy headers     |          2 |
- * | others         | not documented where we searched: a conservative default                     |          2 |
- */
-export const RATE_LIMITS: Readonly<Record<string, CloudRateLimit>> = {
-  aws: { perSecond: 10, source: 'https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html' },
-  gcp: { perSecond: 20, source: 'https://cloud.google.com/compute/api-quota' },
-  digitalocean: { perSecond: 4, source: 'https://docs.digitalocean.com/reference/api/ (ratelimit-limit: 5000/hour, 250/minute)' },
-  lambda: { perSecond: 1, source: 'https://docs.lambdalabs.com/cloud/rate-limiting/' },
-  vastai: { perSecond: 2, source: 'https://docs.vast.ai/api-reference/rate-limits-and-errors' },
-  runpod: { perSecond: 2, source: 'https://docs.runpod.io/api-reference-v2/rate-limits' },
-  primeintellect: { perSecond: 2, source: 'not documented: conservative default' },
-  hyperstack: { perSecond: 2, source: 'not documented: conservative default' },
-  verda: { perSecond: 2, source: 'not documented: conservative default' },
-  massedcompute: { perSecond: 2, source: 'not documented: conservative default' },
-  nebius: { perSecond: 2, source: 'not documented: conservative default' },
-};
 
 /** The task queue of `cloud`'s API activities, beside the main queue `mainQueue`. */
 export function cloudTaskQueue(mainQueue: string, cloud: string): string {
@@ -70,18 +37,24 @@ export function rateEnvName(cloud: string): string {
 }
 
 /**
- * Activities per second for `cloud`: `GPUPROV_RATE_<CLOUD>` when set, else the table's default,
+ * Activities per second for `cloud`: `GPUPROV_RATE_<CLOUD>` when set, else the cloud table's default,
  * else undefined (no limit). `0` or `none` in the variable lifts the limit. A value that is not a
  * positive number throws InputError (the worker exits 2 naming the variable).
  */
 export function rateLimitFor(cloud: string, env: Readonly<Record<string, string | undefined>>): number | undefined {
   const name = rateEnvName(cloud);
   const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return RATE_LIMITS[cloud]?.perSecond;
+  if (raw === undefined || raw === '') return defaultRate(cloud);
   if (raw === '0' || raw.toLowerCase() === 'none') return undefined;
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) {
     throw new InputError(name, `"${raw}" is not a rate: activities per second, a positive number`, `${name}=5 (or 0 for no limit)`);
   }
   return n;
+}
+
+/** The cloud table's default for `cloud`; undefined for a cloud without a vendor API, or unknown. */
+function defaultRate(cloud: string): number | undefined {
+  const r = factsOf(cloud)?.rateLimit;
+  return r ? r.perSecond : undefined;
 }

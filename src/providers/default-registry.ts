@@ -1,8 +1,10 @@
 /**
- * The worker's clouds, from its environment: every adapter whose credentials are present, plus
- * the `local` cloud (always registered; planned by default only when no other cloud is).
+ * The adapter registry: one factory per row of the cloud table (src/core/clouds.ts), and the
+ * worker's clouds from its environment: every adapter whose credentials are present (`local`
+ * always is; planned by default only when no other cloud is).
  */
 import { ProviderRegistry } from './registry';
+import { CLOUD_NAMES, factsOf, type CloudName } from '../core/clouds';
 import { rateLimitFor } from '../core/rate-limits';
 import type { CloudProvider } from '../core/provider';
 import type { DeploymentOption } from './deployment';
@@ -20,24 +22,25 @@ import * as nebius from './nebius';
 import * as docker from './docker';
 import * as local from './local';
 
-/** Adapter factories in the default preference order. */
-const FACTORIES: ((env: NodeJS.ProcessEnv, opts: DeploymentOption) => CloudProvider | undefined)[] = [
-  aws.fromEnv,
-  gcp.fromEnv,
-  lambda.fromEnv,
-  runpod.fromEnv,
-  primeintellect.fromEnv,
-  vastai.fromEnv,
-  hyperstack.fromEnv,
-  digitalocean.fromEnv,
-  verda.fromEnv,
-  massedcompute.fromEnv,
-  nebius.fromEnv,
-  docker.fromEnv,
-];
+/** Builds a cloud's adapter from the worker's environment, or undefined when its credentials are not there. */
+export type AdapterFactory = (env: NodeJS.ProcessEnv, opts: DeploymentOption) => CloudProvider | undefined;
 
-/** Clouds that need no credentials: used only when named (`--cloud docker`), or `local` as the fallback. */
-const IMPLICIT = ['local', 'docker'];
+/** Every cloud's adapter: a new cloud is its folder, its row in the cloud table and one line here. */
+export const ADAPTERS: Readonly<Record<CloudName, AdapterFactory>> = {
+  aws: aws.fromEnv,
+  gcp: gcp.fromEnv,
+  lambda: lambda.fromEnv,
+  runpod: runpod.fromEnv,
+  primeintellect: primeintellect.fromEnv,
+  vastai: vastai.fromEnv,
+  hyperstack: hyperstack.fromEnv,
+  digitalocean: digitalocean.fromEnv,
+  verda: verda.fromEnv,
+  massedcompute: massedcompute.fromEnv,
+  nebius: nebius.fromEnv,
+  docker: docker.fromEnv,
+  local: local.fromEnv,
+};
 
 /**
  * Clouds planned when the user names none: every cloud with credentials; without any, `local`
@@ -45,7 +48,7 @@ const IMPLICIT = ['local', 'docker'];
  */
 export function defaultClouds(registry: ProviderRegistry): string[] {
   const names = registry.names();
-  const real = names.filter((n) => !IMPLICIT.includes(n));
+  const real = names.filter((n) => factsOf(n)?.byDefault !== false);
   if (real.length > 0) return real;
   return names.includes('local') ? ['local'] : names;
 }
@@ -59,10 +62,9 @@ export function registryFromEnv(env: NodeJS.ProcessEnv = process.env, opts: Depl
   const only = env.GPUPROV_CLOUDS?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  for (const make of FACTORIES) {
-    const p = make(env, opts);
+  for (const cloud of CLOUD_NAMES) {
+    const p = ADAPTERS[cloud](env, opts);
     if (p && (!only || only.includes(p.name))) providers.push(p);
   }
-  if (!only || only.includes('local')) providers.push(local.fromEnv(env, opts));
   return new ProviderRegistry(providers, { perSecond: (cloud) => rateLimitFor(cloud, env) });
 }

@@ -1,10 +1,10 @@
 /**
  * `--image` and `--disk-gb` reach each cloud's create request (prepare + create against the cloud's
- * fixture), and each adapter's capabilities are the table's (src/core/image-disk.ts). One table-driven
+ * fixture), and each adapter's capabilities are the cloud table's (src/core/clouds.ts). One table-driven
  * battery, like conformance.ts: every cloud says where its create request went and what it must hold.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { IMAGE_DISK, imageDiskOf } from '../../src/core/image-disk';
+import { imageDiskOf } from '../../src/core/image-disk';
 import type { CloudProvider, InstanceSpec, ResourceRequest } from '../../src/core/provider';
 import type { HttpFixture, RecordedRequest } from '../fixtures/http-fixture';
 import { motoMissing } from '../harness/moto';
@@ -153,7 +153,7 @@ describe('--image and --disk-gb reach every cloud that takes them', () => {
   it.each(CASES.filter((c) => !c.skip).map((c) => [c.cloud, c] as const))('%s', async (_cloud, c) => {
     const s = await c.start();
     open.push(s);
-    expect(s.provider.capabilities()).toMatchObject(IMAGE_DISK[c.cloud]!);
+    expect(s.provider.capabilities()).toMatchObject(imageDiskOf(c.cloud));
     const [offer] = await planned(s.provider, { ...c.request, ...c.want });
     expect(offer, `${c.cloud} planned nothing`).toBeDefined();
     const spec = specFor('img', c.want);

@@ -2,7 +2,7 @@
 import type { PlanOutput } from '../../activities';
 import { GpuprovClient } from '../client';
 import { formatGpuRequest } from '../../core/offer-match';
-import { CREDENTIAL_VARS, type CloudId } from '../catalog';
+import { factsOf } from '../../core/clouds';
 import { EXIT_FAILED, EXIT_OK, type Command, type Io } from '../command';
 import { connectClient } from '../connect';
 import { leaf } from '../define';
@@ -14,7 +14,7 @@ type Skipped = PlanOutput['skipped'][number];
 
 /** What to do about a cloud that listed nothing: the variable to fix when it refused the credentials, the engine when it refused as a whole. */
 function fixFor(s: Skipped): string {
-  if (s.kind === 'Credentials') return `set valid credentials on the worker: ${CREDENTIAL_VARS[s.cloud as CloudId] ?? `the ${s.cloud} credentials`}`;
+  if (s.kind === 'Credentials') return `set valid credentials on the worker: ${factsOf(s.cloud)?.credentials ?? `the ${s.cloud} credentials`}`;
   if (s.kind === 'Transient') return 'the cloud did not answer; try again in a minute';
   // Refused as a whole (a Docker engine not reachable or too old): the request is not the problem.
   if (s.kind === 'Unavailable') return 'fix what the message names on the worker (the engine or endpoint), or leave this cloud out';

@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { _InstanceType, Filter, Tag } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
-import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
 import type {
-  Capabilities,
   CloudProvider,
   InstanceSpec,
   Json,
@@ -21,6 +19,7 @@ import type {
 } from '../../core/provider';
 import { createKeyOf } from '../create-key';
 import { ownedName, type DeploymentOption } from '../deployment';
+import { CloudAdapter } from '../cloud-adapter';
 import { awsConfig, hasCredentials, type AwsProviderOptions } from './config';
 import type { Ec2Api } from './api';
 import { CATALOG } from './catalog';
@@ -53,19 +52,25 @@ function sha256(s: string): string {
  * Identity: tags `gpuprov-vm-name` and `gpuprov-owner` (the deployment), both matched; the per-VM
  * security group is named `gpuprov-<vm>-<deployment hash>` (names are unique per VPC).
  */
-export class AwsProvider implements CloudProvider {
-  readonly name = 'aws';
+export class AwsProvider extends CloudAdapter {
   private readonly api: Ec2Api;
   private readonly regions: string[];
   private readonly amiId: string | undefined;
   private readonly usePrivateIp: boolean;
   private readonly pricing: AwsPricing | undefined;
   private readonly quotas: AwsQuotas | undefined;
-  readonly deployment: string;
 
   constructor(opts: AwsProviderOptions = {}) {
+    // bootTimeoutMs: P-family instances with the Deep Learning AMI can take several minutes to pass checks.
+    super('aws', opts, {
+      bootScript: true,
+      openPorts: true,
+      sshUser: { kind: 'fixed', user: 'ubuntu' },
+      bootTimeoutMs: 20 * 60_000,
+      pollIntervalMs: 5_000,
+      typicalBootMs: 90_000,
+    });
     ({
-      deployment: this.deployment,
       api: this.api,
       regions: this.regions,
       amiId: this.amiId,
@@ -73,20 +78,6 @@ export class AwsProvider implements CloudProvider {
       pricing: this.pricing,
       quotas: this.quotas,
     } = awsConfig(opts));
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: true,
-      openPorts: true,
-      k8s: true,
-      sshUser: { kind: 'fixed', user: 'ubuntu' },
-      // P-family instances with the Deep Learning AMI can take several minutes to pass checks.
-      bootTimeoutMs: 20 * 60_000,
-      pollIntervalMs: 5_000,
-      typicalBootMs: 90_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   /**
@@ -298,7 +289,7 @@ export class AwsProvider implements CloudProvider {
   }
 
   /** Delete the per-VM security group; while a terminating instance still uses it, Transient. */
-  async cleanup(at: Location, vmName: string): Promise<void> {
+  override async cleanup(at: Location, vmName: string): Promise<void> {
     const groups = await this.api.securityGroupIdsByName(at.region, ownedName(vmName, this.deployment), vmName, this.deployment);
     for (const groupId of groups) {
       try {

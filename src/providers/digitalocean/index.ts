@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import {
   identityName,
-  type Capabilities,
-  type CloudProvider,
   type InstanceSpec,
   type Json,
   type Location,
@@ -15,7 +12,8 @@ import {
   type ResourceRequest,
   type SideResource,
 } from '../../core/provider';
-import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { CloudAdapter, required } from '../cloud-adapter';
 import { DEFAULT_BASE_URL, DoApi } from './api';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
@@ -54,29 +52,20 @@ const Prepared = z.object({ sshKeys: z.array(z.string()).min(1), firewallId: z.s
  * firewall named `gpuprov-<vm>-<deployment hash>` covers the droplets carrying that name as a tag:
  * SSH in (plus 6443 when asked).
  */
-export class DigitalOceanProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class DigitalOceanProvider extends CloudAdapter {
   private readonly api: DoApi;
-  readonly deployment: string;
 
   constructor(opts: DigitalOceanOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    if (!opts.token) throw new ProviderError('Credentials', 'digitalocean: no API token; set DIGITALOCEAN_TOKEN');
-    this.api = new DoApi(opts.token, opts.baseUrl ?? DEFAULT_BASE_URL, opts.perPage ?? 200);
-  }
-
-  capabilities(): Capabilities {
-    return {
+    // openPorts: the per-VM firewall opens exactly the spec's ports (22, and 6443 when asked).
+    super(CLOUD, opts, {
       bootScript: true,
-      // The per-VM firewall opens exactly the spec's ports (22, and 6443 when asked).
       openPorts: true,
-      k8s: true,
       sshUser: { kind: 'fixed', user: SSH_USER },
       bootTimeoutMs: 20 * 60_000,
       pollIntervalMs: 5_000,
       typicalBootMs: 3 * 60_000,
-      ...imageDiskOf(this.name),
-    };
+    });
+    this.api = new DoApi(required(opts.token, 'digitalocean: no API token; set DIGITALOCEAN_TOKEN'), opts.baseUrl ?? DEFAULT_BASE_URL, opts.perPage ?? 200);
   }
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
@@ -184,7 +173,7 @@ export class DigitalOceanProvider implements CloudProvider {
    * deleting it while a droplet still carries it would strip its identity (a leak no teardown
    * could find); an unused tag bills nothing.
    */
-  async cleanup(_at: Location, vmName: string): Promise<void> {
+  override async cleanup(_at: Location, vmName: string): Promise<void> {
     const name = firewallName(vmName, this.deployment);
     const tag = deploymentVmTag(vmName, this.deployment);
     const mine = (await this.api.firewalls()).filter((f) => f.name === name && f.tags.includes(tag));

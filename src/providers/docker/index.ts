@@ -1,12 +1,10 @@
 import { existsSync } from 'node:fs';
-import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import {
   IDENTITY_TAG,
   OWNER_TAG,
-  type Capabilities,
   type CloudProvider,
   type InstanceSpec,
   type Json,
@@ -18,7 +16,8 @@ import {
 } from '../../core/provider';
 import { DockerApi, type CreateBody } from './api';
 import { CLOUD, DEFAULT_IMAGE, REGION, SSH_USER, containerName, hasIdentity, isForeign, offersFor, sizeOf, toObserved } from './map';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import type { DeploymentOption } from '../deployment';
+import { CloudAdapter } from '../cloud-adapter';
 
 export interface DockerOptions extends DeploymentOption {
   /** Daemon unix socket (from `DOCKER_HOST=unix:///…`; default `/var/run/docker.sock`). */
@@ -36,33 +35,25 @@ const Prepared = z.object({ image: z.string() });
  * Containers on the local Docker daemon posing as small VMs: an sshd image, one published
  * loopback port for 22. No credentials, no GPUs, no k3s.
  */
-class DockerProvider implements CloudProvider {
-  readonly name = CLOUD;
+class DockerProvider extends CloudAdapter {
   private readonly api: DockerApi;
   private readonly image: string;
-  readonly deployment: string;
 
   constructor(opts: DockerOptions = {}) {
-    this.deployment = deploymentOf(opts);
+    super(CLOUD, opts, {
+      bootScript: true,
+      openPorts: true,
+      sshUser: { kind: 'fixed', user: SSH_USER },
+      bootTimeoutMs: 2 * 60_000,
+      pollIntervalMs: 1_000,
+      typicalBootMs: 2_000,
+    });
     this.api = new DockerApi({
       ...(opts.socketPath ? { socketPath: opts.socketPath } : {}),
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
     });
     this.image = opts.image ?? DEFAULT_IMAGE;
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: true,
-      openPorts: true,
-      k8s: false,
-      sshUser: { kind: 'fixed', user: SSH_USER },
-      bootTimeoutMs: 2 * 60_000,
-      pollIntervalMs: 1_000,
-      typicalBootMs: 2_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   /** CPU containers only, in the one region `local`; a GPU ask matches none of them. */
@@ -150,9 +141,6 @@ class DockerProvider implements CloudProvider {
     const targets = new Set([...ids.filter((id) => !foreign.has(id)), ...mine]);
     for (const id of targets) await this.api.remove(id);
   }
-
-  /** Nothing per VM besides the container (no keys, networks or volumes of our own). */
-  async cleanup(_at: Location, _vmName: string): Promise<void> {}
 }
 
 /**

@@ -4,24 +4,12 @@
  * same name targeted by network tag, cloud-init through `user-data`.
  */
 import { join } from 'node:path';
-import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
-import type {
-  Capabilities,
-  CloudProvider,
-  InstanceSpec,
-  Json,
-  Location,
-  Observed,
-  Offer,
-  Owned,
-  QuotaShortfall,
-  ResourceRequest,
-  SideResource,
-} from '../../core/provider';
-import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import type { InstanceSpec, Json, Location, Observed, Offer, Owned, QuotaShortfall, ResourceRequest, SideResource } from '../../core/provider';
+import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { CloudAdapter } from '../cloud-adapter';
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
 import { findAdcFile, findProject, parseRegions } from './config';
@@ -86,9 +74,8 @@ export const INSERT_WAIT_MS = 60_000;
 
 const PreparedSchema = z.object({ firewall: z.string(), networkTag: z.string(), network: z.string(), image: z.string() });
 
-/** GCP Compute Engine as a {@link CloudProvider}. */
-export class GcpProvider implements CloudProvider {
-  readonly name = CLOUD;
+/** GCP Compute Engine as a cloud adapter. */
+export class GcpProvider extends CloudAdapter {
   private readonly api: ComputeApi;
   private readonly regions: string[];
   private readonly cpuImage: { project: string; family: string };
@@ -96,11 +83,17 @@ export class GcpProvider implements CloudProvider {
   private readonly insertWaitMs: number;
   private readonly network: string;
   private readonly pricing: GcpPricing | undefined;
-  readonly deployment: string;
 
   /** Throws `Credentials` when the project or (outside a test endpoint) the credentials file is missing. */
   constructor(opts: GcpOptions) {
-    this.deployment = deploymentOf(opts);
+    super(CLOUD, opts, {
+      bootScript: true,
+      openPorts: true,
+      sshUser: { kind: 'fixed', user: SSH_USER },
+      bootTimeoutMs: 15 * 60_000,
+      pollIntervalMs: 5_000,
+      typicalBootMs: 60_000,
+    });
     if (!opts.project) throw new ProviderError('Credentials', 'gcp: no project: set GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT)');
     if (!opts.keyFilename && !opts.endpoint) {
       throw new ProviderError(
@@ -129,19 +122,6 @@ export class GcpProvider implements CloudProvider {
     this.gpuImage = { project: opts.gpuImageProject ?? GPU_IMAGE.project, family: opts.gpuImageFamily ?? GPU_IMAGE.family };
     this.insertWaitMs = opts.insertWaitMs ?? INSERT_WAIT_MS;
     this.network = opts.network ?? 'default';
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: true,
-      openPorts: true,
-      k8s: true,
-      sshUser: { kind: 'fixed', user: SSH_USER },
-      bootTimeoutMs: 15 * 60_000,
-      pollIntervalMs: 5_000,
-      typicalBootMs: 60_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   /**
@@ -262,7 +242,7 @@ export class GcpProvider implements CloudProvider {
     for (const name of targets) await this.api.deleteInstance(zone, name);
   }
 
-  async cleanup(_at: Location, vmName: string): Promise<void> {
+  override async cleanup(_at: Location, vmName: string): Promise<void> {
     await this.api.deleteFirewall(resourceName(vmName, this.deployment));
   }
 

@@ -1,20 +1,9 @@
 import { z } from 'zod';
-import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import {
-  identityName,
-  type Capabilities,
-  type CloudProvider,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-} from '../../core/provider';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import { identityName, type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
+import type { DeploymentOption } from '../deployment';
+import { CloudAdapter, VM_BOOT, required } from '../cloud-adapter';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_BASE_URL, HyperstackApi } from './api';
 import { httpErrorOf } from '../http';
@@ -42,32 +31,16 @@ const Prepared = z.object({ environment: z.string().min(1), keyName: z.string().
  * hashed-name key pair; VMs are named `gpuprov-<vm>` and labelled with the identity and the deployment
  * (matched on both: another deployment's `gpuprov-<vm>` is invisible).
  */
-export class HyperstackProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class HyperstackProvider extends CloudAdapter {
   private readonly api: HyperstackApi;
   private readonly image: string;
   private readonly pageSize: number;
-  readonly deployment: string;
 
   constructor(opts: HyperstackOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    if (!opts.apiKey) throw new ProviderError('Credentials', 'hyperstack: no API key; set HYPERSTACK_API_KEY');
-    this.api = new HyperstackApi(opts.apiKey, opts.baseUrl ?? DEFAULT_BASE_URL);
+    super(CLOUD, opts, { bootScript: true, openPorts: true, sshUser: { kind: 'fixed', user: SSH_USER }, ...VM_BOOT, typicalBootMs: 4 * 60_000 });
+    this.api = new HyperstackApi(required(opts.apiKey, 'hyperstack: no API key; set HYPERSTACK_API_KEY'), opts.baseUrl ?? DEFAULT_BASE_URL);
     this.image = opts.image ?? DEFAULT_IMAGE;
     this.pageSize = opts.pageSize ?? 100;
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: true,
-      openPorts: true,
-      k8s: true,
-      sshUser: { kind: 'fixed', user: SSH_USER },
-      bootTimeoutMs: 20 * 60_000,
-      pollIntervalMs: 10_000,
-      typicalBootMs: 4 * 60_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
@@ -156,9 +129,6 @@ export class HyperstackProvider implements CloudProvider {
     }
     return owned;
   }
-
-  /** The environment and key pair are shared per region and key; nothing per VM to remove. */
-  async cleanup(_at: Location, _vmName: string): Promise<void> {}
 }
 
 /** The Hyperstack provider when HYPERSTACK_API_KEY is set, else undefined. */

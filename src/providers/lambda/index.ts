@@ -2,7 +2,6 @@
  * Lambda Cloud adapter (REST v1). Identity: tag `gpuprov-vm-name` plus the name `gpuprov-<vm>`;
  * the API cannot filter, so every observe lists the account and matches client-side.
  */
-import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
@@ -11,8 +10,6 @@ import {
   IDENTITY_TAG,
   OWNER_TAG,
   identityName,
-  type Capabilities,
-  type CloudProvider,
   type InstanceSpec,
   type Json,
   type Location,
@@ -21,7 +18,8 @@ import {
   type Owned,
   type ResourceRequest,
 } from '../../core/provider';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import type { DeploymentOption } from '../deployment';
+import { CloudAdapter, VM_BOOT, fromKeyEnv, required } from '../cloud-adapter';
 import { DEFAULT_LAMBDA_URL, LambdaApi } from './api';
 import { isDuplicate, isNotFound } from './errors';
 import { CLOUD, SSH_USER, hasIdentity, isForeign, toObserved, toOffers, vmNameOf } from './map';
@@ -40,28 +38,12 @@ const Prepared = z.object({ sshKeyName: z.string().min(1) });
 /** Lambda image ids are UUIDs; anything else `--image` names is a family. */
 const IMAGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[0-9a-f]{32}$/i;
 
-export class LambdaProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class LambdaProvider extends CloudAdapter {
   private readonly api: LambdaApi;
-  readonly deployment: string;
 
   constructor(opts: LambdaOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    if (!opts.apiKey) throw new ProviderError('Credentials', 'Lambda Cloud: no API key; set LAMBDA_API_KEY');
-    this.api = new LambdaApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_LAMBDA_URL });
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: true,
-      openPorts: false,
-      k8s: true,
-      sshUser: { kind: 'fixed', user: SSH_USER },
-      bootTimeoutMs: 20 * 60_000,
-      pollIntervalMs: 10_000,
-      typicalBootMs: 4 * 60_000,
-      ...imageDiskOf(this.name),
-    };
+    super(CLOUD, opts, { bootScript: true, openPorts: false, sshUser: { kind: 'fixed', user: SSH_USER }, ...VM_BOOT, typicalBootMs: 4 * 60_000 });
+    this.api = new LambdaApi({ apiKey: required(opts.apiKey, 'Lambda Cloud: no API key; set LAMBDA_API_KEY'), baseUrl: opts.baseUrl ?? DEFAULT_LAMBDA_URL });
   }
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
@@ -143,14 +125,9 @@ export class LambdaProvider implements CloudProvider {
       if (!isNotFound(err)) throw err;
     }
   }
-
-  /** Nothing per VM: the SSH key is account-wide and shared by every VM of this worker. */
-  async cleanup(_at: Location, _vmName: string): Promise<void> {}
 }
 
 /** The Lambda provider from `LAMBDA_API_KEY` (and optional `LAMBDA_API_URL`), or undefined without a key. */
 export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): LambdaProvider | undefined {
-  const apiKey = env.LAMBDA_API_KEY;
-  if (!apiKey) return undefined;
-  return new LambdaProvider({ ...opts, apiKey, ...(env.LAMBDA_API_URL ? { baseUrl: env.LAMBDA_API_URL } : {}) });
+  return fromKeyEnv(env, opts, 'LAMBDA_API_KEY', 'LAMBDA_API_URL', (o) => new LambdaProvider(o));
 }

@@ -1,14 +1,14 @@
 import { homedir, userInfo } from 'node:os';
-import { imageDiskOf } from '../../core/image-disk';
 import { join } from 'node:path';
 import { ProviderError } from '../../core/errors';
-import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
+import type { InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../core/provider';
 import { LocalApi, type SshdMode } from './api';
 import { injected } from './errors';
 import { Faults, where, type FaultCall } from './faults';
 import { localInventory } from './inventory';
 import { CLOUD, isKnownOffer, listOffers, toObserved } from './map';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import type { DeploymentOption } from '../deployment';
+import { CloudAdapter } from '../cloud-adapter';
 
 export { countLive, liveSshdPids } from './procs';
 
@@ -33,37 +33,21 @@ export interface LocalProviderOptions extends DeploymentOption {
  * inject errors, ambiguous creates, slow boots and failing deletes. Every instance records its
  * deployment (`owner` label): another deployment's instances are invisible and never removed.
  */
-export class LocalProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class LocalProvider extends CloudAdapter {
   private readonly api: LocalApi;
   private readonly faults: Faults;
   private readonly user: string;
-  readonly deployment: string;
 
   constructor(opts: LocalProviderOptions) {
-    this.deployment = deploymentOf(opts);
+    super(CLOUD, opts, { bootScript: false, openPorts: false, sshUser: { kind: 'provider' }, bootTimeoutMs: 60_000, pollIntervalMs: 250, typicalBootMs: 500 });
     this.api = new LocalApi(opts.root, opts.sshd, opts.sshdPath);
     this.faults = new Faults(opts.faultsFile, join(this.api.root, 'faults-state'));
     this.user = userInfo().username;
-    this.deployment = opts.deployment ?? 'default';
   }
 
   /** Absolute state root (tests count leaks under it). */
   get root(): string {
     return this.api.root;
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: false,
-      openPorts: false,
-      k8s: false,
-      sshUser: { kind: 'provider' },
-      bootTimeoutMs: 60_000,
-      pollIntervalMs: 250,
-      typicalBootMs: 500,
-      ...imageDiskOf(this.name),
-    };
   }
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
@@ -113,7 +97,7 @@ export class LocalProvider implements CloudProvider {
     });
   }
 
-  async cleanup(at: Location, vmName: string): Promise<void> {
+  override async cleanup(at: Location, vmName: string): Promise<void> {
     return this.guard({ primitive: 'cleanup', region: at.region }, async () => {
       await this.api.removeVmDir(at.region, vmName, this.deployment);
     });

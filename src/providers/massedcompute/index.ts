@@ -1,19 +1,9 @@
 import { z } from 'zod';
-import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import {
-  type Capabilities,
-  type CloudProvider,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-} from '../../core/provider';
-import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
+import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { CloudAdapter, VM_BOOT, required } from '../cloud-adapter';
 import { sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, MassedApi } from './api';
 import { ANY_REGION, CLOUD, hasIdentity, keyName, toObserved, toOffers } from './map';
@@ -40,31 +30,15 @@ const Prepared = z.object({ imageId: z.number(), sshKeys: z.array(z.string()) })
  * treats an instance missing from the list as gone and keeps no memory of recent launches (that
  * would not survive a worker restart); a freshly launched instance shows up as Pending.
  */
-export class MassedComputeProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class MassedComputeProvider extends CloudAdapter {
   private readonly api: MassedApi;
   private readonly imageId: number | undefined;
-  readonly deployment: string;
 
   constructor(opts: MassedComputeOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    if (!opts.token) throw new ProviderError('Credentials', 'massedcompute: no API key; set MASSED_COMPUTE_API_KEY');
-    this.api = new MassedApi(opts.token, opts.baseUrl ?? DEFAULT_BASE_URL);
+    // openPorts: there is no firewall endpoint: instances are reachable on every port.
+    super(CLOUD, opts, { bootScript: true, openPorts: true, sshUser: { kind: 'provider' }, ...VM_BOOT, typicalBootMs: 5 * 60_000 });
+    this.api = new MassedApi(required(opts.token, 'massedcompute: no API key; set MASSED_COMPUTE_API_KEY'), opts.baseUrl ?? DEFAULT_BASE_URL);
     this.imageId = opts.imageId;
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: true,
-      // There is no firewall endpoint: instances are reachable on every port.
-      openPorts: true,
-      k8s: true,
-      sshUser: { kind: 'provider' },
-      bootTimeoutMs: 20 * 60_000,
-      pollIntervalMs: 10_000,
-      typicalBootMs: 5 * 60_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
@@ -127,9 +101,6 @@ export class MassedComputeProvider implements CloudProvider {
       this.api.terminate(id),
     );
   }
-
-  /** SSH keys are shared (hash-named); nothing per VM to remove. */
-  async cleanup(_at: Location, _vmName: string): Promise<void> {}
 }
 
 /** The Massed Compute provider when MASSED_COMPUTE_API_KEY is set, else undefined. */

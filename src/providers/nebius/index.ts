@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import {
   IDENTITY_TAG,
-  type Capabilities,
   type CloudProvider,
   type InstanceSpec,
   type Json,
@@ -16,7 +14,8 @@ import {
   type ResourceRequest,
   type SideResource,
 } from '../../core/provider';
-import { deploymentOf, type DeploymentOption } from '../deployment';
+import type { DeploymentOption } from '../deployment';
+import { CloudAdapter, VM_BOOT } from '../cloud-adapter';
 import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';
 import {
@@ -69,14 +68,13 @@ const DISK_USABLE = new Set(['UNSPECIFIED', 'CREATING', 'READY', 'UPDATING']);
 const Prepared = z.object({ projectId: z.string(), subnetId: z.string(), diskId: z.string() });
 
 /** Nebius AI Cloud over gRPC (there is no REST compute API). */
-class NebiusProvider implements CloudProvider {
-  readonly name = CLOUD;
+class NebiusProvider extends CloudAdapter {
   private readonly api: NebiusApi;
   private readonly projects: Record<string, string>;
-  readonly deployment: string;
 
   constructor(private readonly opts: NebiusOptions) {
-    this.deployment = deploymentOf(opts);
+    // openPorts: security groups are not managed here; the k3s API is reached through an SSH tunnel.
+    super(CLOUD, opts, { bootScript: true, openPorts: false, sshUser: { kind: 'fixed', user: SSH_USER }, ...VM_BOOT, typicalBootMs: 3 * 60_000 });
     if (!opts.token && !opts.serviceAccount)
       throw new ProviderError('Credentials', 'nebius: no credentials; set NEBIUS_SERVICE_ACCOUNT_FILE or NEBIUS_IAM_TOKEN');
     if (!opts.projects || Object.keys(opts.projects).length === 0) {
@@ -89,20 +87,6 @@ class NebiusProvider implements CloudProvider {
     );
     const auth = opts.serviceAccount ? { serviceAccount: opts.serviceAccount } : { token: opts.token! };
     this.api = new NebiusApi({ auth, ...tuning });
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: true,
-      // Security groups are not managed here (?); the k3s API is reached through an SSH tunnel.
-      openPorts: false,
-      k8s: true,
-      sshUser: { kind: 'fixed', user: SSH_USER },
-      bootTimeoutMs: 20 * 60_000,
-      pollIntervalMs: 10_000,
-      typicalBootMs: 3 * 60_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   private project(region: string): string {
@@ -228,7 +212,7 @@ class NebiusProvider implements CloudProvider {
     });
   }
 
-  async cleanup(at: Location, vmName: string): Promise<void> {
+  override async cleanup(at: Location, vmName: string): Promise<void> {
     const disk = await this.api.getDiskByName(this.project(at.region), diskName(vmName, this.deployment));
     if (!disk || disk.status?.state === 'DELETING') return;
     await this.api.deleteDisk(disk.metadata.id);

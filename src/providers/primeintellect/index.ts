@@ -3,21 +3,11 @@
  * key is registered through the API; the login user, host and port come from `sshConnection`.
  * Identity is the pod name `gpuprov-<vm>-<deployment hash>` (no tags; the list is filtered client-side).
  */
-import { imageDiskOf } from '../../core/image-disk';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
-import {
-  type Capabilities,
-  type CloudProvider,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-} from '../../core/provider';
-import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
+import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { CloudAdapter, VM_BOOT, fromKeyEnv, required } from '../cloud-adapter';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
 import { isConflict, isNotFound } from './errors';
@@ -52,31 +42,14 @@ interface OfferExtra {
 const Prepared = z.object({ sshKeyId: z.string().min(1) });
 
 /** Prime Intellect GPU pods (VMs or containers depending on the upstream provider). */
-export class PrimeIntellectProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class PrimeIntellectProvider extends CloudAdapter {
   private readonly api: PrimeApi;
   private readonly image: string;
 
-  readonly deployment: string;
   constructor(opts: PrimeIntellectOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    if (!opts.apiKey) throw new ProviderError('Credentials', 'Prime Intellect: no API key; set PRIME_API_KEY');
-    this.api = new PrimeApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_PRIME_URL });
+    super(CLOUD, opts, { bootScript: false, openPorts: false, sshUser: { kind: 'provider' }, ...VM_BOOT, typicalBootMs: 3 * 60_000 });
+    this.api = new PrimeApi({ apiKey: required(opts.apiKey, 'Prime Intellect: no API key; set PRIME_API_KEY'), baseUrl: opts.baseUrl ?? DEFAULT_PRIME_URL });
     this.image = opts.image ?? 'ubuntu_22_cuda_12';
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: false,
-      openPorts: false,
-      // Some upstream providers hand out containers; k3s is not promised.
-      k8s: false,
-      sshUser: { kind: 'provider' },
-      bootTimeoutMs: 20 * 60_000,
-      pollIntervalMs: 10_000,
-      typicalBootMs: 3 * 60_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   /** The boxes with `req.gpu.count` GPUs (the vendor query); `planOffers` keeps the ones that match. */
@@ -163,14 +136,9 @@ export class PrimeIntellectProvider implements CloudProvider {
       (p, vmName) => (hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined),
     );
   }
-
-  /** Nothing per VM: the registered key is shared by every pod of this worker. */
-  async cleanup(_at: Location, _vmName: string): Promise<void> {}
 }
 
 /** The Prime Intellect provider from `PRIME_API_KEY` (and optional `PRIME_API_URL`), or undefined. */
 export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): PrimeIntellectProvider | undefined {
-  const apiKey = env.PRIME_API_KEY;
-  if (!apiKey) return undefined;
-  return new PrimeIntellectProvider({ ...opts, apiKey, ...(env.PRIME_API_URL ? { baseUrl: env.PRIME_API_URL } : {}) });
+  return fromKeyEnv(env, opts, 'PRIME_API_KEY', 'PRIME_API_URL', (o) => new PrimeIntellectProvider(o));
 }

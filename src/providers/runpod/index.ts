@@ -2,20 +2,10 @@
  * RunPod adapter (REST v2). Pods are containers: no cloud-init, no k3s. Identity is the pod
  * name `gpuprov-<vm>-<deployment hash>` (v2 pods carry no tags we can filter on); the owner also travels in the env.
  */
-import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
-import {
-  type Capabilities,
-  type CloudProvider,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-} from '../../core/provider';
-import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
+import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { CloudAdapter, fromKeyEnv, required } from '../cloud-adapter';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
 import { isNotFound } from './errors';
@@ -36,33 +26,24 @@ export interface RunPodOptions extends DeploymentOption {
 const DEFAULT_IMAGE = 'runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04';
 
 /** RunPod Secure Cloud GPU pods, reached over `ssh.direct` (public IP + NAT port, user root). */
-export class RunPodProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class RunPodProvider extends CloudAdapter {
   private readonly api: RunPodApi;
   private readonly image: string;
   private readonly diskGb: number;
-  readonly deployment: string;
 
   constructor(opts: RunPodOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    if (!opts.apiKey) throw new ProviderError('Credentials', 'RunPod: no API key; set RUNPOD_API_KEY');
-    this.api = new RunPodApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_RUNPOD_URL });
-    this.image = opts.image ?? DEFAULT_IMAGE;
-    this.diskGb = opts.diskGb ?? 50;
-  }
-
-  capabilities(): Capabilities {
-    return {
+    // openPorts: ports are published per pod but behind a provider-chosen NAT port, so 6443 is not 6443.
+    super(CLOUD, opts, {
       bootScript: false,
-      // Ports are published per pod but behind a provider-chosen NAT port, so 6443 is not 6443.
       openPorts: false,
-      k8s: false,
       sshUser: { kind: 'provider' },
       bootTimeoutMs: 15 * 60_000,
       pollIntervalMs: 5_000,
       typicalBootMs: 90_000,
-      ...imageDiskOf(this.name),
-    };
+    });
+    this.api = new RunPodApi({ apiKey: required(opts.apiKey, 'RunPod: no API key; set RUNPOD_API_KEY'), baseUrl: opts.baseUrl ?? DEFAULT_RUNPOD_URL });
+    this.image = opts.image ?? DEFAULT_IMAGE;
+    this.diskGb = opts.diskGb ?? 50;
   }
 
   /** Every GPU type in stock, priced for `req.gpu.count` GPUs (the vendor query); `planOffers` keeps the ones that match. */
@@ -124,14 +105,9 @@ export class RunPodProvider implements CloudProvider {
     // No bulk delete: one DELETE per pod; 404 (already gone) is success.
     await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...byIdentity], (id) => this.api.deletePod(id), isNotFound);
   }
-
-  /** Nothing per VM: the account key is shared by every pod of this worker. */
-  async cleanup(_at: Location, _vmName: string): Promise<void> {}
 }
 
 /** The RunPod provider from `RUNPOD_API_KEY` (and optional `RUNPOD_API_URL`), or undefined. */
 export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): RunPodProvider | undefined {
-  const apiKey = env.RUNPOD_API_KEY;
-  if (!apiKey) return undefined;
-  return new RunPodProvider({ ...opts, apiKey, ...(env.RUNPOD_API_URL ? { baseUrl: env.RUNPOD_API_URL } : {}) });
+  return fromKeyEnv(env, opts, 'RUNPOD_API_KEY', 'RUNPOD_API_URL', (o) => new RunPodProvider(o));
 }

@@ -3,21 +3,11 @@
  * `label` `gpuprov-<vm>-<deployment hash>`, filtered server-side. A create may fail and still make an instance
  * (dstack saw it on spot asks): observe/delete by label find it, so teardown cleans it up.
  */
-import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import {
-  type Capabilities,
-  type CloudProvider,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-} from '../../core/provider';
-import { deletableByName, deploymentOf, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
+import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { CloudAdapter, VM_BOOT, fromKeyEnv, required } from '../cloud-adapter';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_VAST_URL, VastApi, type VastInstance } from './api';
 import { isGone } from './errors';
@@ -35,33 +25,17 @@ export interface VastOptions extends DeploymentOption {
 }
 
 /** Vast.ai on-demand container instances, reached directly (public IP + mapped port) or via the proxy. */
-export class VastProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class VastProvider extends CloudAdapter {
   private readonly api: VastApi;
   private readonly image: string;
   private readonly diskGb: number;
 
-  readonly deployment: string;
   constructor(opts: VastOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    if (!opts.apiKey) throw new ProviderError('Credentials', 'Vast.ai: no API key; set VAST_API_KEY');
-    this.api = new VastApi({ apiKey: opts.apiKey, baseUrl: opts.baseUrl ?? DEFAULT_VAST_URL });
+    // bootScript: `onstart` runs a shell script at container start.
+    super(CLOUD, opts, { bootScript: true, openPorts: false, sshUser: { kind: 'provider' }, ...VM_BOOT, typicalBootMs: 3 * 60_000 });
+    this.api = new VastApi({ apiKey: required(opts.apiKey, 'Vast.ai: no API key; set VAST_API_KEY'), baseUrl: opts.baseUrl ?? DEFAULT_VAST_URL });
     this.image = opts.image ?? 'nvidia/cuda:12.4.1-runtime-ubuntu22.04';
     this.diskGb = opts.diskGb ?? 50;
-  }
-
-  capabilities(): Capabilities {
-    return {
-      // `onstart` runs a shell script at container start.
-      bootScript: true,
-      openPorts: false,
-      k8s: false,
-      sshUser: { kind: 'provider' },
-      bootTimeoutMs: 20 * 60_000,
-      pollIntervalMs: 10_000,
-      typicalBootMs: 3 * 60_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   async plan(req: ResourceRequest): Promise<Offer[]> {
@@ -133,9 +107,6 @@ export class VastProvider implements CloudProvider {
     );
   }
 
-  /** Nothing per VM: the account key is shared by every instance of this worker. */
-  async cleanup(_at: Location, _vmName: string): Promise<void> {}
-
   /** Instances with the label, re-checked client-side, in this region (country). */
   private async mine(at: Location, vmName: string): Promise<VastInstance[]> {
     const label = ownedName(vmName, this.deployment);
@@ -145,7 +116,5 @@ export class VastProvider implements CloudProvider {
 
 /** The Vast.ai provider from `VAST_API_KEY` (and optional `VAST_API_URL`), or undefined. */
 export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): VastProvider | undefined {
-  const apiKey = env.VAST_API_KEY;
-  if (!apiKey) return undefined;
-  return new VastProvider({ ...opts, apiKey, ...(env.VAST_API_URL ? { baseUrl: env.VAST_API_URL } : {}) });
+  return fromKeyEnv(env, opts, 'VAST_API_KEY', 'VAST_API_URL', (o) => new VastProvider(o));
 }

@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import { imageDiskOf } from '../../core/image-disk';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
 import {
   identityName,
-  type Capabilities,
-  type CloudProvider,
   type InstanceSpec,
   type Json,
   type Location,
@@ -15,7 +12,8 @@ import {
   type ResourceRequest,
   type SideResource,
 } from '../../core/provider';
-import { deploymentOf, vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
+import { CloudAdapter, VM_BOOT, required } from '../cloud-adapter';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi, type VerdaInstance } from './api';
@@ -44,32 +42,19 @@ const Prepared = z.object({ sshKeyIds: z.array(z.string()), startupScriptId: z.s
  * identity and deployment labels (both matched). The boot script is a per-VM startup-script resource made in prepare and
  * removed in cleanup.
  */
-export class VerdaProvider implements CloudProvider {
-  readonly name = CLOUD;
+export class VerdaProvider extends CloudAdapter {
   private readonly api: VerdaApi;
   private readonly image: string;
-  readonly deployment: string;
 
   constructor(opts: VerdaOptions = {}) {
-    this.deployment = deploymentOf(opts);
-    if (!opts.clientId) throw new ProviderError('Credentials', 'verda: no client id; set VERDA_CLIENT_ID');
-    if (!opts.clientSecret) throw new ProviderError('Credentials', 'verda: no client secret; set VERDA_CLIENT_SECRET');
-    this.api = new VerdaApi(opts.clientId, opts.clientSecret, opts.baseUrl ?? DEFAULT_BASE_URL);
+    // openPorts: there is no firewall API: instances are reachable on every port.
+    super(CLOUD, opts, { bootScript: true, openPorts: true, sshUser: { kind: 'fixed', user: SSH_USER }, ...VM_BOOT, typicalBootMs: 4 * 60_000 });
+    this.api = new VerdaApi(
+      required(opts.clientId, 'verda: no client id; set VERDA_CLIENT_ID'),
+      required(opts.clientSecret, 'verda: no client secret; set VERDA_CLIENT_SECRET'),
+      opts.baseUrl ?? DEFAULT_BASE_URL,
+    );
     this.image = opts.image ?? DEFAULT_IMAGE;
-  }
-
-  capabilities(): Capabilities {
-    return {
-      bootScript: true,
-      // There is no firewall API: instances are reachable on every port.
-      openPorts: true,
-      k8s: true,
-      sshUser: { kind: 'fixed', user: SSH_USER },
-      bootTimeoutMs: 20 * 60_000,
-      pollIntervalMs: 10_000,
-      typicalBootMs: 4 * 60_000,
-      ...imageDiskOf(this.name),
-    };
   }
 
   async plan(_req: ResourceRequest): Promise<Offer[]> {
@@ -160,7 +145,7 @@ export class VerdaProvider implements CloudProvider {
   }
 
   /** Removes this VM's startup scripts; shared (hash-named) SSH keys stay. */
-  async cleanup(_at: Location, vmName: string): Promise<void> {
+  override async cleanup(_at: Location, vmName: string): Promise<void> {
     try {
       const mine = (await this.api.scripts()).filter((s) => isScriptOf(s.name, vmName, this.deployment)).map((s) => s.id);
       if (mine.length > 0) await this.api.deleteScripts(mine);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../../src/core/errors';
-import { RATE_LIMITS, cloudTaskQueue, mainTaskQueue, rateEnvName, rateLimitFor } from '../../../src/core/rate-limits';
+import { CLOUD_TABLE, type CloudRateLimit } from '../../../src/core/clouds';
+import { cloudTaskQueue, mainTaskQueue, rateEnvName, rateLimitFor } from '../../../src/core/rate-limits';
 
 describe('per-cloud rate limits', () => {
   it('names the cloud queue beside the main one', () => {
@@ -14,7 +15,7 @@ describe('per-cloud rate limits', () => {
   });
 
   it('takes the table default without an override, and no limit for clouds without a vendor API', () => {
-    expect(rateLimitFor('aws', {})).toBe(RATE_LIMITS.aws!.perSecond);
+    expect(rateLimitFor('aws', {})).toBe((CLOUD_TABLE.aws.rateLimit as CloudRateLimit).perSecond);
     expect(rateLimitFor('digitalocean', {})).toBe(4);
     expect(rateLimitFor('local', {})).toBeUndefined();
     expect(rateLimitFor('fake', {})).toBeUndefined();
@@ -28,8 +29,8 @@ describe('per-cloud rate limits', () => {
     expect(rateLimitFor('local', { GPUPROV_RATE_LOCAL: '3' })).toBe(3);
     expect(rateLimitFor('aws', { GPUPROV_RATE_AWS: '0' })).toBeUndefined();
     expect(rateLimitFor('aws', { GPUPROV_RATE_AWS: 'none' })).toBeUndefined();
-    expect(rateLimitFor('aws', { GPUPROV_RATE_AWS: '' })).toBe(RATE_LIMITS.aws!.perSecond);
-    expect(rateLimitFor('gcp', { GPUPROV_RATE_AWS: '1' })).toBe(RATE_LIMITS.gcp!.perSecond);
+    expect(rateLimitFor('aws', { GPUPROV_RATE_AWS: '' })).toBe((CLOUD_TABLE.aws.rateLimit as CloudRateLimit).perSecond);
+    expect(rateLimitFor('gcp', { GPUPROV_RATE_AWS: '1' })).toBe((CLOUD_TABLE.gcp.rateLimit as CloudRateLimit).perSecond);
   });
 
   it('a bad override is bad input naming the variable and the fix', () => {
@@ -47,7 +48,8 @@ describe('per-cloud rate limits', () => {
   });
 
   it('every default is a positive rate with a source', () => {
-    for (const [cloud, r] of Object.entries(RATE_LIMITS)) {
+    for (const [cloud, { rateLimit: r }] of Object.entries(CLOUD_TABLE)) {
+      if (r === false) continue;
       expect(r.perSecond, cloud).toBeGreaterThan(0);
       expect(r.source, cloud).not.toBe('');
     }
