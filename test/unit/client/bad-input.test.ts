@@ -6,27 +6,22 @@
  * Each case runs twice: as text, and with --json (then stdout is exactly one JSON object).
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startCountingListener, type CountingListener } from '../../harness/counting-listener';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/client/cli';
 import type { Io } from '../../../src/client/command';
 import { generateEd25519 } from '../../../src/ssh/keygen';
 
 let dir: string;
-let listener: Server;
+let listener: CountingListener;
 let port: number;
-let connections = 0;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gpuprov-badinput-'));
-  listener = createServer((s) => {
-    connections++;
-    s.destroy();
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
-  port = (listener.address() as { port: number }).port;
+  listener = await startCountingListener();
+  port = listener.port;
   const marker = join(dir, 'temporal-cli-ran');
   writeFileSync(join(dir, 'fake-temporal'), `#!/bin/sh\ntouch ${marker}\nexit 1\n`);
   chmodSync(join(dir, 'fake-temporal'), 0o755);
@@ -260,7 +255,7 @@ const argvOf = (c: Case): string[] => c[1].map(fill);
 const envOf = (c: Case): Record<string, string> => Object.fromEntries(Object.entries(c[3] ?? {}).map(([k, v]) => [k, fill(v)]));
 
 function nothingStarted(o: ReturnType<typeof io>): void {
-  expect(connections, 'a server was contacted').toBe(0);
+  expect(listener.connections(), 'a server was contacted').toBe(0);
   expect(existsSync(join(dir, 'temporal-cli-ran')), 'a Temporal server was started').toBe(false);
   expect(existsSync(join(o.env.GPUPROV_STATE_DIR ?? '', 'run')), 'the embedded default was touched').toBe(false);
 }

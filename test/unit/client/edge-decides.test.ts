@@ -8,10 +8,11 @@
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { startCountingListener, type CountingListener } from '../../harness/counting-listener';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/client/cli';
 import type { Io } from '../../../src/client/command';
@@ -22,11 +23,10 @@ import { cliPathProblem } from '../../../src/server/temporal-cli';
 
 const ROOT = join(__dirname, '..', '..', '..');
 let dir: string;
-let listener: Server;
+let listener: CountingListener;
 let port: number;
 /** A port nothing listens on: the embedded default's, so nothing answers there. */
 let closedPort: number;
-let connections = 0;
 
 const freePort = async (): Promise<number> => {
   const s = createServer();
@@ -38,12 +38,8 @@ const freePort = async (): Promise<number> => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gpuprov-edge-'));
-  listener = createServer((s) => {
-    connections++;
-    s.destroy();
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
-  port = (listener.address() as { port: number }).port;
+  listener = await startCountingListener();
+  port = listener.port;
   closedPort = await freePort();
   const script = (name: string, body: string, mode = 0o755): void => {
     writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`);
@@ -95,7 +91,7 @@ function world(extraEnv: Record<string, string> = {}): World {
 }
 
 function nothingStarted(o: World): void {
-  expect(connections, 'a server was contacted').toBe(0);
+  expect(listener.connections(), 'a server was contacted').toBe(0);
   expect(existsSync(join(o.env.GPUPROV_STATE_DIR ?? '', 'run')), 'the embedded default was started').toBe(false);
 }
 
@@ -395,5 +391,5 @@ describe('through the real bin (bin/provision.js)', () => {
     expect(r.err).toContain('fix: point TEMPORAL_CLI_PATH at the temporal binary');
   });
 
-  afterAll(() => expect(connections, 'a server was contacted').toBe(0));
+  afterAll(() => expect(listener.connections(), 'a server was contacted').toBe(0));
 });
