@@ -2,18 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import {
-  IDENTITY_TAG,
-  type CloudProvider,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-  type SideResource,
-} from '../../core/provider';
+import type { InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest, SideResource } from '../../core/provider';
 import type { DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT } from '../cloud-adapter';
 import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
@@ -31,6 +20,7 @@ import {
   priceAndOrder,
   splitInstanceType,
   toObserved,
+  vmNameOf,
   vmNameOfDisk,
 } from './map';
 
@@ -189,10 +179,10 @@ class NebiusProvider extends CloudAdapter {
 
   async inventory(at: Location): Promise<Owned[]> {
     const all = await this.api.listInstances(this.project(at.region));
-    return all
-      .filter((i) => !isForeign(i, this.deployment) && i.metadata.labels[IDENTITY_TAG] !== undefined)
-      .filter((i) => hasIdentity(i, i.metadata.labels[IDENTITY_TAG]!, this.deployment))
-      .map((i) => ({ ...toObserved(i, at.region), vmName: i.metadata.labels[IDENTITY_TAG]! }));
+    return all.flatMap((i) => {
+      const vmName = vmNameOf(i, this.deployment);
+      return vmName === undefined ? [] : [{ ...toObserved(i, at.region), vmName }];
+    });
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
@@ -235,7 +225,7 @@ function projectsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undef
  * The Nebius adapter, or `undefined` when no credentials (`NEBIUS_SERVICE_ACCOUNT_FILE`, else
  * `NEBIUS_IAM_TOKEN`) or no project is configured. An unreadable key file throws (Credentials).
  */
-export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): CloudProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): NebiusProvider | undefined {
   const projects = projectsFromEnv(env);
   if ((!env.NEBIUS_IAM_TOKEN && !env.NEBIUS_SERVICE_ACCOUNT_FILE) || !projects || Object.keys(projects).length === 0) return undefined;
   const diskGiB = env.NEBIUS_DISK_GIB ? Number(env.NEBIUS_DISK_GIB) : undefined;

@@ -10,7 +10,7 @@ import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '
 import { CloudAdapter, VM_BOOT, fromKeyEnv, required } from '../cloud-adapter';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
-import { isConflict, isNotFound } from './errors';
+import { isConflict } from './errors';
 import { CLOUD, hasIdentity, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
@@ -125,7 +125,7 @@ export class PrimeIntellectProvider extends CloudAdapter {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const pods = await this.api.pods();
     const mine = pods.filter((p) => hasIdentity(p, vmName, this.deployment, at) && !['TERMINATED', 'DELETING'].includes(p.status.toUpperCase()));
-    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...mine.map((p) => p.id)], (id) => this.api.deletePod(id), isNotFound);
+    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...mine.map((p) => p.id)], (id) => this.api.deletePod(id));
   }
 
   async inventory(at: Location): Promise<Owned[]> {

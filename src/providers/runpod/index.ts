@@ -8,7 +8,6 @@ import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '
 import { CloudAdapter, fromKeyEnv, required } from '../cloud-adapter';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
-import { isNotFound } from './errors';
 import { CLOUD, hasIdentity, mergeKeys, statusOf, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
@@ -102,8 +101,8 @@ export class RunPodProvider extends CloudAdapter {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const pods = await this.api.pods();
     const byIdentity = pods.filter((p) => hasIdentity(p, vmName, this.deployment, at) && statusOf(p) !== 'TERMINATED').map((p) => p.id);
-    // No bulk delete: one DELETE per pod; 404 (already gone) is success.
-    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...byIdentity], (id) => this.api.deletePod(id), isNotFound);
+    // No bulk delete: one DELETE per pod; 404 (already gone) is success (`deletePod`).
+    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...byIdentity], (id) => this.api.deletePod(id));
   }
 }
 
