@@ -5,7 +5,7 @@ import { renderCloudInit } from '../cloud-init';
 import type { InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest, SideResource } from '../../core/provider';
 import type { DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT } from '../cloud-adapter';
-import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
+import { NebiusApi, type CreateInstanceRequest, type Disk, type NebiusApiOptions } from './api';
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';
 import {
   CLOUD,
@@ -24,30 +24,23 @@ import {
   vmNameOfDisk,
 } from './map';
 
-/** Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. */
-export interface NebiusOptions extends DeploymentOption {
+/**
+ * Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. The connection
+ * and timing options (`endpoint`, `insecure`, timeouts, clock) are {@link NebiusApi}'s, passed through.
+ */
+export interface NebiusOptions extends DeploymentOption, Omit<NebiusApiOptions, 'auth'> {
   /** IAM access token (`NEBIUS_IAM_TOKEN`, e.g. from `nebius iam get-access-token`); expires within hours. */
   token?: string;
   /** A service account's key (`NEBIUS_SERVICE_ACCOUNT_FILE`), exchanged for IAM tokens that are renewed before expiry. */
   serviceAccount?: ServiceAccountKey;
   /** Region → project id. One project per region (projects are regional). */
   projects?: Record<string, string>;
-  /** One `host:port` for every gRPC service (`NEBIUS_API_ENDPOINT`); tests point it at a fixture. */
-  endpoint?: string;
-  /** Plain-text gRPC: tests only. */
-  insecure?: boolean;
   /** Subnet for the VMs (`NEBIUS_SUBNET_ID`); else the project's first subnet. */
   subnetId?: string;
   /** Boot image family (`NEBIUS_IMAGE_FAMILY`). */
   imageFamily?: string;
   /** Boot disk size (`NEBIUS_DISK_GIB`). */
   diskGiB?: number;
-  timeoutMs?: number;
-  /** Operation waits and clock, passed to {@link NebiusApi} (tests shorten them). */
-  operationWaitMs?: number;
-  operationPollMs?: number;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
   /** Where warnings go (a calculator failure leaves offers unpriced); default `console.warn`. */
   warn?: (message: string) => void;
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
-import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { deletableByName, ownedAtDataCentre, ownedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT, fromKeyEnv, required } from '../cloud-adapter';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
@@ -129,12 +129,7 @@ export class PrimeIntellectProvider extends CloudAdapter {
   }
 
   async inventory(at: Location): Promise<Owned[]> {
-    return ownedByName(
-      await this.api.pods(),
-      this.deployment,
-      (p) => p.name,
-      (p, vmName) => (hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined),
-    );
+    return ownedAtDataCentre(await this.api.pods(), this.deployment, at, toObserved);
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { ProviderError } from '../../core/errors';
 import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
-import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { deletableByName, ownedAtDataCentre, ownedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, fromKeyEnv, required } from '../cloud-adapter';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
@@ -90,12 +90,7 @@ export class RunPodProvider extends CloudAdapter {
   }
 
   async inventory(at: Location): Promise<Owned[]> {
-    return ownedByName(
-      await this.api.pods(),
-      this.deployment,
-      (p) => p.name,
-      (p, vmName) => (hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined),
-    );
+    return ownedAtDataCentre(await this.api.pods(), this.deployment, at, toObserved);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
