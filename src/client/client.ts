@@ -5,7 +5,7 @@
  * type-checked without loading workflow code here.
  */
 import { randomUUID } from 'node:crypto';
-import { WorkflowIdConflictPolicy } from '@temporalio/common';
+import { WorkflowIdConflictPolicy, type SignalDefinition } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { PlanInput, PlanOutput } from '../activities';
 import {
@@ -68,6 +68,12 @@ export interface VmListing {
   instance?: { state: 'orphan' | 'swept' | 'not seen'; sweptAt?: string };
 }
 
+/** `h` once the argument-less `signal` is delivered to it. */
+async function signalled<H extends WorkflowHandle>(h: H, signal: SignalDefinition<[]>): Promise<H> {
+  await h.signal(signal);
+  return h;
+}
+
 export class GpuprovClient {
   /** Fleets: apply a shape, read status, tear down, find a node. */
   readonly fleet: FleetClient;
@@ -123,16 +129,12 @@ export class GpuprovClient {
 
   /** Tear the VM down (also retries a leaked teardown at once). */
   async teardown(name: string): Promise<VmHandle> {
-    const h = this.handle(name);
-    await h.signal(teardownSignal);
-    return h;
+    return signalled(this.handle(name), teardownSignal);
   }
 
   /** Stop a launch in flight (it compensates what it created). */
   async cancel(name: string): Promise<VmHandle> {
-    const h = this.handle(name);
-    await h.signal(cancelSignal);
-    return h;
+    return signalled(this.handle(name), cancelSignal);
   }
 
   /** VMs known to this deployment, from visibility (search attributes); running ones unless `all`. */
@@ -241,9 +243,7 @@ export class FleetClient {
 
   /** Asks the fleet to delete every node and end; its `result()` is the final status. */
   async down(name: string): Promise<FleetHandle> {
-    const h = this.handle(name);
-    await h.signal(fleetTeardownSignal);
-    return h;
+    return signalled(this.handle(name), fleetTeardownSignal);
   }
 
   /** The node's slot (where its bootstrap log is: endpoint, host key, log path), if the fleet has it. */

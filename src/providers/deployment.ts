@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { InputError } from '../core/errors';
-import type { Observed, Owned } from '../core/provider';
+import type { Location, Observed, Owned } from '../core/provider';
 
 /** The deployment of an adapter built without one (the Temporal default namespace). */
 export const DEFAULT_DEPLOYMENT = 'default';
@@ -106,4 +106,22 @@ export function ownedByName<T>(
     const o = vmName === undefined ? undefined : observe(item, vmName);
     return o && vmName !== undefined ? [{ ...o, vmName }] : [];
   });
+}
+
+/**
+ * `inventory` of a name-identity cloud whose items carry their data centre (`dataCenterId`; none:
+ * anywhere), listed account-wide: every item named for this deployment and placed at `at`.
+ */
+export function ownedAtDataCentre<T extends { name?: string | null; dataCenterId?: string | null }>(
+  items: readonly T[],
+  deployment: string,
+  at: Location,
+  toObserved: (item: T, at: Location) => Observed | undefined,
+): Owned[] {
+  return ownedByName(
+    items,
+    deployment,
+    (i) => i.name,
+    (i) => ((i.dataCenterId ?? at.region) === at.region ? toObserved(i, at) : undefined),
+  );
 }

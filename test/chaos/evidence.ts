@@ -90,7 +90,7 @@ export interface Violation {
 
 export interface Invariant {
   id: string;
-  /** The guarantee, as DESIGN.md states it. */
+  /** The guarantee, in one sentence (docs/ARCHITECTURE.md, "What the chaos oracle checks"). */
   says: string;
   check(ev: Evidence): Violation[];
 }

@@ -1,5 +1,5 @@
 /**
- * The oracle: black-box guarantees from DESIGN.md, checked on what a trace left behind — the
+ * The oracle: black-box guarantees (docs/ARCHITECTURE.md, "What the chaos oracle checks"), checked on what a trace left behind — the
  * workflow histories, the status/stage samples taken while it ran, and the cloud itself (the
  * FakeProvider's call log and instances, or live sshd PIDs of the local cloud). Pure: evidence in,
  * violations out.

@@ -50,7 +50,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalDbFile', server ? dbFile : '');
   project.provide('temporalCliPath', cliPath);
   return async () => {
-    // DESIGN §3: no secret in any history. Every history this run's tests produced is scanned.
+    // No secret in any history (docs/ARCHITECTURE.md, "Secrets never enter a history"). Every history this run's tests produced is scanned.
     let scan: ScanResult | undefined;
     if (server) scan = await scanServerHistories(server.address, server.namespace);
     await server?.stop();

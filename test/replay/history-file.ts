@@ -60,7 +60,7 @@ export function compactHistory(cliJson: string): string {
 }
 
 /**
- * Write `test/histories/<file>` after the secret scan (DESIGN §3): patterns, plus the exact
+ * Write `test/histories/<file>` after the secret scan (docs/ARCHITECTURE.md, "Secrets never enter a history"): patterns, plus the exact
  * `known` secrets of the recording (e.g. the lines of its SSH private key). Throws, writing
  * nothing, when the history holds any.
  */

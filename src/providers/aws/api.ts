@@ -1,18 +1,16 @@
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
-import type { EC2Client, EC2ClientConfig, Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
+import type { EC2Client, Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type { ImageFamily } from './catalog';
 import { redactError } from '../redact';
+import { connectionConfig, perRegion, type AwsConnection } from './clients';
 import { classify } from './errors';
 import type { Ec2Instance } from './map';
 
-/** How to reach EC2: endpoint override (moto), explicit credentials or profile, client hook. */
-export interface Ec2ApiOptions {
-  endpoint?: string;
-  credentials?: EC2ClientConfig['credentials'];
-  profile?: string;
+/** How to reach EC2: the connection (endpoint override for moto, credentials or profile), client hook. */
+export interface Ec2ApiOptions extends AwsConnection {
   /** Called on every client made (tests add middleware here). */
   configureClient?: (client: EC2Client) => void;
   /** MaxResults for paginated Describe calls (5..1000). */
@@ -85,25 +83,19 @@ function ec2Sdk(): typeof Ec2Sdk {
 
 /** The only code that calls EC2. One method per API call (plus its pagination); no retries. */
 export class Ec2Api {
-  private readonly clients = new Map<string, EC2Client>();
+  private readonly client: (region: string) => EC2Client;
 
-  constructor(private readonly opts: Ec2ApiOptions) {}
-
-  private client(region: string): EC2Client {
-    let c = this.clients.get(region);
-    if (!c) {
-      c = new (ec2Sdk().EC2Client)({
+  constructor(private readonly opts: Ec2ApiOptions) {
+    this.client = perRegion((region) => {
+      const c = new (ec2Sdk().EC2Client)({
         region,
         // Temporal's activity retry policy is the only retry; the SDK must not add its own.
         maxAttempts: 1,
-        ...(this.opts.endpoint ? { endpoint: this.opts.endpoint } : {}),
-        ...(this.opts.credentials ? { credentials: this.opts.credentials } : {}),
-        ...(this.opts.profile && !this.opts.credentials ? { profile: this.opts.profile } : {}),
+        ...connectionConfig(opts),
       });
-      this.opts.configureClient?.(c);
-      this.clients.set(region, c);
-    }
-    return c;
+      opts.configureClient?.(c);
+      return c;
+    });
   }
 
   private async call<T>(region: string, what: string, schema: z.ZodType<T>, send: (c: EC2Client, sdk: typeof Ec2Sdk) => Promise<unknown>): Promise<T> {
@@ -114,6 +106,24 @@ export class Ec2Api {
       throw redactError(classify(err, `${what} (${region})`), await this.secrets(region));
     }
     return parse(schema, out, what);
+  }
+
+  /** Every page of a paginated Describe call: `send` asks for the page after `NextToken`, `items` reads one page. */
+  private async pages<P extends { NextToken?: string | null | undefined }, R>(
+    region: string,
+    what: string,
+    schema: z.ZodType<P>,
+    send: (c: EC2Client, sdk: typeof Ec2Sdk, NextToken: string | undefined) => Promise<unknown>,
+    items: (page: P) => Iterable<R>,
+  ): Promise<R[]> {
+    const found: R[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await this.call(region, what, schema, (c, sdk) => send(c, sdk, NextToken));
+      found.push(...items(page));
+      NextToken = page.NextToken ?? undefined;
+    } while (NextToken);
+    return found;
   }
 
   /** The credential values this client signs with (explicit, or as resolved from a profile), to redact from errors. */
@@ -132,10 +142,11 @@ export class Ec2Api {
 
   /** Instance types among `types` offered at `locationType` granularity; `location` is the region or AZ. */
   async typeOfferings(region: string, types: string[], locationType: 'region' | 'availability-zone'): Promise<{ instanceType: string; location: string }[]> {
-    const found: { instanceType: string; location: string }[] = [];
-    let NextToken: string | undefined;
-    do {
-      const page = await this.call(region, 'DescribeInstanceTypeOfferings', Offerings, (c, { DescribeInstanceTypeOfferingsCommand }) =>
+    return this.pages(
+      region,
+      'DescribeInstanceTypeOfferings',
+      Offerings,
+      (c, { DescribeInstanceTypeOfferingsCommand }, NextToken) =>
         c.send(
           new DescribeInstanceTypeOfferingsCommand({
             LocationType: locationType,
@@ -144,11 +155,8 @@ export class Ec2Api {
             NextToken,
           }),
         ),
-      );
-      for (const o of page.InstanceTypeOfferings) found.push({ instanceType: o.InstanceType, location: o.Location });
-      NextToken = page.NextToken;
-    } while (NextToken);
-    return found;
+      (page) => page.InstanceTypeOfferings.map((o) => ({ instanceType: o.InstanceType, location: o.Location })),
+    );
   }
 
   async defaultVpcId(region: string): Promise<string | undefined> {
@@ -160,10 +168,11 @@ export class Ec2Api {
 
   /** The default subnet of each AZ of the VPC. */
   async defaultSubnets(region: string, vpcId: string): Promise<{ subnetId: string; zone: string }[]> {
-    const found: { subnetId: string; zone: string }[] = [];
-    let NextToken: string | undefined;
-    do {
-      const page = await this.call(region, 'DescribeSubnets', Subnets, (c, { DescribeSubnetsCommand }) =>
+    return this.pages(
+      region,
+      'DescribeSubnets',
+      Subnets,
+      (c, { DescribeSubnetsCommand }, NextToken) =>
         c.send(
           new DescribeSubnetsCommand({
             Filters: [
@@ -174,11 +183,8 @@ export class Ec2Api {
             NextToken,
           }),
         ),
-      );
-      for (const s of page.Subnets) found.push({ subnetId: s.SubnetId, zone: s.AvailabilityZone });
-      NextToken = page.NextToken;
-    } while (NextToken);
-    return found;
+      (page) => page.Subnets.map((s) => ({ subnetId: s.SubnetId, zone: s.AvailabilityZone })),
+    );
   }
 
   /** The security group named `name` in the VPC, with the single TCP ports it already allows. */
@@ -217,31 +223,26 @@ export class Ec2Api {
 
   /** Every security group of `deployment` in the region that carries a VM identity tag (paginated). */
   async ownedSecurityGroups(region: string, deployment: string): Promise<{ groupId: string; vmName: string }[]> {
-    const out: { groupId: string; vmName: string }[] = [];
-    let NextToken: string | undefined;
-    do {
-      const page = await this.call(
-        region,
-        'DescribeSecurityGroups',
-        Groups.extend({ NextToken: z.string().nullish() }),
-        (c, { DescribeSecurityGroupsCommand }) =>
-          c.send(
-            new DescribeSecurityGroupsCommand({
-              Filters: [
-                { Name: `tag:${OWNER_TAG}`, Values: [deployment] },
-                { Name: 'tag-key', Values: [IDENTITY_TAG] },
-              ],
-              ...(NextToken ? { NextToken } : {}),
-            }),
-          ),
-      );
-      for (const g of page.SecurityGroups) {
-        const vmName = g.Tags?.find((t) => t.Key === IDENTITY_TAG)?.Value;
-        if (vmName) out.push({ groupId: g.GroupId, vmName });
-      }
-      NextToken = page.NextToken ?? undefined;
-    } while (NextToken);
-    return out;
+    return this.pages(
+      region,
+      'DescribeSecurityGroups',
+      Groups.extend({ NextToken: z.string().nullish() }),
+      (c, { DescribeSecurityGroupsCommand }, NextToken) =>
+        c.send(
+          new DescribeSecurityGroupsCommand({
+            Filters: [
+              { Name: `tag:${OWNER_TAG}`, Values: [deployment] },
+              { Name: 'tag-key', Values: [IDENTITY_TAG] },
+            ],
+            ...(NextToken ? { NextToken } : {}),
+          }),
+        ),
+      (page) =>
+        page.SecurityGroups.flatMap((g) => {
+          const vmName = g.Tags?.find((t) => t.Key === IDENTITY_TAG)?.Value;
+          return vmName ? [{ groupId: g.GroupId, vmName }] : [];
+        }),
+    );
   }
 
   async createSecurityGroup(region: string, vpcId: string, name: string, description: string, tags: Tag[]): Promise<string> {
@@ -303,15 +304,15 @@ export class Ec2Api {
       { Name: 'state', Values: ['available'] },
       { Name: 'architecture', Values: ['x86_64'] },
     ];
-    let best: z.infer<typeof Images>['Images'][number] | undefined;
-    let NextToken: string | undefined;
-    do {
-      const page = await this.call(region, 'DescribeImages', Images, (c, { DescribeImagesCommand }) =>
-        c.send(new DescribeImagesCommand({ Owners: f.owners, Filters: filters, NextToken })),
-      );
-      for (const img of page.Images) if (!best || (img.CreationDate ?? '') > (best.CreationDate ?? '')) best = img;
-      NextToken = page.NextToken;
-    } while (NextToken);
+    const images = await this.pages(
+      region,
+      'DescribeImages',
+      Images,
+      (c, { DescribeImagesCommand }, NextToken) => c.send(new DescribeImagesCommand({ Owners: f.owners, Filters: filters, NextToken })),
+      (page) => page.Images,
+    );
+    let best: (typeof images)[number] | undefined;
+    for (const img of images) if (!best || (img.CreationDate ?? '') > (best.CreationDate ?? '')) best = img;
     return best
       ? { imageId: best.ImageId, ...(best.Name ? { name: best.Name } : {}), ...(best.RootDeviceName ? { rootDevice: best.RootDeviceName } : {}) }
       : undefined;
@@ -324,16 +325,14 @@ export class Ec2Api {
 
   /** Instances matching the filters, every page. */
   async describeInstances(region: string, filters: Filter[]): Promise<Ec2Instance[]> {
-    const found: Ec2Instance[] = [];
-    let NextToken: string | undefined;
-    do {
-      const page = await this.call(region, 'DescribeInstances', Reservations, (c, { DescribeInstancesCommand }) =>
+    return this.pages(
+      region,
+      'DescribeInstances',
+      Reservations,
+      (c, { DescribeInstancesCommand }, NextToken) =>
         c.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: Math.max(5, this.pageSize), NextToken })),
-      );
-      for (const r of page.Reservations) found.push(...r.Instances);
-      NextToken = page.NextToken;
-    } while (NextToken);
-    return found;
+      (page) => page.Reservations.flatMap((r) => r.Instances),
+    );
   }
 
   /** TerminateInstances; EC2 already treats terminating a terminated instance as success. */

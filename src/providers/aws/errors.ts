@@ -1,7 +1,8 @@
 import { ProviderError, type BlockScope, type ErrorKind } from '../../core/errors';
 
 /**
- * EC2 error codes → kind and block scope. SDK v3 throws an
+ * EC2 error codes (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html)
+ * → kind and block scope. SDK v3 throws an
  * `EC2ServiceException` whose `name` is the EC2 code and whose `$metadata.httpStatusCode`
  * is the HTTP status.
  *
@@ -34,7 +35,7 @@ export const CODE_TABLE: Readonly<Record<string, { kind: ErrorKind; block?: Bloc
   Blocked: { kind: 'Credentials' },
   OptInRequired: { kind: 'Credentials' },
   PendingVerification: { kind: 'Credentials' },
-  // Not in §10 but the same meaning: bad/expired keys, and the SDK's own "no credentials found".
+  // The same meaning: bad/expired keys, and the SDK's own "no credentials found".
   SignatureDoesNotMatch: { kind: 'Credentials' },
   ExpiredToken: { kind: 'Credentials' },
   CredentialsProviderError: { kind: 'Credentials' },

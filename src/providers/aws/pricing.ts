@@ -4,9 +4,10 @@
  * Any failure (no `pricing:GetProducts` permission, no answer) leaves the dated table in force.
  */
 import type * as PricingSdk from '@aws-sdk/client-pricing';
-import type { Filter, PricingClient, PricingClientConfig } from '@aws-sdk/client-pricing';
+import type { Filter, PricingClient } from '@aws-sdk/client-pricing';
 import { z } from 'zod';
 import { PriceCache, lookupIn, type PriceLookup } from '../price-cache';
+import { connectionConfig, type AwsConnection } from './clients';
 
 /** The Price List `location` of each region (the API filters by these names). Others filter by `regionCode`. */
 const LOCATIONS: Readonly<Record<string, string>> = {
@@ -79,11 +80,8 @@ export function hourlyPrice(priceList: readonly unknown[]): number | undefined {
   return undefined;
 }
 
-export interface AwsPricingOptions {
-  /** Price List endpoint (tests point it at a fixture); default AWS's, in us-east-1. */
-  endpoint?: string;
-  credentials?: PricingClientConfig['credentials'];
-  profile?: string;
+/** The connection's endpoint is the Price List one (in us-east-1). */
+export interface AwsPricingOptions extends AwsConnection {
   /** The cache file (under the worker's state dir); undefined: memory only. */
   cacheFile?: string;
 }
@@ -100,9 +98,7 @@ export class AwsPricing {
     this.client ??= new (pricingSdk().PricingClient)({
       region: 'us-east-1',
       maxAttempts: 2,
-      ...(this.opts.endpoint ? { endpoint: this.opts.endpoint } : {}),
-      ...(this.opts.credentials ? { credentials: this.opts.credentials } : {}),
-      ...(this.opts.profile ? { profile: this.opts.profile } : {}),
+      ...connectionConfig(this.opts),
     });
     return this.client;
   }

@@ -6,11 +6,11 @@
  * https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-instance-quotas.html
  */
 import type * as QuotasSdk from '@aws-sdk/client-service-quotas';
-import type { ServiceQuotasClient, ServiceQuotasClientConfig } from '@aws-sdk/client-service-quotas';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import type { Offer, QuotaShortfall, QuotaUnknown } from '../../core/provider';
 import { CATALOG } from './catalog';
+import { connectionConfig, perRegion, type AwsConnection } from './clients';
 import type { Ec2Instance } from './map';
 
 /** The vCPU quota classes gpuprov's catalog falls in; other families (Inf, Trn, DL, F, X, U, HPC, Mac) have their own quotas and are not judged. */
@@ -130,38 +130,27 @@ function reasonOf(err: unknown): string {
   return name;
 }
 
-export interface AwsQuotasOptions {
-  /** Service Quotas endpoint (tests point it at a fixture); default AWS's, per region. */
-  endpoint?: string;
-  credentials?: ServiceQuotasClientConfig['credentials'];
-  profile?: string;
+/** The connection's endpoint is the Service Quotas one (per region). */
+export interface AwsQuotasOptions extends AwsConnection {
   /** How long a limit read is reused (ms); limits change only when AWS grants an increase. Default 10 minutes. */
   cacheMs?: number;
 }
 
 /** Reads EC2 vCPU quota limits. Never throws: a failed read is a `{ unknown }` limit. */
 export class AwsQuotas {
-  private readonly clients = new Map<string, ServiceQuotasClient>();
   private readonly cache = new Map<string, { value: number; at: number }>();
-
-  constructor(private readonly opts: AwsQuotasOptions = {}) {}
-
-  private client(region: string): ServiceQuotasClient {
-    let c = this.clients.get(region);
-    if (!c) {
-      c = new (quotasSdk().ServiceQuotasClient)({
+  private readonly client = perRegion(
+    (region) =>
+      new (quotasSdk().ServiceQuotasClient)({
         region,
         maxAttempts: 1,
         // A pre-check must not hold the plan up: an endpoint that does not answer is a quota not read.
         requestHandler: { connectionTimeout: 3_000, requestTimeout: 10_000 },
-        ...(this.opts.endpoint ? { endpoint: this.opts.endpoint } : {}),
-        ...(this.opts.credentials ? { credentials: this.opts.credentials } : {}),
-        ...(this.opts.profile && !this.opts.credentials ? { profile: this.opts.profile } : {}),
-      });
-      this.clients.set(region, c);
-    }
-    return c;
-  }
+        ...connectionConfig(this.opts),
+      }),
+  );
+
+  constructor(private readonly opts: AwsQuotasOptions = {}) {}
 
   /** The limits (vCPUs) of `codes` in `region`, each read once per cache period. */
   async limits(region: string, codes: readonly string[]): Promise<Map<string, QuotaLimit>> {

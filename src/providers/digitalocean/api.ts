@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { HttpError, JsonHttp, bearer } from '../http';
+import { HttpError, bearer } from '../http';
 import { guardWith } from '../classify-http';
+import { HttpApi } from '../http-api';
 import { classify } from './errors';
 
 export const DEFAULT_BASE_URL = 'https://api.digitalocean.com';
@@ -80,10 +81,7 @@ export interface CreateDropletBody {
 }
 
 /** The only code that talks HTTP to DigitalOcean. Every response is zod-parsed; the token travels only in the Authorization header. */
-export class DoApi {
-  readonly #http: JsonHttp;
-  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
-  readonly #guard = guardWith((err: unknown) => classify(err));
+export class DoApi extends HttpApi {
   /** Create's answers are classified as the create primitive's (there they can mean Capacity). */
   readonly #guardCreate = guardWith((err: unknown) => classify(err, 'create'));
 
@@ -92,7 +90,7 @@ export class DoApi {
     baseUrl: string = DEFAULT_BASE_URL,
     private readonly perPage = 200,
   ) {
-    this.#http = new JsonHttp({ baseUrl, auth: bearer(token) });
+    super({ baseUrl, auth: bearer(token) }, classify);
   }
 
   /**
@@ -104,7 +102,7 @@ export class DoApi {
     const out: T[] = [];
     let next: string | undefined = `${path}?${new URLSearchParams({ ...query, per_page: String(this.perPage) }).toString()}`;
     while (next !== undefined) {
-      const r = page.parse(await this.#http.call(op, 'GET', next)) as Record<string, unknown> & { links?: { pages?: { next?: string } } };
+      const r = page.parse(await this.http.call(op, 'GET', next)) as Record<string, unknown> & { links?: { pages?: { next?: string } } };
       out.push(...(r[key] as T[]));
       const n = r.links?.pages?.next;
       next = n === undefined ? undefined : ((u) => `${u.pathname}${u.search}`)(new URL(n, 'https://placeholder.invalid'));
@@ -113,21 +111,15 @@ export class DoApi {
   }
 
   async sizes(): Promise<DoSize[]> {
-    return this.#guard(async () => this.all('list sizes', '/v2/sizes', {}, 'sizes', Size));
+    return this.guard(async () => this.all('list sizes', '/v2/sizes', {}, 'sizes', Size));
   }
 
   async keys(): Promise<DoKey[]> {
-    return this.#guard(async () => this.all('list ssh keys', '/v2/account/keys', {}, 'ssh_keys', Key));
+    return this.guard(async () => this.all('list ssh keys', '/v2/account/keys', {}, 'ssh_keys', Key));
   }
 
   async addKey(name: string, publicKey: string): Promise<DoKey> {
-    return this.#guard(
-      async () =>
-        z
-          .object({ ssh_key: Key })
-          .loose()
-          .parse(await this.#http.call('add ssh key', 'POST', '/v2/account/keys', { name, public_key: publicKey })).ssh_key,
-    );
+    return (await this.json('add ssh key', 'POST', '/v2/account/keys', z.object({ ssh_key: Key }).loose(), { name, public_key: publicKey })).ssh_key;
   }
 
   async createDroplet(body: CreateDropletBody): Promise<number> {
@@ -136,20 +128,20 @@ export class DoApi {
         z
           .object({ droplet: z.object({ id: z.number() }).loose() })
           .loose()
-          .parse(await this.#http.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id,
+          .parse(await this.http.call('create droplet', 'POST', '/v2/droplets', body)).droplet.id,
     );
   }
 
   /** Every cloud firewall of the account (paginated). */
   async firewalls(): Promise<DoFirewall[]> {
-    return this.#guard(async () => this.all('list firewalls', '/v2/firewalls', {}, 'firewalls', Firewall));
+    return this.guard(async () => this.all('list firewalls', '/v2/firewalls', {}, 'firewalls', Firewall));
   }
 
   /** Create a tag; an existing one (DO answers 201 again, or 422) counts as done. */
   async createTag(name: string): Promise<void> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       try {
-        await this.#http.call('create tag', 'POST', '/v2/tags', { name });
+        await this.http.call('create tag', 'POST', '/v2/tags', { name });
       } catch (err) {
         if (err instanceof HttpError && err.status === 422) return;
         throw err;
@@ -158,48 +150,26 @@ export class DoApi {
   }
 
   async createFirewall(body: CreateFirewallBody): Promise<DoFirewall> {
-    return this.#guard(
-      async () =>
-        z
-          .object({ firewall: Firewall })
-          .loose()
-          .parse(await this.#http.call('create firewall', 'POST', '/v2/firewalls', body)).firewall,
-    );
+    return (await this.json('create firewall', 'POST', '/v2/firewalls', z.object({ firewall: Firewall }).loose(), body)).firewall;
   }
 
   /** False when the firewall is already gone (404). */
   async deleteFirewall(id: string): Promise<boolean> {
-    return this.#guard(async () => {
-      try {
-        await this.#http.call('delete firewall', 'DELETE', `/v2/firewalls/${encodeURIComponent(id)}`);
-        return true;
-      } catch (err) {
-        if (err instanceof HttpError && err.status === 404) return false;
-        throw err;
-      }
-    });
+    return this.unlessGone('delete firewall', 'DELETE', `/v2/firewalls/${encodeURIComponent(id)}`);
   }
 
   /** Droplets carrying `tag` (tag_name cannot be combined with type). */
   async dropletsByTag(tag: string): Promise<DoDroplet[]> {
-    return this.#guard(async () => this.all('list droplets', '/v2/droplets', { tag_name: tag }, 'droplets', Droplet));
+    return this.guard(async () => this.all('list droplets', '/v2/droplets', { tag_name: tag }, 'droplets', Droplet));
   }
 
   /** GPU droplets: the default listing excludes them; `type=gpus` is the only way to be sure to see them. */
   async gpuDroplets(): Promise<DoDroplet[]> {
-    return this.#guard(async () => this.all('list gpu droplets', '/v2/droplets', { type: 'gpus' }, 'droplets', Droplet));
+    return this.guard(async () => this.all('list gpu droplets', '/v2/droplets', { type: 'gpus' }, 'droplets', Droplet));
   }
 
   /** False when the droplet is already gone (404). */
   async deleteDroplet(id: string): Promise<boolean> {
-    return this.#guard(async () => {
-      try {
-        await this.#http.call('delete droplet', 'DELETE', `/v2/droplets/${encodeURIComponent(id)}`);
-        return true;
-      } catch (err) {
-        if (err instanceof HttpError && err.status === 404) return false;
-        throw err;
-      }
-    });
+    return this.unlessGone('delete droplet', 'DELETE', `/v2/droplets/${encodeURIComponent(id)}`);
   }
 }

@@ -1,17 +1,6 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
-import { renderCloudInit } from '../cloud-init';
-import {
-  identityName,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-  type SideResource,
-} from '../../core/provider';
+import type { InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest, SideResource } from '../../core/provider';
 import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, required } from '../cloud-adapter';
 import { DEFAULT_BASE_URL, DoApi } from './api';
@@ -21,6 +10,7 @@ import {
   CLOUD,
   SSH_USER,
   deploymentVmTag,
+  dropletBody,
   fingerprint,
   firewallBody,
   firewallName,
@@ -105,20 +95,7 @@ export class DigitalOceanProvider extends CloudAdapter {
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
     const p = Prepared.safeParse(prepared);
     if (!p.success) throw new ProviderError('InvalidRequest', 'digitalocean: prepared data is not from this adapter (create called without prepare?)');
-    const extra = offer.extra as { image?: unknown } | undefined;
-    // `--image`: a slug, or a numeric image id (sent as a number, as the API documents ids).
-    const asked = spec.image === undefined ? undefined : /^\d+$/.test(spec.image) ? Number(spec.image) : spec.image;
-    const image = asked ?? (typeof extra?.image === 'string' ? extra.image : 'ubuntu-24-04-x64');
-    const id = await this.api.createDroplet({
-      name: identityName(spec.vmName),
-      region: offer.region,
-      size: offer.instanceType,
-      image,
-      ssh_keys: p.data.sshKeys,
-      tags: [identityTag(spec.vmName), ownerTag(this.deployment), deploymentVmTag(spec.vmName, this.deployment)],
-      user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
-    });
-    return String(id);
+    return String(await this.api.createDroplet(dropletBody(offer, spec, this.deployment, p.data.sshKeys)));
   }
 
   /** Droplets carrying `tag` in the region. */

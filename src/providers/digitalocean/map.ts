@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceSpec, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import { renderCloudInit } from '../cloud-init';
 import { ownedName } from '../deployment';
-import type { CreateFirewallBody, DoDroplet, DoSize } from './api';
+import type { CreateDropletBody, CreateFirewallBody, DoDroplet, DoSize } from './api';
 
 export const CLOUD = 'digitalocean';
 export const SSH_USER = 'root';
@@ -117,4 +118,20 @@ export function toObserved(d: DoDroplet, at: Location): Observed | undefined {
   const base = { id: String(d.id), status, location: at, ...(d.size_slug ? { instanceType: d.size_slug } : {}) };
   const ip = d.networks?.v4.find((n) => n.type === 'public')?.ip_address;
   return status === 'Running' && ip ? { ...base, endpoint: { host: ip, port: 22, user: SSH_USER } } : base;
+}
+
+/** The droplet `create` asks for: named `gpuprov-<vm>`, carrying the identity, owner and firewall tags. */
+export function dropletBody(offer: Offer, spec: InstanceSpec, deployment: string, sshKeys: string[]): CreateDropletBody {
+  const extra = offer.extra as { image?: unknown } | undefined;
+  // `--image`: a slug, or a numeric image id (sent as a number, as the API documents ids).
+  const asked = spec.image === undefined ? undefined : /^\d+$/.test(spec.image) ? Number(spec.image) : spec.image;
+  return {
+    name: identityName(spec.vmName),
+    region: offer.region,
+    size: offer.instanceType,
+    image: asked ?? (typeof extra?.image === 'string' ? extra.image : 'ubuntu-24-04-x64'),
+    ssh_keys: sshKeys,
+    tags: [identityTag(spec.vmName), ownerTag(deployment), deploymentVmTag(spec.vmName, deployment)],
+    user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
+  };
 }

@@ -88,7 +88,7 @@ export class DockerApi {
    */
   private apiVersion(): Promise<string> {
     if (this.version) return this.version;
-    const asked = this.send('version', 'GET', '/version', Version).then(({ data }) => {
+    const asked = this.call('version', 'GET', '/version', Version, undefined, true).then(({ data }) => {
       const v = negotiateApiVersion(data!.ApiVersion);
       if (!v) throw engineTooOld(this.engine, data!.ApiVersion, data!.Version);
       return v;
@@ -100,24 +100,16 @@ export class DockerApi {
     return asked;
   }
 
+  /** One call under the negotiated version's `/vN` prefix (`unversioned`: the version ask itself). */
   private async call<T>(
     op: string,
     method: Dispatcher.HttpMethod,
     path: string,
     schema: z.ZodType<T> | undefined,
     body?: unknown,
+    unversioned = false,
   ): Promise<{ status: number; data: T | undefined }> {
-    return this.send(op, method, `/v${await this.apiVersion()}${path}`, schema, body);
-  }
-
-  private async send<T>(
-    op: string,
-    method: Dispatcher.HttpMethod,
-    path: string,
-    schema: z.ZodType<T> | undefined,
-    body?: unknown,
-  ): Promise<{ status: number; data: T | undefined }> {
-    const url = `${this.origin}${path}`;
+    const url = `${this.origin}${unversioned ? '' : `/v${await this.apiVersion()}`}${path}`;
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {

@@ -26,16 +26,10 @@ type HttpErrorBody = z.infer<typeof HttpErrorBody>;
 
 type Rule = readonly [ErrorKind, BlockScope?];
 
-/** Operation error codes (§11 table). */
-const OPERATION_CODES: Record<string, Rule> = {
+/** Codes that mean the same as an operation's error and as a synchronous `errors[].reason`. */
+const SHARED_CODES: Record<string, Rule> = {
   ZONE_RESOURCE_POOL_EXHAUSTED: ['Capacity', 'zone'],
   ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS: ['Capacity', 'zone'],
-  // SkyPilot blocks the zone on these two (preemption during create; per-zone operation rate).
-  UNSUPPORTED_OPERATION: ['Capacity', 'zone'],
-  RESOURCE_OPERATION_RATE_EXCEEDED: ['Capacity', 'zone'],
-  // Transient in a synchronous answer, but an operation error is final for this requestId:
-  // a retried insert with the same requestId returns the same failed operation. Move on instead.
-  SERVICE_UNAVAILABLE_FOR_LOCATION: ['Capacity', 'zone'],
   QUOTA_EXCEEDED: ['Quota', 'region'],
   RESOURCE_NOT_FOUND: ['Unavailable', 'offer'],
   PERMISSIONS_ERROR: ['Credentials'],
@@ -45,27 +39,29 @@ const OPERATION_CODES: Record<string, Rule> = {
   RESOURCE_ALREADY_EXISTS: ['InvalidRequest'],
 };
 
+/** Operation error codes (a failed insert's operation). */
+const OPERATION_CODES: Record<string, Rule> = {
+  ...SHARED_CODES,
+  // SkyPilot blocks the zone on these two (preemption during create; per-zone operation rate).
+  UNSUPPORTED_OPERATION: ['Capacity', 'zone'],
+  RESOURCE_OPERATION_RATE_EXCEEDED: ['Capacity', 'zone'],
+  // Transient in a synchronous answer, but an operation error is final for this requestId:
+  // a retried insert with the same requestId returns the same failed operation. Move on instead.
+  SERVICE_UNAVAILABLE_FOR_LOCATION: ['Capacity', 'zone'],
+};
+
 /** Synchronous `errors[].reason` values that decide before the HTTP status does. */
 const HTTP_REASONS: Record<string, Rule> = {
+  ...SHARED_CODES,
   rateLimitExceeded: ['Transient'],
   userRateLimitExceeded: ['Transient'],
   RATE_LIMIT_EXCEEDED: ['Transient'],
   quotaExceeded: ['Quota', 'region'],
-  QUOTA_EXCEEDED: ['Quota', 'region'],
   insufficientCapacity: ['Capacity', 'zone'],
-  // A stockout reported on the insert call itself rather than on its operation.
-  ZONE_RESOURCE_POOL_EXHAUSTED: ['Capacity', 'zone'],
-  ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS: ['Capacity', 'zone'],
   // The resource is busy with another operation (e.g. a delete already in flight).
   resourceNotReady: ['Transient'],
   SERVICE_UNAVAILABLE_FOR_LOCATION: ['Transient'],
-  PERMISSIONS_ERROR: ['Credentials'],
-  IAM_PERMISSION_DENIED: ['Credentials'],
-  INVALID_FIELD_VALUE: ['InvalidRequest'],
-  MISSING_REQUIRED_FIELD: ['InvalidRequest'],
-  RESOURCE_ALREADY_EXISTS: ['InvalidRequest'],
   alreadyExists: ['InvalidRequest'],
-  RESOURCE_NOT_FOUND: ['Unavailable', 'offer'],
 };
 
 /** gRPC status codes, for errors google-gax decodes itself (GoogleError). */

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { HttpError, JsonHttp } from '../http';
-import { guardWith } from '../classify-http';
+import { HttpApi } from '../http-api';
 import { classify } from './errors';
 
 export const DEFAULT_BASE_URL = 'https://infrahub-api.nexgencloud.com/v1';
@@ -67,62 +66,58 @@ export interface CreateVmBody {
 }
 
 /** The only code that talks HTTP to Hyperstack. Every response is zod-parsed; the key travels only in the `api_key` header. */
-export class HyperstackApi {
-  readonly #http: JsonHttp;
-  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
-  readonly #guard = guardWith((err: unknown) => classify(err));
-
+export class HyperstackApi extends HttpApi {
   constructor(apiKey: string, baseUrl: string = DEFAULT_BASE_URL) {
     const auth = { api_key: apiKey };
-    this.#http = new JsonHttp({ baseUrl, auth: () => auth });
+    super({ baseUrl, auth: () => auth }, classify);
   }
 
   async flavors(): Promise<HsFlavor[]> {
-    return this.#guard(async () => {
-      const r = FlavorsResp.parse(await this.#http.call('list flavors', 'GET', '/core/flavors'));
+    return this.guard(async () => {
+      const r = FlavorsResp.parse(await this.http.call('list flavors', 'GET', '/core/flavors'));
       return r.data.flatMap((g) => g.flavors);
     });
   }
 
   /** The pricebook is a bare array (no envelope). */
   async pricebook(): Promise<HsPrice[]> {
-    return this.#guard(async () => z.array(PriceEntry).parse(await this.#http.call('get pricebook', 'GET', '/pricebook')));
+    return this.json('get pricebook', 'GET', '/pricebook', z.array(PriceEntry));
   }
 
   async environments(): Promise<{ name: string; region?: string }[]> {
-    return this.#guard(async () => EnvironmentsResp.parse(await this.#http.call('list environments', 'GET', '/core/environments')).environments);
+    return (await this.json('list environments', 'GET', '/core/environments', EnvironmentsResp)).environments;
   }
 
   async createEnvironment(name: string, region: string): Promise<void> {
-    return this.#guard(async () => {
-      await this.#http.call('create environment', 'POST', '/core/environments', { name, region });
+    return this.guard(async () => {
+      await this.http.call('create environment', 'POST', '/core/environments', { name, region });
     });
   }
 
   async keypairs(): Promise<{ name: string; environment: string | undefined; publicKey: string | undefined }[]> {
-    return this.#guard(async () => {
-      const r = KeypairsResp.parse(await this.#http.call('list keypairs', 'GET', '/core/keypairs'));
+    return this.guard(async () => {
+      const r = KeypairsResp.parse(await this.http.call('list keypairs', 'GET', '/core/keypairs'));
       return r.keypairs.map((k) => ({ name: k.name, environment: envName(k.environment), publicKey: k.public_key }));
     });
   }
 
   async createKeypair(name: string, environmentName: string, publicKey: string): Promise<void> {
-    return this.#guard(async () => {
-      await this.#http.call('create keypair', 'POST', '/core/keypairs', { name, environment_name: environmentName, public_key: publicKey });
+    return this.guard(async () => {
+      await this.http.call('create keypair', 'POST', '/core/keypairs', { name, environment_name: environmentName, public_key: publicKey });
     });
   }
 
   async createVm(body: CreateVmBody): Promise<number> {
-    return this.#guard(async () => CreateResp.parse(await this.#http.call('create virtual machine', 'POST', '/core/virtual-machines', body)).instances[0]!.id);
+    return (await this.json('create virtual machine', 'POST', '/core/virtual-machines', CreateResp, body)).instances[0]!.id;
   }
 
   /** Every VM in `environment` whose name or id matches `search`, all pages. */
   async listVms(environment: string, search: string, pageSize: number): Promise<HsInstance[]> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       const out: HsInstance[] = [];
       for (let page = 1; ; page++) {
         const q = new URLSearchParams({ page: String(page), pageSize: String(pageSize), search, environment, exact_environment_match: 'true' });
-        const r = ListResp.parse(await this.#http.call('list virtual machines', 'GET', `/core/virtual-machines?${q.toString()}`));
+        const r = ListResp.parse(await this.http.call('list virtual machines', 'GET', `/core/virtual-machines?${q.toString()}`));
         out.push(...r.instances);
         if (r.instances.length < pageSize || (r.count !== undefined && out.length >= r.count)) return out;
       }
@@ -131,15 +126,7 @@ export class HyperstackApi {
 
   /** False when the VM is already gone (404 not_found). */
   async deleteVm(id: string): Promise<boolean> {
-    return this.#guard(async () => {
-      try {
-        await this.#http.call('delete virtual machine', 'DELETE', `/core/virtual-machines/${encodeURIComponent(id)}`);
-        return true;
-      } catch (err) {
-        if (err instanceof HttpError && err.status === 404) return false;
-        throw err;
-      }
-    });
+    return this.unlessGone('delete virtual machine', 'DELETE', `/core/virtual-machines/${encodeURIComponent(id)}`);
   }
 }
 

@@ -3,8 +3,8 @@
  * zod-parsed; the API key goes only into the Authorization header, never a message or a log.
  */
 import { z } from 'zod';
-import { JsonHttp, bearer } from '../http';
-import { guardWith } from '../classify-http';
+import { bearer } from '../http';
+import { HttpApi } from '../http-api';
 import { classify } from './errors';
 
 export const DEFAULT_LAMBDA_URL = 'https://cloud.lambda.ai/api/v1';
@@ -58,44 +58,40 @@ export interface LambdaApiOptions {
   baseUrl: string;
 }
 
-export class LambdaApi {
-  readonly #http: JsonHttp;
-  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
-  readonly #guard = guardWith((err: unknown) => classify(err));
-
+export class LambdaApi extends HttpApi {
   constructor(opts: LambdaApiOptions) {
-    this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) });
+    super({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) }, classify);
   }
 
   async instanceTypes(): Promise<Record<string, LambdaInstanceTypeEntry>> {
-    return this.#guard(async () => data(z.record(z.string(), InstanceTypeEntry)).parse(await this.#http.call('instance-types', 'GET', '/instance-types')).data);
+    return (await this.json('instance-types', 'GET', '/instance-types', data(z.record(z.string(), InstanceTypeEntry)))).data;
   }
 
   async sshKeys(): Promise<LambdaSshKey[]> {
-    return this.#guard(async () => data(z.array(SshKey)).parse(await this.#http.call('ssh-keys', 'GET', '/ssh-keys')).data);
+    return (await this.json('ssh-keys', 'GET', '/ssh-keys', data(z.array(SshKey)))).data;
   }
 
   async addSshKey(name: string, publicKey: string): Promise<LambdaSshKey> {
-    return this.#guard(async () => data(SshKey).parse(await this.#http.call('add-ssh-key', 'POST', '/ssh-keys', { name, public_key: publicKey })).data);
+    return (await this.json('add-ssh-key', 'POST', '/ssh-keys', data(SshKey), { name, public_key: publicKey })).data;
   }
 
   async launch(body: LaunchBody): Promise<string[]> {
-    return this.#guard(
+    return this.guard(
       async () =>
-        data(z.object({ instance_ids: z.array(z.string()) })).parse(await this.#http.call('launch', 'POST', '/instance-operations/launch', body)).data
+        data(z.object({ instance_ids: z.array(z.string()) })).parse(await this.http.call('launch', 'POST', '/instance-operations/launch', body)).data
           .instance_ids,
     );
   }
 
   /** Every instance of the account: the API has no name/tag filter and no pagination. */
   async instances(): Promise<LambdaInstance[]> {
-    return this.#guard(async () => data(z.array(Instance)).parse(await this.#http.call('list', 'GET', '/instances')).data);
+    return (await this.json('list', 'GET', '/instances', data(z.array(Instance)))).data;
   }
 
   async terminate(ids: string[]): Promise<void> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       data(z.object({ terminated_instances: z.array(Instance) })).parse(
-        await this.#http.call('terminate', 'POST', '/instance-operations/terminate', { instance_ids: ids }),
+        await this.http.call('terminate', 'POST', '/instance-operations/terminate', { instance_ids: ids }),
       );
     });
   }

@@ -6,23 +6,12 @@ import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
 import { keyMaterial, keyName } from '../ssh-keys';
-import {
-  IDENTITY_TAG,
-  OWNER_TAG,
-  identityName,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-} from '../../core/provider';
+import { identityName, type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
 import type { DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT, fromKeyEnv, required } from '../cloud-adapter';
 import { DEFAULT_LAMBDA_URL, LambdaApi } from './api';
 import { isDuplicate, isNotFound } from './errors';
-import { CLOUD, SSH_USER, hasIdentity, isForeign, toObserved, toOffers, vmNameOf } from './map';
+import { CLOUD, SSH_USER, hasIdentity, identityTags, isForeign, toObserved, toOffers, vmNameOf } from './map';
 
 export interface LambdaOptions extends DeploymentOption {
   /** API key; `LAMBDA_API_KEY` in {@link fromEnv}. */
@@ -78,10 +67,7 @@ export class LambdaProvider extends CloudAdapter {
       name: identityName(spec.vmName).slice(0, 64),
       // The other keys (users') reach the VM through cloud-init, not the account.
       user_data: renderCloudInit(spec.bootScript, spec.publicKeys.slice(1)),
-      tags: [
-        { key: IDENTITY_TAG, value: spec.vmName },
-        { key: OWNER_TAG, value: this.deployment },
-      ],
+      tags: identityTags(spec.vmName, this.deployment),
       // `--image`: an image id (a UUID, GET /images) or a family name (`lambda-stack-24-04`).
       ...(spec.image ? { image: IMAGE_ID.test(spec.image) ? { id: spec.image } : { family: spec.image } } : {}),
     });

@@ -51,6 +51,14 @@ export function toOffers(types: Record<string, LambdaInstanceTypeEntry>, pricedA
 
 const tagOf = (inst: LambdaInstance, key: string): string | undefined => inst.tags?.find((t) => t.key === key)?.value;
 
+/** The tags `create` writes: the VM's identity and the owning deployment (read back by {@link vmNameOf}). */
+export function identityTags(vmName: string, deployment: string): { key: string; value: string }[] {
+  return [
+    { key: IDENTITY_TAG, value: vmName },
+    { key: OWNER_TAG, value: deployment },
+  ];
+}
+
 /** The VM name of an instance of `deployment` (both tags), else undefined: another deployment's instances are invisible. */
 export function vmNameOf(inst: LambdaInstance, deployment: string): string | undefined {
   return tagOf(inst, OWNER_TAG) === deployment ? tagOf(inst, IDENTITY_TAG) : undefined;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { HttpError, JsonHttp, bearer } from '../http';
-import { guardWith } from '../classify-http';
+import { bearer } from '../http';
+import { HttpApi } from '../http-api';
 import { classify } from './errors';
 
 export const DEFAULT_BASE_URL = 'https://vm.massedcompute.com/api/v1';
@@ -51,72 +51,36 @@ export interface LaunchBody {
 }
 
 /** The only code that talks HTTP to Massed Compute. Every response is zod-parsed; the token travels only in the Authorization header. */
-export class MassedApi {
-  readonly #http: JsonHttp;
-  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
-  readonly #guard = guardWith((err: unknown) => classify(err));
-
+export class MassedApi extends HttpApi {
   constructor(token: string, baseUrl: string = DEFAULT_BASE_URL) {
-    this.#http = new JsonHttp({ baseUrl, auth: bearer(token) });
+    super({ baseUrl, auth: bearer(token) }, classify);
   }
 
   async inventory(): Promise<Record<string, MassedProduct>> {
-    return this.#guard(async () => Inventory.parse(await this.#http.call('get gpu inventory', 'GET', '/gpu-inventory')).gpu_inventory);
+    return (await this.json('get gpu inventory', 'GET', '/gpu-inventory', Inventory)).gpu_inventory;
   }
   async images(): Promise<{ vm_image_id: number; vm_image_name: string }[]> {
-    return this.#guard(
-      async () =>
-        z
-          .object({ images: z.array(Image) })
-          .loose()
-          .parse(await this.#http.call('list images', 'GET', '/images')).images,
-    );
+    return (await this.json('list images', 'GET', '/images', z.object({ images: z.array(Image) }).loose())).images;
   }
   async sshKeys(): Promise<z.infer<typeof Key>[]> {
-    return this.#guard(
-      async () =>
-        z
-          .object({ sshKeys: z.array(Key) })
-          .loose()
-          .parse(await this.#http.call('list ssh keys', 'GET', '/ssh-keys')).sshKeys,
-    );
+    return (await this.json('list ssh keys', 'GET', '/ssh-keys', z.object({ sshKeys: z.array(Key) }).loose())).sshKeys;
   }
   async addSshKey(name: string, publicKey: string): Promise<void> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       z.object({ sshKey: z.object({ name: z.string() }).loose() })
         .loose()
-        .parse(await this.#http.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
+        .parse(await this.http.call('add ssh key', 'POST', '/ssh-keys', { name, publicKey }));
     });
   }
   /** 202 `{response: "<uuid>"}`. */
   async launch(body: LaunchBody): Promise<string> {
-    return this.#guard(
-      async () =>
-        z
-          .object({ response: z.string().min(1) })
-          .loose()
-          .parse(await this.#http.call('launch instance', 'POST', '/instance/launch', body)).response,
-    );
+    return (await this.json('launch instance', 'POST', '/instance/launch', z.object({ response: z.string().min(1) }).loose(), body)).response;
   }
   async instances(): Promise<MassedInstance[]> {
-    return this.#guard(
-      async () =>
-        z
-          .object({ runningInstances: z.array(Instance).default([]) })
-          .loose()
-          .parse(await this.#http.call('list instances', 'GET', '/instance')).runningInstances,
-    );
+    return (await this.json('list instances', 'GET', '/instance', z.object({ runningInstances: z.array(Instance).default([]) }).loose())).runningInstances;
   }
   /** False when the instance is already gone (404). */
   async terminate(uuid: string): Promise<boolean> {
-    return this.#guard(async () => {
-      try {
-        await this.#http.call('terminate instance', 'POST', '/instance/terminate', { instanceUuids: [uuid] });
-        return true;
-      } catch (err) {
-        if (err instanceof HttpError && err.status === 404) return false;
-        throw err;
-      }
-    });
+    return this.unlessGone('terminate instance', 'POST', '/instance/terminate', { instanceUuids: [uuid] });
   }
 }

@@ -2,21 +2,10 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import {
-  IDENTITY_TAG,
-  type CloudProvider,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-  type SideResource,
-} from '../../core/provider';
+import type { InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest, SideResource } from '../../core/provider';
 import type { DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT } from '../cloud-adapter';
-import { NebiusApi, type CreateInstanceRequest, type Disk } from './api';
+import { NebiusApi, type CreateInstanceRequest, type Disk, type NebiusApiOptions } from './api';
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';
 import {
   CLOUD,
@@ -31,33 +20,27 @@ import {
   priceAndOrder,
   splitInstanceType,
   toObserved,
+  vmNameOf,
   vmNameOfDisk,
 } from './map';
 
-/** Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. */
-export interface NebiusOptions extends DeploymentOption {
+/**
+ * Explicit configuration; {@link fromEnv} reads the same from `NEBIUS_*` variables. The connection
+ * and timing options (`endpoint`, `insecure`, timeouts, clock) are {@link NebiusApi}'s, passed through.
+ */
+export interface NebiusOptions extends DeploymentOption, Omit<NebiusApiOptions, 'auth'> {
   /** IAM access token (`NEBIUS_IAM_TOKEN`, e.g. from `nebius iam get-access-token`); expires within hours. */
   token?: string;
   /** A service account's key (`NEBIUS_SERVICE_ACCOUNT_FILE`), exchanged for IAM tokens that are renewed before expiry. */
   serviceAccount?: ServiceAccountKey;
   /** Region → project id. One project per region (projects are regional). */
   projects?: Record<string, string>;
-  /** One `host:port` for every gRPC service (`NEBIUS_API_ENDPOINT`); tests point it at a fixture. */
-  endpoint?: string;
-  /** Plain-text gRPC: tests only. */
-  insecure?: boolean;
   /** Subnet for the VMs (`NEBIUS_SUBNET_ID`); else the project's first subnet. */
   subnetId?: string;
   /** Boot image family (`NEBIUS_IMAGE_FAMILY`). */
   imageFamily?: string;
   /** Boot disk size (`NEBIUS_DISK_GIB`). */
   diskGiB?: number;
-  timeoutMs?: number;
-  /** Operation waits and clock, passed to {@link NebiusApi} (tests shorten them). */
-  operationWaitMs?: number;
-  operationPollMs?: number;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
   /** Where warnings go (a calculator failure leaves offers unpriced); default `console.warn`. */
   warn?: (message: string) => void;
 }
@@ -189,10 +172,10 @@ class NebiusProvider extends CloudAdapter {
 
   async inventory(at: Location): Promise<Owned[]> {
     const all = await this.api.listInstances(this.project(at.region));
-    return all
-      .filter((i) => !isForeign(i, this.deployment) && i.metadata.labels[IDENTITY_TAG] !== undefined)
-      .filter((i) => hasIdentity(i, i.metadata.labels[IDENTITY_TAG]!, this.deployment))
-      .map((i) => ({ ...toObserved(i, at.region), vmName: i.metadata.labels[IDENTITY_TAG]! }));
+    return all.flatMap((i) => {
+      const vmName = vmNameOf(i, this.deployment);
+      return vmName === undefined ? [] : [{ ...toObserved(i, at.region), vmName }];
+    });
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
@@ -235,7 +218,7 @@ function projectsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undef
  * The Nebius adapter, or `undefined` when no credentials (`NEBIUS_SERVICE_ACCOUNT_FILE`, else
  * `NEBIUS_IAM_TOKEN`) or no project is configured. An unreadable key file throws (Credentials).
  */
-export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): CloudProvider | undefined {
+export function fromEnv(env: NodeJS.ProcessEnv, opts: DeploymentOption = {}): NebiusProvider | undefined {
   const projects = projectsFromEnv(env);
   if ((!env.NEBIUS_IAM_TOKEN && !env.NEBIUS_SERVICE_ACCOUNT_FILE) || !projects || Object.keys(projects).length === 0) return undefined;
   const diskGiB = env.NEBIUS_DISK_GIB ? Number(env.NEBIUS_DISK_GIB) : undefined;

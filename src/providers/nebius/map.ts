@@ -47,6 +47,12 @@ export function hasIdentity(inst: Labelled, vmName: string, deployment: string):
   return inst.metadata.labels[IDENTITY_TAG] === labelValue(vmName) && inst.metadata.labels[OWNER_TAG] === labelValue(deployment);
 }
 
+/** The VM name on a resource that carries this deployment's identity labels, else undefined. */
+export function vmNameOf(inst: Labelled, deployment: string): string | undefined {
+  const vm = inst.metadata.labels[IDENTITY_TAG];
+  return vm !== undefined && hasIdentity(inst, vm, deployment) ? vm : undefined;
+}
+
 /** Labelled by another deployment: never deleted, even by id. */
 export function isForeign(inst: Labelled, deployment: string): boolean {
   const owner = inst.metadata.labels[OWNER_TAG];
@@ -71,8 +77,8 @@ export function diskName(vmName: string, deployment: string): string {
  * A disk already DELETING is nobody's to sweep.
  */
 export function vmNameOfDisk(disk: Disk, deployment: string): string | undefined {
-  const vm = disk.metadata.labels[IDENTITY_TAG];
-  if (!vm || !hasIdentity(disk, vm, deployment) || disk.metadata.name !== diskName(vm, deployment)) return undefined;
+  const vm = vmNameOf(disk, deployment);
+  if (!vm || disk.metadata.name !== diskName(vm, deployment)) return undefined;
   return disk.status?.state === 'DELETING' ? undefined : vm;
 }
 

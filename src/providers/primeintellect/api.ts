@@ -3,8 +3,8 @@
  * (availability by page, pods and SSH keys by offset); each call follows its own pages only.
  */
 import { z } from 'zod';
-import { JsonHttp, bearer } from '../http';
-import { guardWith } from '../classify-http';
+import { bearer } from '../http';
+import { HttpApi } from '../http-api';
 import { classify } from './errors';
 
 export const DEFAULT_PRIME_URL = 'https://api.primeintellect.ai/api/v1';
@@ -71,23 +71,19 @@ export interface CreatePodBody {
   provider: { type: string };
 }
 
-export class PrimeApi {
-  readonly #http: JsonHttp;
-  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
-  readonly #guard = guardWith((err: unknown) => classify(err));
-
+export class PrimeApi extends HttpApi {
   constructor(opts: { apiKey: string; baseUrl: string }) {
-    this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) });
+    super({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) }, classify);
   }
 
   /** All availability items for `gpu_count` (page by page). */
   async availability(gpuCount: number): Promise<PrimeAvailability[]> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       const Page = z.object({ items: z.array(Availability), totalCount: z.number().nullish() });
       const out: PrimeAvailability[] = [];
       for (let page = 1; page <= MAX_PAGES; page++) {
         const q = new URLSearchParams({ gpu_count: String(gpuCount), page: String(page), page_size: '100' });
-        const r = Page.parse(await this.#http.call('availability', 'GET', `/availability/gpus?${q.toString()}`));
+        const r = Page.parse(await this.http.call('availability', 'GET', `/availability/gpus?${q.toString()}`));
         out.push(...r.items);
         if (r.items.length === 0 || out.length >= (r.totalCount ?? out.length)) break;
       }
@@ -96,11 +92,11 @@ export class PrimeApi {
   }
 
   async sshKeys(): Promise<PrimeSshKey[]> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       const Page = z.object({ data: z.array(SshKey), totalCount: z.number().nullish() });
       const out: PrimeSshKey[] = [];
       for (let i = 0; i < MAX_PAGES; i++) {
-        const r = Page.parse(await this.#http.call('ssh-keys', 'GET', `/ssh_keys?offset=${out.length}&limit=100`));
+        const r = Page.parse(await this.http.call('ssh-keys', 'GET', `/ssh_keys?offset=${out.length}&limit=100`));
         out.push(...r.data);
         if (r.data.length === 0 || out.length >= (r.totalCount ?? out.length)) break;
       }
@@ -109,20 +105,20 @@ export class PrimeApi {
   }
 
   async addSshKey(name: string, publicKey: string): Promise<PrimeSshKey> {
-    return this.#guard(async () => SshKey.parse(await this.#http.call('add-ssh-key', 'POST', '/ssh_keys', { name, publicKey })));
+    return this.json('add-ssh-key', 'POST', '/ssh_keys', SshKey, { name, publicKey });
   }
 
   async createPod(body: CreatePodBody): Promise<PrimePod> {
-    return this.#guard(async () => Pod.parse(await this.#http.call('create', 'POST', '/pods', body)));
+    return this.json('create', 'POST', '/pods', Pod, body);
   }
 
   /** Every pod of the account: there is no name filter. */
   async pods(): Promise<PrimePod[]> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       const Page = z.object({ data: z.array(Pod), total_count: z.number().nullish(), totalCount: z.number().nullish() });
       const out: PrimePod[] = [];
       for (let i = 0; i < MAX_PAGES; i++) {
-        const r = Page.parse(await this.#http.call('list', 'GET', `/pods?offset=${out.length}&limit=100`));
+        const r = Page.parse(await this.http.call('list', 'GET', `/pods?offset=${out.length}&limit=100`));
         out.push(...r.data);
         if (r.data.length === 0 || out.length >= (r.total_count ?? r.totalCount ?? out.length)) break;
       }
@@ -131,15 +127,14 @@ export class PrimeApi {
   }
 
   async podStatus(ids: string[]): Promise<PrimePodStatus[]> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       const q = new URLSearchParams(ids.map((id): [string, string] => ['pod_ids', id]));
-      return z.object({ data: z.array(PodStatus) }).parse(await this.#http.call('status', 'GET', `/pods/status?${q.toString()}`)).data;
+      return z.object({ data: z.array(PodStatus) }).parse(await this.http.call('status', 'GET', `/pods/status?${q.toString()}`)).data;
     });
   }
 
-  async deletePod(id: string): Promise<void> {
-    return this.#guard(async () => {
-      await this.#http.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
-    });
+  /** False when the pod is already gone (404). */
+  async deletePod(id: string): Promise<boolean> {
+    return this.unlessGone('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
   }
 }

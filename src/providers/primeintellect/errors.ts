@@ -39,10 +39,6 @@ export function classify(err: unknown): ProviderError {
   return classifyHttp(err, RULES);
 }
 
-export function isNotFound(err: unknown): boolean {
-  return httpErrorOf(err)?.status === 404;
-}
-
 /** A POST /ssh_keys refused because the name or key already exists. */
 export function isConflict(err: unknown): boolean {
   const http = httpErrorOf(err);

@@ -6,11 +6,11 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
-import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { deletableByName, ownedAtDataCentre, ownedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT, fromKeyEnv, required } from '../cloud-adapter';
 import { keyMaterial, keyName } from '../ssh-keys';
 import { DEFAULT_PRIME_URL, PrimeApi, type PrimePod } from './api';
-import { isConflict, isNotFound } from './errors';
+import { isConflict } from './errors';
 import { CLOUD, hasIdentity, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
@@ -125,16 +125,11 @@ export class PrimeIntellectProvider extends CloudAdapter {
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const pods = await this.api.pods();
     const mine = pods.filter((p) => hasIdentity(p, vmName, this.deployment, at) && !['TERMINATED', 'DELETING'].includes(p.status.toUpperCase()));
-    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...mine.map((p) => p.id)], (id) => this.api.deletePod(id), isNotFound);
+    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...mine.map((p) => p.id)], (id) => this.api.deletePod(id));
   }
 
   async inventory(at: Location): Promise<Owned[]> {
-    return ownedByName(
-      await this.api.pods(),
-      this.deployment,
-      (p) => p.name,
-      (p, vmName) => (hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined),
-    );
+    return ownedAtDataCentre(await this.api.pods(), this.deployment, at, toObserved);
   }
 }
 

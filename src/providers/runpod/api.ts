@@ -3,8 +3,8 @@
  * Every response is zod-parsed; the API key goes only into the Authorization header, never a log.
  */
 import { z } from 'zod';
-import { JsonHttp, bearer } from '../http';
-import { guardWith } from '../classify-http';
+import { bearer } from '../http';
+import { HttpApi } from '../http-api';
 import { classify } from './errors';
 
 export const DEFAULT_RUNPOD_URL = 'https://api.runpod.io/v2';
@@ -71,50 +71,45 @@ export interface CreatePodBody {
   disk: number;
 }
 
-export class RunPodApi {
-  readonly #http: JsonHttp;
-  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
-  readonly #guard = guardWith((err: unknown) => classify(err));
-
+export class RunPodApi extends HttpApi {
   constructor(opts: { apiKey: string; baseUrl: string }) {
-    this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) });
+    super({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey) }, classify);
   }
 
   async gpus(count: number): Promise<RunPodGpu[]> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       const q = new URLSearchParams({ include: 'AVAILABILITY', product: 'POD', count: String(count), cloud: 'SECURE' });
-      return z.object({ gpus: z.array(Gpu) }).parse(await this.#http.call('catalog', 'GET', `/catalog/gpus?${q.toString()}`)).gpus;
+      return z.object({ gpus: z.array(Gpu) }).parse(await this.http.call('catalog', 'GET', `/catalog/gpus?${q.toString()}`)).gpus;
     });
   }
 
   async accountKeys(): Promise<string[]> {
-    return this.#guard(
-      async () => z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.#http.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? [],
+    return this.guard(
+      async () => z.object({ keys: z.array(AccountKey).nullish() }).parse(await this.http.call('ssh-keys', 'GET', '/account/ssh-keys')).keys ?? [],
     );
   }
 
   /** Replaces the WHOLE account key set: callers pass the merged list. */
   async putAccountKeys(keys: string[]): Promise<void> {
-    return this.#guard(async () => {
-      await this.#http.call('ssh-keys', 'PUT', '/account/ssh-keys', { keys });
+    return this.guard(async () => {
+      await this.http.call('ssh-keys', 'PUT', '/account/ssh-keys', { keys });
     });
   }
 
   async createPod(body: CreatePodBody): Promise<RunPodPod> {
-    return this.#guard(async () => Pod.parse(await this.#http.call('create', 'POST', '/pods', body)));
+    return this.json('create', 'POST', '/pods', Pod, body);
   }
 
   /** All pods: no name filter, no pagination. */
   async pods(): Promise<RunPodPod[]> {
-    return this.#guard(async () => {
-      const raw = await this.#http.call('list', 'GET', '/pods');
+    return this.guard(async () => {
+      const raw = await this.http.call('list', 'GET', '/pods');
       return z.union([z.array(Pod), z.object({ pods: z.array(Pod) }).transform((r) => r.pods)]).parse(raw);
     });
   }
 
-  async deletePod(id: string): Promise<void> {
-    return this.#guard(async () => {
-      await this.#http.call('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
-    });
+  /** False when the pod is already gone (404). */
+  async deletePod(id: string): Promise<boolean> {
+    return this.unlessGone('delete', 'DELETE', `/pods/${encodeURIComponent(id)}`);
   }
 }

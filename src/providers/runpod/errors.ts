@@ -1,6 +1,5 @@
 import type { ProviderError } from '../../core/errors';
 import { classifyHttp, textField, type HttpRules } from '../classify-http';
-import { httpErrorOf } from '../http';
 
 /**
  * RunPod → taxonomy by HTTP status (v2 has no machine-readable codes; its RFC 9457 problem JSON
@@ -23,8 +22,4 @@ const RULES: HttpRules = {
 
 export function classify(err: unknown): ProviderError {
   return classifyHttp(err, RULES);
-}
-
-export function isNotFound(err: unknown): boolean {
-  return httpErrorOf(err)?.status === 404;
 }

@@ -4,11 +4,10 @@
  */
 import { ProviderError } from '../../core/errors';
 import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';
-import { deletableByName, ownedByName, ownedName, type DeploymentOption } from '../deployment';
+import { deletableByName, ownedAtDataCentre, ownedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, fromKeyEnv, required } from '../cloud-adapter';
 import { keyName } from '../ssh-keys';
 import { DEFAULT_RUNPOD_URL, RunPodApi } from './api';
-import { isNotFound } from './errors';
 import { CLOUD, hasIdentity, mergeKeys, statusOf, toObserved, toOffers } from './map';
 import { deleteEach } from '../delete-each';
 
@@ -91,19 +90,14 @@ export class RunPodProvider extends CloudAdapter {
   }
 
   async inventory(at: Location): Promise<Owned[]> {
-    return ownedByName(
-      await this.api.pods(),
-      this.deployment,
-      (p) => p.name,
-      (p, vmName) => (hasIdentity(p, vmName, this.deployment, at) ? toObserved(p, at) : undefined),
-    );
+    return ownedAtDataCentre(await this.api.pods(), this.deployment, at, toObserved);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
     const pods = await this.api.pods();
     const byIdentity = pods.filter((p) => hasIdentity(p, vmName, this.deployment, at) && statusOf(p) !== 'TERMINATED').map((p) => p.id);
-    // No bulk delete: one DELETE per pod; 404 (already gone) is success.
-    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...byIdentity], (id) => this.api.deletePod(id), isNotFound);
+    // No bulk delete: one DELETE per pod; 404 (already gone) is success (`deletePod`).
+    await deleteEach([...deletableByName(ids, pods, vmName, this.deployment), ...byIdentity], (id) => this.api.deletePod(id));
   }
 }
 

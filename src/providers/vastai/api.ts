@@ -4,8 +4,8 @@
  * the query string, where it would end up in URLs and messages).
  */
 import { z } from 'zod';
-import { JsonHttp, bearer } from '../http';
-import { guardWith } from '../classify-http';
+import { bearer } from '../http';
+import { HttpApi } from '../http-api';
 import { classify } from './errors';
 
 export const DEFAULT_VAST_URL = 'https://console.vast.ai';
@@ -67,47 +67,43 @@ export interface CreateBody {
   cancel_unavail: boolean;
 }
 
-export class VastApi {
-  readonly #http: JsonHttp;
-  /** Every call leaves with a ProviderError: this cloud's `classify` of whatever it threw. */
-  readonly #guard = guardWith((err: unknown) => classify(err));
-
+export class VastApi extends HttpApi {
   constructor(opts: { apiKey: string; baseUrl: string }) {
     // A 2xx answer with `{success: false}` is a failure too.
     const failed = (b: unknown): boolean => typeof b === 'object' && b !== null && (b as { success?: unknown }).success === false;
-    this.#http = new JsonHttp({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey), failed });
+    super({ baseUrl: opts.baseUrl, auth: bearer(opts.apiKey), failed }, classify);
   }
 
   async searchOffers(query: Record<string, unknown>): Promise<VastBundle[]> {
-    return this.#guard(async () => z.object({ offers: z.array(Bundle) }).parse(await this.#http.call('search', 'POST', '/api/v0/bundles/', query)).offers);
+    return (await this.json('search', 'POST', '/api/v0/bundles/', z.object({ offers: z.array(Bundle) }), query)).offers;
   }
 
   async sshKeys(): Promise<VastSshKey[]> {
-    return this.#guard(async () => {
-      const raw = await this.#http.call('ssh-keys', 'GET', '/api/v0/ssh/');
+    return this.guard(async () => {
+      const raw = await this.http.call('ssh-keys', 'GET', '/api/v0/ssh/');
       return z.union([z.array(SshKey), z.object({ ssh_keys: z.array(SshKey) }).transform((r) => r.ssh_keys)]).parse(raw);
     });
   }
 
   async addSshKey(publicKey: string): Promise<VastSshKey> {
-    return this.#guard(async () => z.object({ key: SshKey }).parse(await this.#http.call('add-ssh-key', 'POST', '/api/v0/ssh/', { ssh_key: publicKey })).key);
+    return (await this.json('add-ssh-key', 'POST', '/api/v0/ssh/', z.object({ key: SshKey }), { ssh_key: publicKey })).key;
   }
 
   /** Accept an ask. Returns the new instance (contract) id. */
   async create(askId: number, body: CreateBody): Promise<number> {
-    return this.#guard(async () => z.object({ new_contract: num }).parse(await this.#http.call('create', 'PUT', `/api/v0/asks/${askId}/`, body)).new_contract);
+    return (await this.json('create', 'PUT', `/api/v0/asks/${askId}/`, z.object({ new_contract: num }), body)).new_contract;
   }
 
   /** Instances whose label is exactly `label` (server-side filter; without a label every instance), keyset pages of 25. */
   async instancesByLabel(label?: string): Promise<VastInstance[]> {
-    return this.#guard(async () => {
+    return this.guard(async () => {
       const Page = z.object({ instances: z.array(Instance), next_token: z.string().nullish() });
       const out: VastInstance[] = [];
       let token: string | undefined;
       for (let i = 0; i < MAX_PAGES; i++) {
         const filters: Record<string, string> = label === undefined ? {} : { select_filters: JSON.stringify({ label: { eq: label } }) };
         const q = new URLSearchParams({ ...filters, limit: '25', ...(token ? { after_token: token } : {}) });
-        const r = Page.parse(await this.#http.call('list', 'GET', `/api/v1/instances/?${q.toString()}`));
+        const r = Page.parse(await this.http.call('list', 'GET', `/api/v1/instances/?${q.toString()}`));
         out.push(...r.instances);
         token = r.next_token ?? undefined;
         if (!token || r.instances.length === 0) break;
@@ -117,8 +113,8 @@ export class VastApi {
   }
 
   async destroy(id: string): Promise<void> {
-    return this.#guard(async () => {
-      await this.#http.call('delete', 'DELETE', `/api/v0/instances/${encodeURIComponent(id)}/`);
+    return this.guard(async () => {
+      await this.http.call('delete', 'DELETE', `/api/v0/instances/${encodeURIComponent(id)}/`);
     });
   }
 }

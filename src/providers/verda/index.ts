@@ -1,24 +1,14 @@
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
-import {
-  identityName,
-  type InstanceSpec,
-  type Json,
-  type Location,
-  type Observed,
-  type Offer,
-  type Owned,
-  type ResourceRequest,
-  type SideResource,
-} from '../../core/provider';
+import type { InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest, SideResource } from '../../core/provider';
 import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT, required } from '../cloud-adapter';
 import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi, type VerdaInstance } from './api';
 import { ALREADY_GONE, vendorError } from './errors';
-import { CLOUD, SSH_USER, description, hasIdentity, isForeign, isScriptOf, scriptName, toObserved, toOffers, vmNameOf } from './map';
+import { CLOUD, SSH_USER, hasIdentity, instanceBody, isForeign, isScriptOf, scriptName, toObserved, toOffers, vmNameOf } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface VerdaOptions extends DeploymentOption {
@@ -83,19 +73,7 @@ export class VerdaProvider extends CloudAdapter {
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
     const p = Prepared.safeParse(prepared);
     if (!p.success) throw new ProviderError('InvalidRequest', 'verda: prepared data is not from this adapter (create called without prepare?)');
-    const extra = offer.extra as { image?: unknown } | undefined;
-    return this.api.createInstance({
-      instance_type: offer.instanceType,
-      image: spec.image ?? (typeof extra?.image === 'string' ? extra.image : this.image),
-      ssh_key_ids: p.data.sshKeyIds,
-      ...(p.data.startupScriptId ? { startup_script_id: p.data.startupScriptId } : {}),
-      hostname: identityName(spec.vmName),
-      description: description(spec.vmName, this.deployment),
-      location_code: offer.region,
-      is_spot: false,
-      // `--disk-gb`: the OS volume's size (the verda client's OSVolume: name and size in GB).
-      ...(spec.diskGb !== undefined ? { os_volume: { name: `${identityName(spec.vmName)}-os`, size: spec.diskGb } } : {}),
-    });
+    return this.api.createInstance(instanceBody(offer, spec, this.deployment, p.data, this.image));
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {

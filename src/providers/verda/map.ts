@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ownedName } from '../deployment';
-import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
-import type { VerdaAvailability, VerdaInstance, VerdaType } from './api';
+import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceSpec, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
+import type { CreateInstanceBody, VerdaAvailability, VerdaInstance, VerdaType } from './api';
 
 export const CLOUD = 'verda';
 export const SSH_USER = 'root';
@@ -109,4 +109,27 @@ export function toObserved(i: VerdaInstance, at: Location): Observed | undefined
   // `ip` is null until provisioned and sometimes a list.
   const ip = Array.isArray(i.ip) ? i.ip[0] : i.ip;
   return status === 'Running' && ip ? { ...base, endpoint: { host: ip, port: 22, user: SSH_USER } } : base;
+}
+
+/** The instance `create` asks for: hostname `gpuprov-<vm>`, the identity in its description, the prepared keys and script. */
+export function instanceBody(
+  offer: Offer,
+  spec: InstanceSpec,
+  deployment: string,
+  prepared: { sshKeyIds: string[]; startupScriptId: string | null },
+  defaultImage: string,
+): CreateInstanceBody {
+  const extra = offer.extra as { image?: unknown } | undefined;
+  return {
+    instance_type: offer.instanceType,
+    image: spec.image ?? (typeof extra?.image === 'string' ? extra.image : defaultImage),
+    ssh_key_ids: prepared.sshKeyIds,
+    ...(prepared.startupScriptId ? { startup_script_id: prepared.startupScriptId } : {}),
+    hostname: identityName(spec.vmName),
+    description: description(spec.vmName, deployment),
+    location_code: offer.region,
+    is_spot: false,
+    // `--disk-gb`: the OS volume's size (the verda client's OSVolume: name and size in GB).
+    ...(spec.diskGb !== undefined ? { os_volume: { name: `${identityName(spec.vmName)}-os`, size: spec.diskGb } } : {}),
+  };
 }

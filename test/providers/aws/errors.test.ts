@@ -1,11 +1,11 @@
-/** Classification of every EC2 error code in cloud-apis.md §10 (pure, no moto). */
+/** Classification of every EC2 error code the adapter maps (src/providers/aws/errors.ts; codes from https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html), pure, no moto. */
 import { EC2ServiceException } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../../src/providers/aws/errors';
 import { EC2_ERRORS, UNKNOWN_TYPE, type Ec2ErrorFixture } from '../../fixtures/aws/errors';
 
-/** The codes §10 lists, kind by kind (InvalidParameter* stands for the three concrete ones). */
-const SECTION_10: Record<string, string[]> = {
+/** The codes the adapter's table maps, kind by kind (InvalidParameter* stands for the three concrete ones). */
+const CODES_BY_KIND: Record<string, string[]> = {
   Capacity: [
     'InsufficientInstanceCapacity',
     'InsufficientHostCapacity',
@@ -27,8 +27,8 @@ function sdkError(f: Pick<Ec2ErrorFixture, 'code' | 'status' | 'message'>): EC2S
 }
 
 describe('aws classify', () => {
-  it('the fixture table covers every code of §10 with the kind §10 gives', () => {
-    for (const [kind, codes] of Object.entries(SECTION_10)) {
+  it('the fixture table covers every mapped code with the kind the table gives', () => {
+    for (const [kind, codes] of Object.entries(CODES_BY_KIND)) {
       for (const code of codes) expect(EC2_ERRORS.find((f) => f.code === code)?.kind, code).toBe(kind);
     }
   });

@@ -14,7 +14,7 @@ const running: Ec2Instance = {
 };
 
 describe('aws map', () => {
-  it('has the literal state table of §10 and filters on the live states only', () => {
+  it('has the literal state table and filters on the live states only', () => {
     expect(STATE_TABLE).toEqual({
       pending: 'Pending',
       running: 'Running',
