@@ -6,7 +6,8 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CapacityEntry } from './capacity-memory';
 import type { DeploymentRecord } from './deployment-record';
-import type { BlockScope, ErrorKind } from './errors';
+import type { BlockScope } from './errors';
+import type { AttemptKind } from './failures';
 import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
 export const API_VERSION = 1;
@@ -80,7 +81,7 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
   /** The phase that failed: prepare, create, boot, connect. */
   phase?: 'prepare' | 'create' | 'boot' | 'connect';
-  kind?: ErrorKind | 'BootFailed' | 'Cancelled';
+  kind?: AttemptKind;
   message?: string;
   instanceIds: string[];
   /** True once a teardown of this attempt finished. */
