@@ -25,12 +25,12 @@ import {
   retryK8sSignal,
   statusQuery,
   teardownSignal,
-  type InstanceLost,
   type LaunchResult,
   type RecoveryRecord,
   type VmSpec,
   type VmStatus,
 } from '../core/api';
+import { BACKSTOP_DETAIL, causeOfSignal, lossCauseOf, lossMessage, type LossCause } from '../core/loss';
 import { WATCHER_PATCH } from '../core/patches';
 import { reading, watching } from './proxies';
 import { VmContext } from './context';
@@ -60,15 +60,17 @@ export interface VmWorkflowInput {
 
 type ReadyEnd = 'teardown' | 'cancel' | 'ttl' | 'budget' | 'lost' | 'continue' | 'retry-k8s';
 
-async function healthy(ctx: VmContext): Promise<boolean> {
+/** The backstop health check: the loss it sees, or undefined (healthy, or it could not look). */
+async function backstopLoss(ctx: VmContext): Promise<LossCause | undefined> {
   const s = ctx.status;
-  if (!s.location) return true;
+  if (!s.location) return undefined;
   try {
     const seen = await reading(ctx.tuning, `health check ${s.name}`, s.location.cloud).observeVm(s.location, s.name);
     const mine = seen.find((o) => s.instanceIds.includes(o.id)) ?? seen[0];
-    return mine !== undefined && (mine.status === 'Running' || mine.status === 'Pending');
+    if (mine !== undefined && (mine.status === 'Running' || mine.status === 'Pending')) return undefined;
+    return { kind: lossCauseOf(mine ? [mine] : []).kind, detail: BACKSTOP_DETAIL };
   } catch {
-    return true; // a health check that cannot observe says nothing about the VM
+    return undefined; // a health check that cannot observe says nothing about the VM
   }
 }
 
@@ -77,7 +79,8 @@ async function healthy(ctx: VmContext): Promise<boolean> {
  * taken when the launch ends, not here: a teardown that arrives while the VM tells its fleet it
  * is ready (or re-runs k3s) would otherwise be counted as old and lost, leaving the VM up.
  */
-async function waitInReady(ctx: VmContext, base: number, lost: () => InstanceLost | undefined): Promise<ReadyEnd> {
+async function waitInReady(ctx: VmContext, base: number, loss: { watcher?: LossCause; backstop?: LossCause }): Promise<ReadyEnd> {
+  const lost = (): LossCause | undefined => loss.watcher;
   const t = ctx.tuning;
   const ttlAt = ctx.status.ttlExpiresAt ? Date.parse(ctx.status.ttlExpiresAt) : undefined;
   const k8sBase = ctx.k8sRetryRequests;
@@ -91,7 +94,8 @@ async function waitInReady(ctx: VmContext, base: number, lost: () => InstanceLos
     if (woke) return ctx.cancelRequested ? 'cancel' : ctx.teardownRequests > base ? 'teardown' : lost() ? 'lost' : 'retry-k8s';
     if (ttlAt !== undefined && Date.now() >= ttlAt) return 'ttl';
     if (checkBudget(ctx)) return 'budget';
-    if (!(await healthy(ctx))) return 'lost';
+    loss.backstop = await backstopLoss(ctx);
+    if (loss.backstop) return 'lost';
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > t.continueAsNewAfterEvents) return 'continue';
   }
@@ -114,10 +118,10 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   setHandler(retryK8sSignal, () => {
     if (ctx.status.stage === 'k8s-failed') ctx.k8sRetryRequests += 1;
   });
-  /** Set by the account watcher while the VM is up: its instance vanished or failed. */
-  let lost: InstanceLost | undefined;
+  /** `watcher`: set by the account watcher while the VM is up (its instance vanished or failed); `backstop`: by the health check. */
+  const loss: { watcher?: LossCause; backstop?: LossCause } = {};
   setHandler(instanceLostSignal, (l) => {
-    if (ctx.status.stage === 'ready' || ctx.status.stage === 'k8s-failed') lost ??= l;
+    if (ctx.status.stage === 'ready' || ctx.status.stage === 'k8s-failed') loss.watcher ??= causeOfSignal(l);
   });
   CancellationScope.current().cancelRequested.catch(() => ctx.requestCancel(true));
 
@@ -171,7 +175,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
       if (patched(WATCHER_PATCH)) await ensureWatcher(ctx);
     }
     for (;;) {
-      const e = await waitInReady(ctx, answeredTeardowns, () => lost);
+      const e = await waitInReady(ctx, answeredTeardowns, loss);
       if (e !== 'retry-k8s') return e;
       // `start` again on a k8s-failed VM re-enters at CheckBootInstall (SSH push if needed).
       if (!lastLaunch) {
@@ -195,7 +199,13 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   }
   if (end !== 'launch-cancelled') {
     const s = ctx.status;
-    ctx.setStage(end === 'lost' ? 'lost' : 'tearing-down', end === 'lost' && lost ? { error: { kind: 'InstanceLost', message: lost.reason } } : {});
+    const cause = loss.watcher ?? loss.backstop;
+    ctx.setStage(
+      end === 'lost' ? 'lost' : 'tearing-down',
+      end !== 'lost'
+        ? {}
+        : { ...(loss.watcher ? { error: { kind: 'InstanceLost', message: lossMessage(loss.watcher) } } : {}), ...(cause ? { lossCause: cause } : {}) },
+    );
     if (s.location) {
       const sinceMs = Date.now();
       await runTeardown(ctx, {
@@ -212,7 +222,7 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   if (end === 'lost' && input.spec.recover) {
     await condition(allHandlersFinished);
     const stopAsked = ctx.teardownRequests > answeredTeardowns || ctx.cancelRequested;
-    const recovered = afterLoss(ctx, lost, stopAsked, endedAtMs);
+    const recovered = afterLoss(ctx, loss.watcher ?? loss.backstop ?? { kind: 'vanished', detail: BACKSTOP_DETAIL }, stopAsked, endedAtMs);
     if (recovered)
       return makeContinueAsNewFunc<typeof vmWorkflow>(recoveryMemo(recovered))({
         spec: input.spec,

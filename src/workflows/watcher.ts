@@ -33,6 +33,7 @@ import {
   type WatcherTuning,
 } from '../core/watcher-api';
 import { keepLedger, recordCreates, recordedKeys, recordedNames, type LedgerEntry } from '../core/watcher-ledger';
+import { lossMessage } from '../core/loss';
 import { METRICS } from '../core/metrics';
 import { WATCHER_PARALLEL_SWEEP_PATCH } from '../core/patches';
 import { planCycle, withWatcherTuning, type OrphanSeen, type WatcherInput } from '../core/watcher';
@@ -148,9 +149,10 @@ export async function accountWatcherWorkflow(input: WatcherInput): Promise<void>
     ledger = keepLedger(ledger, view, now, t);
     unknown = plan.unknown;
     for (const l of plan.lost) {
-      log.warn('instance lost: telling its VM', { vmName: l.vmName, workflowId: l.workflowId, reason: l.reason });
+      const reason = lossMessage(l.cause);
+      log.warn('instance lost: telling its VM', { vmName: l.vmName, workflowId: l.workflowId, reason });
       try {
-        await getExternalWorkflowHandle(l.workflowId).signal(instanceLostSignal, { instanceIds: l.instanceIds, reason: l.reason });
+        await getExternalWorkflowHandle(l.workflowId).signal(instanceLostSignal, { instanceIds: l.instanceIds, cause: l.cause, reason });
       } catch {
         // The VM's workflow closed since the view was taken: nobody to tell.
       }
