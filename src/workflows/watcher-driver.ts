@@ -9,11 +9,10 @@
  * signals one after another, the deletions side by side, the pause); changing it, or adding an
  * `await`, changes the commands a watcher issues.
  */
-import { CancellationScope, condition, getExternalWorkflowHandle, isCancellation, log, metricMeter, patched, sleep, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, condition, getExternalWorkflowHandle, isCancellation, log, metricMeter, sleep, workflowInfo } from '@temporalio/workflow';
 import { instanceLostSignal } from '../core/api';
 import { lossMessage } from '../core/loss';
 import { METRICS } from '../core/metrics';
-import { WATCHER_PARALLEL_SWEEP_PATCH } from '../core/patches';
 import { planCycle, withWatcherTuning, type CyclePlan, type OrphanSeen, type WatcherCarried, type WatcherInput } from '../core/watcher';
 import type { CreateRecord, SweepRecord, SweepRequest, WatcherState, WatcherTuning } from '../core/watcher-api';
 import { keepLedger, recordCreates, recordedKeys, recordedNames, type LedgerEntry } from '../core/watcher-ledger';
@@ -216,16 +215,9 @@ export class WatcherDriver {
     }
   }
 
-  /**
-   * Orphans due together are deleted side by side (a cloud's delete-and-wait takes minutes);
-   * histories from before the patch deleted them one after another.
-   */
+  /** Orphans due together are deleted side by side (a cloud's delete-and-wait takes minutes). */
   private async sweep(due: readonly OrphanSeen[], named: readonly string[], sweepNow: boolean): Promise<SweepRecord[]> {
-    const one = (o: OrphanSeen): Promise<SweepRecord> => this.sweepOne(o, named.includes(o.vmName) ? 'operator' : sweepNow ? 'now' : 'grace');
-    if (due.length > 1 && patched(WATCHER_PARALLEL_SWEEP_PATCH)) return Promise.all(due.map(one));
-    const swept: SweepRecord[] = [];
-    for (const o of due) swept.push(await one(o));
-    return swept;
+    return Promise.all(due.map((o) => this.sweepOne(o, named.includes(o.vmName) ? 'operator' : sweepNow ? 'now' : 'grace')));
   }
 
   private async sweepOne(o: OrphanSeen, by: SweepRecord['by']): Promise<SweepRecord> {
