@@ -6,7 +6,15 @@
 import { asyncLocalStorage, Context } from '@temporalio/activity';
 import { WorkflowClient } from '@temporalio/client';
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
-import { capacityMemoryWorkflowId, parseCapacityMemory, type CapacityEntry, type CapacityMemoryWorkflow, type CapacityOffer } from '../core/capacity-memory';
+import {
+  capacityEntryOf,
+  capacityKey,
+  capacityMemoryWorkflowId,
+  parseCapacityMemory,
+  type CapacityEntry,
+  type CapacityMemoryWorkflow,
+  type CapacityOffer,
+} from '../core/capacity-memory';
 import { activityLog } from './activity-log';
 
 export interface CapacityMemoryDeps {
@@ -44,7 +52,7 @@ async function remember(deps: CapacityMemoryDeps, taskQueue: string, offer: Capa
   if (windowMs <= 0) return;
   const ctx = Context.current();
   const seenAtMs = (deps.now ?? Date.now)();
-  const entry: CapacityEntry = { cloud: offer.cloud, region: offer.region, instanceType: offer.instanceType, seenAtMs, untilMs: seenAtMs + windowMs };
+  const entry = capacityEntryOf(offer, seenAtMs, windowMs);
   await ctx.client.workflow.signalWithStart<CapacityMemoryWorkflow, [CapacityEntry]>('capacityMemoryWorkflow', {
     workflowId: capacityMemoryWorkflowId(taskQueue),
     taskQueue,
@@ -53,7 +61,7 @@ async function remember(deps: CapacityMemoryDeps, taskQueue: string, offer: Capa
     signalArgs: [entry],
     staticSummary: 'capacity memory: offers that answered Capacity recently (tried last by later plans)',
   });
-  activityLog('info', 'offer remembered as out of capacity', { offer: `${offer.cloud}/${offer.region}/${offer.instanceType}`, windowMs });
+  activityLog('info', 'offer remembered as out of capacity', { offer: capacityKey(offer), windowMs });
 }
 
 /** {@link remember} for an activity on another queue (the release of the attempt): never throws, a failure is logged. */

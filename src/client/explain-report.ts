@@ -12,6 +12,7 @@ import type { PlanOutput } from '../activities';
 import type { AttemptRecord, RecoveryRecord, VmStatus } from '../core/api';
 import { recoveryLine } from '../core/recovery';
 import type { BlockScope } from '../core/errors';
+import { SDK_FAILURE_KINDS } from '../core/failures';
 import { offerKey } from '../core/offers';
 import { capacityKey } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
@@ -103,7 +104,7 @@ export function orderReasons(offers: readonly Offer[], userClouds: readonly stri
 /** The scope an attempt blocked: recorded, else the default of its kind (histories before `blocked`). */
 function blockedScope(a: AttemptRecord): BlockScope | undefined {
   if (a.blocked) return a.blocked;
-  if (!a.kind || a.kind === 'Cancelled' || a.outcome === 'ready') return undefined;
+  if (!a.kind || a.kind === SDK_FAILURE_KINDS.Cancelled || a.outcome === 'ready') return undefined;
   return decide(kindOfFailureType(a.kind), a.phase ?? 'create').block;
 }
 

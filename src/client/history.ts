@@ -8,6 +8,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { statusQuery, type LaunchFailureDetails, type VmStatus } from '../core/api';
+import { SDK_FAILURE_KINDS } from '../core/failures';
 
 type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 type Failure = NonNullable<NonNullable<HistoryEvent['activityTaskFailedEventAttributes']>['failure']>;
@@ -117,7 +118,7 @@ export function readEvents(events: readonly HistoryEvent[]): { startedAt: string
     } else if (e.activityTaskTimedOutEventAttributes) {
       end(e.activityTaskTimedOutEventAttributes.scheduledEventId, e, { failure: { type: 'TimedOut', message: 'activity timed out' } });
     } else if (e.activityTaskCanceledEventAttributes) {
-      end(e.activityTaskCanceledEventAttributes.scheduledEventId, e, { failure: { type: 'Cancelled', message: 'activity cancelled' } });
+      end(e.activityTaskCanceledEventAttributes.scheduledEventId, e, { failure: { type: SDK_FAILURE_KINDS.Cancelled, message: 'activity cancelled' } });
     } else if (e.workflowExecutionCompletedEventAttributes) {
       closed = { status: 'completed', at, result: decode(e.workflowExecutionCompletedEventAttributes.result?.payloads)[0] };
     } else if (e.workflowExecutionFailedEventAttributes) {

@@ -6,7 +6,9 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CapacityEntry } from './capacity-memory';
 import type { DeploymentRecord } from './deployment-record';
-import type { BlockScope, ErrorKind } from './errors';
+import type { BlockScope } from './errors';
+import type { AttemptKind } from './failures';
+import type { LossCause } from './loss';
 import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
 
 export const API_VERSION = 1;
@@ -80,7 +82,7 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
   /** The phase that failed: prepare, create, boot, connect. */
   phase?: 'prepare' | 'create' | 'boot' | 'connect';
-  kind?: ErrorKind | 'BootFailed' | 'Cancelled';
+  kind?: AttemptKind;
   message?: string;
   instanceIds: string[];
   /** True once a teardown of this attempt finished. */
@@ -170,6 +172,8 @@ export interface VmStatus {
   budget?: { usd: number; warnedAt?: string; reachedAt?: string };
   /** `--recover`: the losses so far and the relaunches they caused (absent until the first loss). */
   recovered?: RecoveryRecord;
+  /** Why the VM was lost (stage `lost`; absent before, and in statuses from before it). */
+  lossCause?: LossCause;
 }
 
 /** What `--recover` carries from a lost run to the relaunch (continue-as-new), and shows in the status. */
@@ -178,8 +182,10 @@ export interface RecoveryRecord {
   count: number;
   /** When the last loss was noticed. */
   lastLostAt: string;
-  /** Why: the account watcher's reason, or the backstop health check's. */
+  /** Why, for people (`lossMessage` of `lastCause`): the account watcher's words, or the backstop health check's. */
   lastReason: string;
+  /** Why, structured (absent in records from before it). */
+  lastCause?: LossCause;
   /** USD spent by the runs before this one, so `--budget` counts across recoveries. */
   spentUsd: number;
   /** Set when a loss was not recovered (the bound reached, the budget spent, a teardown asked): why. */
@@ -193,11 +199,16 @@ export const cancelSignal = defineSignal('cancel');
 /** Full snapshot of the VM. */
 export const statusQuery = defineQuery<VmStatus>('status');
 
-/** What the account watcher saw: the VM's instance vanished or failed (it moves the VM to `lost`). */
+/**
+ * What the account watcher saw: the VM's instance vanished or failed (it moves the VM to `lost`).
+ * Read with `causeOfSignal` (src/core/loss.ts): signals sent before `cause` carry only `reason`.
+ */
 export interface InstanceLost {
   /** The instances the cloud still lists for the VM (Failed, Stopped…); empty when it lists none. */
   instanceIds: string[];
-  reason: string;
+  cause?: LossCause;
+  /** The same for people (`lossMessage(cause)`); the only why in signals from before `cause`. */
+  reason?: string;
 }
 /** Sent by the account watcher to a Ready VM whose instance is gone or failed. */
 export const instanceLostSignal = defineSignal<[InstanceLost]>('instanceLost');

@@ -1,5 +1,5 @@
 /**
- * The deployment's capacity memory, as pure functions: an offer (cloud, region, instance type)
+ * The deployment's capacity memory, as pure functions: an offer (cloud, region, instance type, market)
  * that answered Capacity is remembered for a window (default 3 minutes, `GPUPROV_CAPACITY_MEMORY`),
  * and later plans try it last. `capacityMemoryWorkflow` (src/workflows/capacity-memory.ts) holds
  * the entries; the plan step reads them and orders with {@link demoteRemembered}.
@@ -16,7 +16,8 @@
  * | a new entry for a remembered key        | replaces it (the later window counts)         |
  * | more than `max` entries                 | those ending first are dropped                |
  */
-import type { Offer } from './provider';
+import { marketOf, marketSuffix } from './offers';
+import type { Market, Offer } from './provider';
 
 /** Karpenter's choice for an exhausted offering; SkyPilot and dstack keep none. */
 export const CAPACITY_MEMORY_DEFAULT_MS = 3 * 60_000;
@@ -28,6 +29,8 @@ export interface CapacityEntry {
   cloud: string;
   region: string;
   instanceType: string;
+  /** Absent: on-demand (every entry from before markets existed); a spot answer never demotes the on-demand offer. */
+  market?: Market;
   /** When the Capacity answer came. */
   seenAtMs: number;
   /** When the memory forgets it. */
@@ -42,11 +45,22 @@ export interface DemotedOffer {
 }
 
 /** What a Capacity answer is remembered by. */
-export type CapacityOffer = Pick<Offer, 'cloud' | 'region' | 'instanceType'>;
+export type CapacityOffer = Pick<Offer, 'cloud' | 'region' | 'instanceType' | 'market' | 'spot'>;
 
-/** The memory's key: zone-independent (a region out of a type is usually out in every zone). */
+/** The memory's key: zone-independent (a region out of a type is usually out in every zone), per market (on-demand: no suffix). */
 export function capacityKey(o: CapacityOffer): string {
-  return `${o.cloud}/${o.region}/${o.instanceType}`;
+  return `${o.cloud}/${o.region}/${o.instanceType}${marketSuffix(o)}`;
+}
+
+/** What a Capacity answer of `offer` is remembered by, alone (on-demand: no `market` field, as before markets). */
+export function capacityOfferOf(offer: CapacityOffer): CapacityOffer {
+  const market = marketOf(offer);
+  return { cloud: offer.cloud, region: offer.region, instanceType: offer.instanceType, ...(market === 'on-demand' ? {} : { market }) };
+}
+
+/** The entry a Capacity answer of `offer` is remembered as (on-demand: no `market` field, as before markets). */
+export function capacityEntryOf(offer: CapacityOffer, seenAtMs: number, windowMs: number): CapacityEntry {
+  return { ...capacityOfferOf(offer), seenAtMs, untilMs: seenAtMs + windowMs };
 }
 
 /** The memory workflow's id: one per deployment (namespace × main task queue). */

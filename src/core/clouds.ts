@@ -31,7 +31,7 @@
  * endpoint, values not published; runpod, quotas only in RateLimit-Policy headers; the others are
  * not documented where we searched (a conservative 2). `local` and `docker` have no vendor API.
  */
-import type { Capabilities, ImageSupport } from './provider';
+import type { Capabilities, ImageSupport, Market } from './provider';
 
 /** Every cloud an adapter exists for, in the default preference order. */
 export const CLOUD_NAMES = [
@@ -50,9 +50,6 @@ export const CLOUD_NAMES = [
   'local',
 ] as const;
 export type CloudName = (typeof CLOUD_NAMES)[number];
-
-/** How a VM is paid for. Only on-demand is sold today. */
-export type Market = 'on-demand' | 'spot' | 'reserved';
 
 /** Default vendor-API activities per second, and where the vendor documents its limit. */
 export interface CloudRateLimit {

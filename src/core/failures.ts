@@ -53,6 +53,20 @@ export function isFailureType(s: unknown): s is FailureType {
 }
 
 /**
+ * What workflow code reads the SDK's own failures as (src/workflows/failure-info.ts); gpuprov
+ * never throws these: `Cancelled` (a cancellation), `Timeout` (an activity or poll timed out),
+ * `Error` (anything else outside the vocabulary above).
+ */
+export const SDK_FAILURE_KINDS = Object.freeze({ Cancelled: 'Cancelled', Timeout: 'Timeout', Error: 'Error' } as const);
+export type SdkFailureKind = (typeof SDK_FAILURE_KINDS)[keyof typeof SDK_FAILURE_KINDS];
+
+/** A failure as workflow code reads it: a gpuprov failure type, or one of the SDK's kinds. */
+export type FailureKind = FailureType | SdkFailureKind;
+
+/** An attempt record's `kind`: the provider kind it counted as, `BootFailed`, or `Cancelled`. */
+export type AttemptKind = ErrorKind | typeof FAILURE_TYPES.BootFailed | typeof SDK_FAILURE_KINDS.Cancelled;
+
+/**
  * Details carried as the first detail of every activity → workflow failure (read by
  * `failureInfo` in workflows; never the message text).
  */

@@ -2,11 +2,22 @@
  * Pure helpers over offers, shared by workflows, activities and tests. No imports but types:
  * workflow code may import this module (it may import providers only as types).
  */
-import type { Location, Offer } from './provider';
+import type { Location, Market, Offer } from './provider';
 
-/** Stable key of an offer, used for blocking and for attempt records. */
-export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType'>): string {
-  return `${o.cloud}/${o.region}/${o.zone ?? '-'}/${o.instanceType}`;
+/** The market of an offer: `market`, else the older `spot` flag, else on-demand. */
+export function marketOf(o: Pick<Offer, 'market' | 'spot'>): Market {
+  return o.market ?? (o.spot ? 'spot' : 'on-demand');
+}
+
+/** The key suffix of a market: empty for on-demand, so every key recorded before markets stays the same. */
+export function marketSuffix(o: Pick<Offer, 'market' | 'spot'>): string {
+  const m = marketOf(o);
+  return m === 'on-demand' ? '' : `/${m}`;
+}
+
+/** Stable key of an offer, used for blocking and for attempt records (`aws/us-east-1/us-east-1a/g5.xlarge`, `…/g5.xlarge/spot`). */
+export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType' | 'market' | 'spot'>): string {
+  return `${o.cloud}/${o.region}/${o.zone ?? '-'}/${o.instanceType}${marketSuffix(o)}`;
 }
 
 /** Where an offer's instance lives. */

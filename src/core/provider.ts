@@ -50,6 +50,9 @@ export interface ResourceRequest {
 /** See {@link Offer.priceSource}. */
 export type PriceSource = 'api' | 'catalog';
 
+/** How a VM is paid for (`Offer.market`; a cloud's row in src/core/clouds.ts lists those it sells). Only on-demand is sold today. */
+export type Market = 'on-demand' | 'spot' | 'reserved';
+
 /** One concrete place to try: cloud × region (× zone) × instance type, with its price when known. */
 export interface Offer {
   cloud: string;
@@ -71,6 +74,11 @@ export interface Offer {
   /** ISO 8601 time (`api`) or date (`catalog`, e.g. `2025-06-01`) the price was read. */
   pricedAt?: string;
   spot?: boolean;
+  /**
+   * How it is paid for; absent: on-demand (every offer recorded before markets existed). Part of
+   * the offer and capacity-memory keys, so a spot answer never blocks or demotes the on-demand offer.
+   */
+  market?: Market;
   /** Adapter-private plan data (image id, vendor offer id); plain JSON, kept in history. */
   extra?: Json;
 }

@@ -15,6 +15,7 @@
  * it at once, an image that crashes), and every relaunch bills a boot. The count never resets.
  */
 import type { RecoveryRecord, VmSpec } from './api';
+import { lossMessage, type LossCause } from './loss';
 
 export interface LossFacts {
   spec: Pick<VmSpec, 'recover' | 'budgetUsd'>;
@@ -28,7 +29,7 @@ export interface LossFacts {
   spentUsd: number;
   maxRecoveries: number;
   lostAt: string;
-  reason: string;
+  cause: LossCause;
 }
 
 export type LossDecision =
@@ -41,7 +42,7 @@ export type LossDecision =
 export function decideAfterLoss(f: LossFacts): LossDecision {
   if (!f.spec.recover || f.fleetSlot) return { kind: 'stay' };
   const count = f.recovered?.count ?? 0;
-  const base = { count, lastLostAt: f.lostAt, lastReason: f.reason, spentUsd: f.spentUsd };
+  const base = { count, lastLostAt: f.lostAt, lastReason: lossMessage(f.cause), lastCause: f.cause, spentUsd: f.spentUsd };
   if (f.stopAsked) return { kind: 'stay', record: { ...base, gaveUp: 'a teardown or cancel was asked' } };
   if (count >= f.maxRecoveries) return { kind: 'stay', record: { ...base, gaveUp: `relaunched ${count} times already (the bound is ${f.maxRecoveries})` } };
   if (f.spec.budgetUsd !== undefined && f.spentUsd >= f.spec.budgetUsd)

@@ -11,7 +11,7 @@
  * | any instance or side        | none                         | no                                         | `unknown`  | remember first seen; show; never delete     |
  * | an instance with another create key | none                 | yes, with other create keys                | `unknown`  | as above (a same-id install's, same name)   |
  * | any instance                | some                         | any                                        | `owned`    | forget any orphan entry                     |
- * | nothing Running/Pending     | one in `ready`/`k8s-failed`  | any                                        | `lost`     | signal that VM (`instanceLost`)             |
+ * | nothing Running/Pending     | one in `ready`/`k8s-failed`  | any                                        | `lost`     | signal that VM (`instanceLost`, src/core/loss.ts) |
  * | nothing Running/Pending     | one launching, tearing down  | any                                        | `settling` | nothing: its own workflow handles it        |
  *
  * The sweep acts on positive evidence only: a VM name the deployment recorded creating here
@@ -30,6 +30,7 @@
  */
 import type { Stage } from './api';
 import type { SweepRecord, WatcherTuning } from './watcher-api';
+import { lossCauseOf, type LossCause } from './loss';
 import type { InstanceStatus, Owned, SideResource } from './provider';
 import type { LedgerEntry } from './watcher-ledger';
 
@@ -146,7 +147,7 @@ export type CycleRow =
   | { row: 'orphan'; vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAtMs: number; due: boolean }
   | { row: 'unknown'; vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAtMs: number }
   | { row: 'owned'; vmName: string; instanceIds: string[] }
-  | { row: 'lost'; vmName: string; workflowId: string; instanceIds: string[]; reason: string }
+  | { row: 'lost'; vmName: string; workflowId: string; instanceIds: string[]; cause: LossCause }
   | { row: 'settling'; vmName: string; workflowId: string };
 
 export interface CyclePlan {
@@ -158,7 +159,7 @@ export interface CyclePlan {
   /** Orphans to delete now (grace over, or `sweepNow`). */
   due: OrphanSeen[];
   /** VMs to tell that their instance is gone or failed. */
-  lost: { workflowId: string; vmName: string; instanceIds: string[]; reason: string }[];
+  lost: { workflowId: string; vmName: string; instanceIds: string[]; cause: LossCause }[];
   /** Which cadence applies (the table in this file's header). */
   cadence: Cadence;
   /** Whether the `fast` or `ready` cadence applies (some VM of the account is open). */
@@ -171,11 +172,6 @@ function groupByName(instances: readonly Owned[]): Map<string, Owned[]> {
   const out = new Map<string, Owned[]>();
   for (const i of instances) out.set(i.vmName, [...(out.get(i.vmName) ?? []), i]);
   return out;
-}
-
-function lostReason(seen: readonly Owned[]): string {
-  if (seen.length === 0) return 'the cloud no longer lists its instance';
-  return seen.map((o) => `${o.id} is ${o.status}${o.reason ? ` (${o.reason})` : ''}`).join('; ');
 }
 
 /** What one look saw: this deployment's instances and side resources here, and the open VMs that own names. */
@@ -266,7 +262,7 @@ export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: 
         rows.push({ row: 'settling', vmName, workflowId: owner.workflowId });
         continue;
       }
-      const l = { vmName, workflowId: owner.workflowId, instanceIds: seen.map((o) => o.id), reason: lostReason(seen) };
+      const l = { vmName, workflowId: owner.workflowId, instanceIds: seen.map((o) => o.id), cause: lossCauseOf(seen) };
       lost.push(l);
       rows.push({ row: 'lost', ...l });
     }

@@ -8,7 +8,7 @@
  */
 import { allHandlersFinished, condition, continueAsNew, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
-import { liveEntries, nextExpiry, remember, type CapacityMemoryInput } from '../core/capacity-memory';
+import { capacityOfferOf, liveEntries, nextExpiry, remember, type CapacityMemoryInput } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
 import { CAPACITY_MEMORY_PATCH, CAPACITY_NOTE_PATCH, LOCAL_CALLS_PATCH } from '../core/patches';
 import type { ReleaseInput } from '../activities/attempt';
@@ -49,7 +49,7 @@ export async function capacityMemoryWorkflow(input: CapacityMemoryInput): Promis
  */
 export function capacityNote(offer: Offer): ReleaseInput['capacity'] {
   if (!patched(CAPACITY_NOTE_PATCH)) return undefined;
-  return { offer: { cloud: offer.cloud, region: offer.region, instanceType: offer.instanceType }, taskQueue: workflowInfo().taskQueue };
+  return { offer: capacityOfferOf(offer), taskQueue: workflowInfo().taskQueue };
 }
 
 /**

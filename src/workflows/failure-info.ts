@@ -2,10 +2,11 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
 import type { BlockScope } from '../core/errors';
 import { BLOCK_SCOPES } from '../core/errors';
+import { isFailureType, SDK_FAILURE_KINDS, type FailureKind } from '../core/failures';
 
 export interface FailureInfo {
-  /** ApplicationFailure type (an ErrorKind, NotReady, BootFailed, SshNotReady) or 'Timeout'. */
-  type: string;
+  /** The ApplicationFailure's type when it is in the vocabulary (src/core/failures.ts), else the SDK's kind. */
+  type: FailureKind;
   message: string;
   block?: BlockScope;
   cancelled: boolean;
@@ -14,13 +15,13 @@ export interface FailureInfo {
 }
 
 export function failureInfo(err: unknown): FailureInfo {
-  if (isCancellation(err)) return { type: 'Cancelled', message: 'cancelled', cancelled: true };
+  if (isCancellation(err)) return { type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true };
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
     const d = cause.details?.[0] as { block?: unknown; phase?: unknown } | undefined;
     const block = BLOCK_SCOPES.find((s) => s === d?.block);
     return {
-      type: cause.type ?? 'Error',
+      type: isFailureType(cause.type) ? cause.type : SDK_FAILURE_KINDS.Error,
       message: cause.message,
       cancelled: false,
       ...(block ? { block } : {}),
@@ -30,9 +31,9 @@ export function failureInfo(err: unknown): FailureInfo {
   if (cause instanceof TimeoutFailure) {
     // A poll that timed out carries the last not-ready failure as its cause.
     const last = cause.cause instanceof ApplicationFailure ? `: last seen ${cause.cause.message}` : '';
-    return { type: 'Timeout', message: `timed out (${cause.timeoutType})${last}`, cancelled: false };
+    return { type: SDK_FAILURE_KINDS.Timeout, message: `timed out (${cause.timeoutType})${last}`, cancelled: false };
   }
-  return { type: 'Error', message: err instanceof Error ? err.message : String(err), cancelled: false };
+  return { type: SDK_FAILURE_KINDS.Error, message: err instanceof Error ? err.message : String(err), cancelled: false };
 }
 
 export function failureMessage(err: unknown): string {

@@ -40,6 +40,7 @@ import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetW
 import { eventOfChild, noteOf } from '../core/fleet/child-events';
 import { FLEET_CHILD_CLOSED_PATCH } from '../core/patches';
 import { withTuning, type Tuning } from '../core/tuning';
+import { SDK_FAILURE_KINDS } from '../core/failures';
 import { failureInfo } from './failure-info';
 import { bootstrapPolling, bootstrapping } from './proxies';
 import type { vmWorkflow } from './vm';
@@ -274,7 +275,7 @@ export class FleetDriver {
             .run(run)
             .then(observe, (err: unknown) => {
               const f = failureInfo(err);
-              const stage = f.cancelled ? 'cancelled' : f.type === 'Timeout' ? 'ready-timeout' : 'failed';
+              const stage = f.cancelled ? 'cancelled' : f.type === SDK_FAILURE_KINDS.Timeout ? 'ready-timeout' : 'failed';
               observe({ type: 'bootDone', slot, attempt, ok: false, stage, reason: f.message });
             })
             .finally(() => this.bootScopes.delete(childId)),

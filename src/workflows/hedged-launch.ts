@@ -7,7 +7,7 @@
 import { CancellationScope, sleep, workflowInfo } from '@temporalio/workflow';
 import type { PlanOutput } from '../activities';
 import { isFatal, type BlockScope, type ErrorKind } from '../core/errors';
-import { FAILURE_TYPES } from '../core/failures';
+import { FAILURE_TYPES, SDK_FAILURE_KINDS } from '../core/failures';
 import { offersToStart, roundExhausted, settle } from '../core/hedge';
 import { locationOf, offerKey } from '../core/offers';
 import { attemptIdempotencyKey } from '../core/release-scope';
@@ -159,14 +159,14 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, deps: HedgeDe
       Object.assign(record, {
         outcome: 'cancelled',
         phase: 'connect',
-        kind: 'Cancelled',
+        kind: SDK_FAILURE_KINDS.Cancelled,
         message: won ? `ready after attempt #${won.index + 1} won` : 'cancelled',
       });
     } else {
       Object.assign(record, {
         outcome: end.cancelled ? 'cancelled' : kind === 'Unavailable' ? 'unavailable' : 'failed',
         phase: end.phase,
-        kind: end.cancelled ? 'Cancelled' : end.type === FAILURE_TYPES.BootFailed ? 'BootFailed' : kind,
+        kind: end.cancelled ? SDK_FAILURE_KINDS.Cancelled : end.type === FAILURE_TYPES.BootFailed ? 'BootFailed' : kind,
         message: end.message,
         ...(decision.block ? { blocked: decision.block } : {}),
       });

@@ -8,7 +8,7 @@ import type { PlanOutput } from '../activities';
 import type { CreateResult } from '../activities/create-or-adopt';
 import { isFatal, type BlockScope, type ErrorKind } from '../core/errors';
 import { K3S_PATCH, k3sWanted, openPortsFor } from '../core/k3s-access';
-import { FAILURE_TYPES } from '../core/failures';
+import { FAILURE_TYPES, SDK_FAILURE_KINDS } from '../core/failures';
 import { locationOf, offerKey } from '../core/offers';
 import { attemptIdempotencyKey } from '../core/release-scope';
 import type { Capabilities, InstanceSpec, Offer } from '../core/provider';
@@ -97,20 +97,20 @@ async function runAttempt(ctx: AttemptHost, offer: Offer, index: number, caps: C
     let created: CreateResult;
     let createdAtMs: number;
     if (merged) {
-      if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
+      if (ctx.cancelRequested) return { ok: false, phase, type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true, instanceIds };
       phase = 'create'; // a failed prepare step says so in its failure details
       createdAtMs = billedFromMs = Date.now();
       created = await mutating(t, `prepare and create ${where}`, offer.cloud).prepareAndCreate(offer, instSpec);
     } else {
       const prepared = await mutating(t, `prepare ${key}`, offer.cloud).prepareOffer(offer, instSpec);
-      if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
+      if (ctx.cancelRequested) return { ok: false, phase, type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true, instanceIds };
       phase = 'create';
       ctx.setStage('creating');
       createdAtMs = billedFromMs = Date.now();
       created = await mutating(t, `create ${where}`, offer.cloud).createInstance(offer, prepared, instSpec);
     }
     instanceIds = [created.instanceId];
-    if (ctx.cancelRequested) return { ok: false, phase, type: 'Cancelled', message: 'cancelled', cancelled: true, instanceIds };
+    if (ctx.cancelRequested) return { ok: false, phase, type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true, instanceIds };
 
     phase = 'boot';
     ctx.setStage('booting', { instanceIds });
@@ -253,7 +253,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     Object.assign(record, {
       outcome: end.cancelled ? 'cancelled' : kind === 'Unavailable' ? 'unavailable' : 'failed',
       phase: end.phase,
-      kind: end.cancelled ? 'Cancelled' : end.type === FAILURE_TYPES.BootFailed ? 'BootFailed' : kind,
+      kind: end.cancelled ? SDK_FAILURE_KINDS.Cancelled : end.type === FAILURE_TYPES.BootFailed ? 'BootFailed' : kind,
       message: end.message,
       ...(decision.block ? { blocked: decision.block } : {}),
     });

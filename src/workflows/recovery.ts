@@ -5,20 +5,19 @@
  * without the flag (and every saved history) replay unchanged.
  */
 import { workflowInfo } from '@temporalio/workflow';
-import type { InstanceLost, RecoveryRecord } from '../core/api';
+import type { RecoveryRecord } from '../core/api';
+import type { LossCause } from '../core/loss';
 import { decideAfterLoss, RECOVERY_MEMO } from '../core/recovery';
 import { spendSoFar } from '../core/spend';
 import type { VmContext } from './context';
 import { vmLog } from './telemetry';
 
-/** The reason recorded when the backstop health check (not the account watcher) found the loss. */
-export const BACKSTOP_LOSS = 'the backstop health check saw the instance gone or not running';
-
 /**
  * After a loss: the record to relaunch with, or undefined (the VM stays `lost`; when recovery was
- * asked, the status says why it stopped). `lostAtMs`: when the Ready wait saw the loss.
+ * asked, the status says why it stopped). `cause`: the account watcher's, or the backstop health
+ * check's; `lostAtMs`: when the Ready wait saw the loss.
  */
-export function afterLoss(ctx: VmContext, lost: InstanceLost | undefined, stopAsked: boolean, lostAtMs: number): RecoveryRecord | undefined {
+export function afterLoss(ctx: VmContext, cause: LossCause, stopAsked: boolean, lostAtMs: number): RecoveryRecord | undefined {
   const s = ctx.status;
   const d = decideAfterLoss({
     spec: s.spec,
@@ -28,7 +27,7 @@ export function afterLoss(ctx: VmContext, lost: InstanceLost | undefined, stopAs
     spentUsd: spendSoFar(s, Date.now()).totalUsd,
     maxRecoveries: ctx.tuning.maxRecoveries,
     lostAt: new Date(lostAtMs).toISOString(),
-    reason: lost?.reason ?? BACKSTOP_LOSS,
+    cause,
   });
   if (d.kind === 'relaunch') {
     vmLog(s, 'warn', `lost; relaunching under the same name (recovery ${d.record.count})`, { recoveries: d.record.count, reason: d.record.lastReason });

@@ -37,7 +37,7 @@ describe.skipIf(!requireServer())('--recover on the dev server (FakeProvider)', 
     expect(again.name).toBe('rec1');
     expect(again.instanceIds).toHaveLength(1);
     expect(again.instanceIds[0]).not.toBe(oldId);
-    expect(again.recovered).toMatchObject({ count: 1, lastReason: 'test: the host failed' });
+    expect(again.recovered).toMatchObject({ count: 1, lastReason: 'test: the host failed', lastCause: { kind: 'failed', detail: 'test: the host failed' } });
     expect(again.attempts).toHaveLength(1); // a fresh plan and search, not the lost run's table
     expect(lab.fake.live('rec1').map((i) => i.id)).toEqual(again.instanceIds);
     expect(lab.fake.callsOf('delete').filter((c) => c.vmName === 'rec1')).not.toHaveLength(0);
@@ -73,11 +73,18 @@ describe.skipIf(!requireServer())('--recover on the dev server (FakeProvider)', 
       expect(lab.fake.liveCount('rec2')).toBe(1);
     }
     lab.fake.vanish(s.instanceIds[0]!);
-    await h.signal(instanceLostSignal, { instanceIds: [], reason: 'test: loss 3' });
+    // Losses 1 and 2 came in the older shape (`reason` only), this one with a structured cause.
+    await h.signal(instanceLostSignal, { instanceIds: [], cause: { kind: 'stopped', detail: 'test: loss 3' } });
     const end = await h.result();
     expect(end.stage).toBe('lost');
     expect(end.error).toMatchObject({ kind: 'InstanceLost', message: 'test: loss 3' });
-    expect(end.recovered).toMatchObject({ count: 2, lastReason: 'test: loss 3', gaveUp: expect.stringContaining('bound is 2') });
+    expect(end.lossCause).toEqual({ kind: 'stopped', detail: 'test: loss 3' });
+    expect(end.recovered).toMatchObject({
+      count: 2,
+      lastReason: 'test: loss 3',
+      lastCause: { kind: 'stopped', detail: 'test: loss 3' },
+      gaveUp: expect.stringContaining('bound is 2'),
+    });
     expect(lab.fake.liveCount('rec2')).toBe(0);
   });
 

@@ -189,6 +189,7 @@ describe.skipIf(
     process.kill(pid, 'SIGKILL');
     const s = await waitFor(h, (x) => x.stage === 'lost' && x.endedAt !== undefined, 'lost, torn down', 60_000);
     expect(s.error).toMatchObject({ kind: 'InstanceLost' });
+    expect(['vanished', 'failed', 'stopped']).toContain(s.lossCause?.kind);
     // Seen within a look or two (the rest: the cycles that saw it go lost and torn down), never by the 1 h health check.
     const after = await watcher();
     expect(after.looks - before.looks).toBeLessThanOrEqual(6);

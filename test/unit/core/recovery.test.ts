@@ -8,7 +8,7 @@ const facts = (f: Partial<LossFacts> = {}): LossFacts => ({
   spentUsd: 1,
   maxRecoveries: 5,
   lostAt: '2026-01-01T00:00:00.000Z',
-  reason: 'the cloud no longer lists its instance',
+  cause: { kind: 'vanished' },
   ...f,
 });
 
@@ -20,7 +20,13 @@ describe('decideAfterLoss (--recover)', () => {
   it('relaunches with the count, the loss and the spend of every run so far', () => {
     expect(decideAfterLoss(facts())).toEqual({
       kind: 'relaunch',
-      record: { count: 1, lastLostAt: '2026-01-01T00:00:00.000Z', lastReason: 'the cloud no longer lists its instance', spentUsd: 1 },
+      record: {
+        count: 1,
+        lastLostAt: '2026-01-01T00:00:00.000Z',
+        lastReason: 'the cloud no longer lists its instance',
+        lastCause: { kind: 'vanished' },
+        spentUsd: 1,
+      },
     });
     const again = decideAfterLoss(facts({ recovered: { count: 2, lastLostAt: 'x', lastReason: 'y', spentUsd: 0.5 }, spentUsd: 3 }));
     expect(again).toMatchObject({ kind: 'relaunch', record: { count: 3, spentUsd: 3 } });
@@ -34,6 +40,10 @@ describe('decideAfterLoss (--recover)', () => {
     });
     expect(decideAfterLoss(facts({ spec: { recover: true, budgetUsd: 2 } })).kind).toBe('relaunch');
     expect(decideAfterLoss(facts({ stopAsked: true }))).toMatchObject({ kind: 'stay', record: { gaveUp: expect.stringContaining('teardown') } });
+  });
+  it("records the cause's readable message as the reason", () => {
+    const d = decideAfterLoss(facts({ cause: { kind: 'failed', detail: 'i-1 is Failed (host error)' } }));
+    expect(d).toMatchObject({ record: { lastReason: 'i-1 is Failed (host error)', lastCause: { kind: 'failed', detail: 'i-1 is Failed (host error)' } } });
   });
   it('reads as one line', () => {
     expect(recoveryLine({ count: 1, lastLostAt: 'T', lastReason: 'gone', spentUsd: 0 })).toBe('1 time; last lost T: gone');

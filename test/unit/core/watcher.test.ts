@@ -50,8 +50,11 @@ describe('planCycle', () => {
   it('a Ready VM whose instance vanished or failed is lost; a launching one is left to its workflow', () => {
     const p = planCycle({ instances: [inst('i2', 'b', 'Failed')], owners: [owner('a'), owner('b', 'k8s-failed'), owner('c', 'booting')] }, [], 0, t, REC);
     expect(p.lost.map((l) => l.vmName).sort()).toEqual(['a', 'b']);
-    expect(p.lost.find((l) => l.vmName === 'a')!.reason).toContain('no longer lists');
-    expect(p.lost.find((l) => l.vmName === 'b')).toMatchObject({ instanceIds: ['i2'], reason: expect.stringContaining('i2 is Failed') });
+    expect(p.lost.find((l) => l.vmName === 'a')!.cause).toEqual({ kind: 'vanished' });
+    expect(p.lost.find((l) => l.vmName === 'b')).toMatchObject({
+      instanceIds: ['i2'],
+      cause: { kind: 'failed', detail: expect.stringContaining('i2 is Failed') },
+    });
     expect(p.rows).toContainEqual({ row: 'settling', vmName: 'c', workflowId: 'vm-c' });
     // a Failed instance with an owner is not an orphan
     expect(p.orphans).toEqual([]);

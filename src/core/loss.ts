@@ -1,0 +1,67 @@
+/**
+ * Why a Ready VM counts as lost, as a closed set (pure, no Temporal import). The account watcher
+ * (src/core/watcher.ts) and the VM's backstop health check produce it; the `instanceLost` signal
+ * and the status (`VmStatus.lossCause`, `RecoveryRecord.lastCause`) carry it; people read
+ * {@link lossMessage}.
+ *
+ * | what the cloud lists for the VM's name            | kind        |
+ * |---------------------------------------------------|-------------|
+ * | nothing                                           | `vanished`  |
+ * | an instance `Failed`                              | `failed`    |
+ * | instances, none alive, none Failed (Stopped, …)   | `stopped`   |
+ * | (reserved for spot: the market reclaimed it)      | `preempted` |
+ */
+import type { Observed } from './provider';
+
+export const LOSS_KINDS = ['vanished', 'failed', 'stopped', 'preempted'] as const;
+export type LossKind = (typeof LOSS_KINDS)[number];
+
+/** Why a VM was lost. */
+export interface LossCause {
+  kind: LossKind;
+  /** For people: the cloud's words (`i-1 is Failed (host error)`); absent: the kind's own sentence. */
+  detail?: string;
+}
+
+const SENTENCE: Readonly<Record<LossKind, string>> = {
+  vanished: 'the cloud no longer lists its instance',
+  failed: 'its instance failed',
+  stopped: 'its instance is not running',
+  preempted: 'the spot market reclaimed its instance',
+};
+
+/** The detail of a loss the backstop health check (not the account watcher) found. */
+export const BACKSTOP_DETAIL = 'the backstop health check saw the instance gone or not running';
+
+/** The readable message of a cause (what the status, `list` and `explain` show). */
+export function lossMessage(c: LossCause): string {
+  return c.detail ?? SENTENCE[c.kind];
+}
+
+/** The cause, from what the cloud still lists for the VM's name (none of it alive). */
+export function lossCauseOf(seen: readonly Pick<Observed, 'id' | 'status' | 'reason'>[]): LossCause {
+  if (seen.length === 0) return { kind: 'vanished' };
+  return {
+    kind: seen.some((o) => o.status === 'Failed') ? 'failed' : 'stopped',
+    detail: seen.map((o) => `${o.id} is ${o.status}${o.reason ? ` (${o.reason})` : ''}`).join('; '),
+  };
+}
+
+export function isLossCause(v: unknown): v is LossCause {
+  if (typeof v !== 'object' || v === null) return false;
+  const c = v as { kind?: unknown; detail?: unknown };
+  return (LOSS_KINDS as readonly unknown[]).includes(c.kind) && (c.detail === undefined || typeof c.detail === 'string');
+}
+
+/**
+ * The cause an `instanceLost` signal carries, of either shape: `cause` (current), or only the
+ * free-text `reason` (signals sent before `cause` existed, kept in histories), read back by its
+ * words; the text stays the detail, so the message shown is the one sent.
+ */
+export function causeOfSignal(l: { cause?: unknown; reason?: unknown }): LossCause {
+  if (isLossCause(l.cause)) return l.cause;
+  const text = typeof l.reason === 'string' && l.reason !== '' ? l.reason : SENTENCE.vanished;
+  if (text === SENTENCE.vanished) return { kind: 'vanished' };
+  if (/\bis (Stopping|Stopped|Terminating)\b/.test(text) && !/\bis Failed\b/.test(text)) return { kind: 'stopped', detail: text };
+  return { kind: 'failed', detail: text };
+}
