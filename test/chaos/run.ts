@@ -1,12 +1,14 @@
 /**
  * `npm run chaos -- --level fake|local --seeds N [--seed S] [--lanes L] [--server-restarts R]
- *  [--broken] [--trace '<json>'] [--no-shrink] [--quiet]`
+ *  [--broken] [--trace '<json>'] [--no-shrink] [--quiet]`; lanes default to 12 (fake) or 4 (local),
+ *  at most two per core.
  *
  * Prints ONE JSON line `{level, seeds, invariants, violations, leaks, orphansLeft, foreignDeletions,
  * failures, lostMaxMs, lostP50Ms, duplicates, kills, restarts, serverRestarts, wallMs}` on stdout,
  * `failures` one `{seed, invariant, detail, replay}` per violation; on a violation also the
  * shrunk trace and its replay (stderr), and exits 1. Progress goes to stderr.
  */
+import { availableParallelism } from 'node:os';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { runKit, type KitOptions } from './kit';
 import type { Level, Trace } from './trace';
@@ -25,7 +27,9 @@ function parse(argv: string[]): KitOptions & { quiet: boolean } {
   const trace = get('--trace');
   const traces = trace ? [JSON.parse(trace) as Trace] : undefined;
   const count = traces?.length ?? seeds.length;
-  const lanes = Number(get('--lanes') ?? Math.min(count, level === 'fake' ? 12 : 4));
+  // Lanes share the machine with two dev servers and the workers: past ~2 a core, the invariants'
+  // time allowances (a loss within a cycle, a sweep within the grace) measure the machine, not the product.
+  const lanes = Number(get('--lanes') ?? Math.min(count, level === 'fake' ? 12 : 4, 2 * availableParallelism()));
   const serverRestarts = Number(get('--server-restarts') ?? (count >= 4 ? Math.min(3, Math.floor(count / 4)) : 0));
   return {
     level,
