@@ -10,9 +10,8 @@
  * (started → completed) and the loss count the watcher reported.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { Stage } from '../src/core/api';
 import { SA } from '../src/core/search-attributes';
 import { watcherRecordSignal, watcherStateQuery, type WatcherState } from '../src/core/watcher-api';
 import type { OwnerVm } from '../src/core/watcher';
@@ -59,14 +58,22 @@ function taskRunMs(events: HistoryEvent[]): number[] {
 }
 
 async function oneSize(n: number) {
-  const owners: OwnerVm[] = Array.from({ length: n }, (_, i) => ({ workflowId: `vm-p9-${i}`, vmName: `p9-${i}`, stage: 'ready' as Stage }));
+  const owners: OwnerVm[] = Array.from({ length: n }, (_, i) => ({ workflowId: `vm-p9-${i}`, vmName: `p9-${i}`, stage: 'ready' }));
   // A continue-as-new after ~15 cycles: the next run's start event carries the ledger (what still grows with the fleet).
-  const tuning = { fastIntervalMs: 300, readyIntervalMs: 300, slowIntervalMs: 300, quietWindowMs: 3_000, heartbeatTimeoutMs: 10_000, continueAsNewAfterEvents: 150 };
+  const tuning = {
+    fastIntervalMs: 300,
+    readyIntervalMs: 300,
+    slowIntervalMs: 300,
+    quietWindowMs: 3_000,
+    heartbeatTimeoutMs: 10_000,
+    continueAsNewAfterEvents: 150,
+  };
   const lab = await startLab({ fakes: [{ name: 'fake' }], scheduleDelay: () => undefined, watcher: tuning, watcherClient: visibility(owners), log });
   try {
     const fake = lab.fake('fake');
     fake.setBootMs(0);
-    for (const o of owners) await fake.create(offer, {}, { vmName: o.vmName, owner: 'default', publicKeys: [], idempotencyKey: `k-${o.vmName}`, openPorts: [] });
+    for (const o of owners)
+      await fake.create(offer, {}, { vmName: o.vmName, owner: 'default', publicKeys: [], idempotencyKey: `k-${o.vmName}`, openPorts: [] });
     const deployment = `p9-${n}-${randomUUID().slice(0, 6)}`;
     const h = await lab.client.workflow.start<typeof accountWatcherWorkflow>('accountWatcherWorkflow', {
       taskQueue: lab.taskQueue,
@@ -90,8 +97,15 @@ async function oneSize(n: number) {
     for (const k of killed) fake.vanish(k.id);
     await cyclesAt(before + 1);
     const s = await state();
-    const events = await eventsOf(lab.client.workflow.getHandle(h.workflowId, h.firstExecutionRunId));
-    const latest = await eventsOf(h);
+    // A whole view per cycle (before the digest) makes pages past the client's 4 MB default.
+    const big = await Connection.connect({
+      address: (lab.client.connection as Connection).options.address,
+      channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+    });
+    const reader = new Client({ connection: big, namespace: 'default' });
+    const events = await eventsOf(reader.workflow.getHandle(h.workflowId, h.firstExecutionRunId));
+    const latest = await eventsOf(reader.workflow.getHandle(h.workflowId));
+    await big.close();
     await h.terminate('bench over');
     const sizes = events.map(eventBytes);
     const largest = Math.max(...sizes);
@@ -102,9 +116,20 @@ async function oneSize(n: number) {
     return {
       vms: n,
       cycles: s.cycles,
-      firstRun: { events: events.length, cycles, largestEventBytes: largest, largestEventKind: largestKind, historyBytesPerCycle: round(sizes.reduce((a, b) => a + b, 0) / Math.max(1, cycles), 0) },
+      firstRun: {
+        events: events.length,
+        cycles,
+        largestEventBytes: largest,
+        largestEventKind: largestKind,
+        historyBytesPerCycle: round(sizes.reduce((a, b) => a + b, 0) / Math.max(1, cycles), 0),
+      },
       carriedStartBytes: continued ? eventBytes(continued) : undefined,
-      workflowTaskMs: { p50: round(percentile(runs, 50), 1), p95: round(percentile(runs, 95), 1), max: round(Math.max(...runs), 1), maxAfterFirst: round(Math.max(...runs.slice(1)), 1) },
+      workflowTaskMs: {
+        p50: round(percentile(runs, 50), 1),
+        p95: round(percentile(runs, 95), 1),
+        max: round(Math.max(...runs), 1),
+        maxAfterFirst: round(Math.max(...runs.slice(1)), 1),
+      },
       ledger: s.ledger,
       killed: killed.length,
       lostTold: [...events, ...latest].filter((e) => kindOf(e) === 'signalExternalWorkflowExecutionInitiated').length,
