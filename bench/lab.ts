@@ -11,6 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { createActivities, type Activities, type AwaitRunningInput } from '../src/activities';
+import { createWatcherActivities } from '../src/activities/watcher';
 import { loadOrCreateSshIdentity, type SshIdentity } from '../src/ssh';
 import { sshProber, type SshProber } from '../src/ssh';
 import { FAILURE_TYPES } from '../src/core/failures';
@@ -125,6 +126,8 @@ export async function startLab(o: {
   cluster?: boolean;
   /** Timings of the account watchers the worker starts (default: the shipped ones). */
   watcher?: Partial<WatcherTuning>;
+  /** The Temporal client the watcher's activities list owners with (P9's synthetic visibility); default: the activity's own. */
+  watcherClient?: () => Client;
   log: (s: string) => void;
 }): Promise<Lab> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -167,6 +170,7 @@ export async function startLab(o: {
   const oneLook = createActivities({ registry, ssh, owner: 'default', prober, inlineWindowMs: 0 });
   const activities: Activities = {
     ...base,
+    ...(o.watcherClient ? createWatcherActivities({ registry, owner: 'default', client: o.watcherClient, ...(o.watcher ? { watcher: o.watcher } : {}) }) : {}),
     async awaitRunning(input: AwaitRunningInput) {
       const schedule = schedules.get(input.at.cloud);
       if (schedule !== 'fixed' && schedule !== 'backoff') return base.awaitRunning(input);

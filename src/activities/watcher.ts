@@ -3,13 +3,15 @@
  * vmWorkflows placed in that cloud and region, from visibility), and `ensureWatcher`, the
  * signal-with-start a VM runs once it is Ready. Both talk to Temporal through the worker's client.
  */
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Stage } from '../core/api';
 import type { WatcherTuning } from '../core/watcher-api';
 import type { Owned, SideResource } from '../core/provider';
 import { SA } from '../core/search-attributes';
-import { cycleMustReturn, heartbeatEveryMs, planCycle, viewSignature, type OrphanSeen, type OwnerVm, withWatcherTuning } from '../core/watcher';
+import { heartbeatEveryMs, nextLookInMs, type CycleView, type OrphanSeen, type OwnerVm, type ViewDigest, withWatcherTuning } from '../core/watcher';
+import { cycleMustReturn, digestOf, dueIn, viewSignature } from '../core/watcher-digest';
 import type { ProviderRegistry } from '../providers/registry';
 import { activityLog } from './activity-log';
 import { providerOf } from './attempt';
@@ -39,27 +41,28 @@ export interface WatchInput {
 
 /** A cycle that keeps looking by itself (every planned interval) until the view changes or needs action. */
 export interface WatchCycleInput extends WatchInput {
-  /** The orphans the workflow knows (their first-seen times decide what is due). */
+  /** The orphans the workflow knows (recorded names only: their first-seen times decide what is due). */
   known: OrphanSeen[];
-  /** The VM names on record (the ledger): only they can be due. Absent (histories from before it): none. */
-  recorded?: string[];
+  /** The ledger names the workflow asks about (`expiringOf`): the digest says which are still here. */
+  expiring?: string[];
   tuning: WatcherTuning;
   /** The signature of the view the workflow last acted on; absent: return after one look. */
   lastSignature?: string;
 }
 
+/** A cycle's answer: the digest of its last look (never the whole view), its signature and its cost. */
 export interface WatchView {
-  instances: Owned[];
-  owners: OwnerVm[];
-  /** This deployment's side resources here (absent: the adapter does not list them). */
-  sides?: SideResource[];
-  /** `viewSignature` of this view. */
+  digest: ViewDigest;
+  /** A short hash of `viewSignature` of the last look. */
   signature: string;
   /** Looks (inventory calls) this cycle made. */
   looks: number;
   /** Heartbeats this cycle sent (each reaches the server: they are further apart than the worker's throttle). */
   beats?: number;
 }
+
+/** `viewSignature` hashed (22 base64url characters of a SHA-256): what the watcher's history keeps of a view. */
+export const viewHash = (view: CycleView): string => createHash('sha256').update(viewSignature(view)).digest('base64url').slice(0, 22);
 
 const quoted = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
@@ -178,14 +181,22 @@ export function createWatcherActivities(deps: WatcherDeps) {
       for (let looks = 1; ; looks++) {
         hb.ifDue();
         const view = await look(input);
-        const signature = viewSignature(view);
-        const plan = planCycle(view, input.known, now(), t, { recorded: new Set(input.recorded ?? []) });
-        const waitMs = plan.nextCycleInMs;
-        if (input.lastSignature === undefined || cycleMustReturn(plan, signature, input.lastSignature)) return { ...view, signature, looks, beats: hb.sent() };
+        const signature = viewHash(view);
+        const digest = digestOf(view, input.expiring);
+        const due = dueIn(digest, input.known, now(), t.orphanGraceMs);
+        const waitMs = nextLookInMs(
+          digest.cadence,
+          input.known.filter((o) => !due.includes(o)),
+          due.length,
+          now(),
+          t,
+        );
+        if (input.lastSignature === undefined || cycleMustReturn(due.length, signature, input.lastSignature))
+          return { digest, signature, looks, beats: hb.sent() };
         const windowSpent = now() - startedAt + waitMs >= t.quietWindowMs;
         await hb.pause(waitMs);
         // Return after the wait, not after the look: the next cycle's first look keeps the cadence.
-        if (windowSpent) return { ...view, signature, looks, beats: hb.sent() };
+        if (windowSpent) return { digest, signature, looks, beats: hb.sent() };
       }
     },
 

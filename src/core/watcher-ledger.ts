@@ -9,8 +9,12 @@
  * |---------------------------------------------------------|--------------------------------------------------|
  * | a create or a Ready VM records it                       | added (or refreshed): recorded and seen now      |
  * | a create records its create key                         | the key joins the name's (the latest 32 kept)    |
- * | a cycle lists an instance, side resource or open owner  | seen now                                         |
- * | nothing of it seen for `ledgerKeepMs`                   | forgotten (its instance is long gone)            |
+ * | a cycle lists it unowned, or asks and it is still there | seen now                                         |
+ * | asked about, nothing of it seen for `ledgerKeepMs`      | forgotten (its instance is long gone)            |
+ *
+ * A cycle asks about the names unseen for half `ledgerKeepMs` (`expiringOf`): the digest of a
+ * look (src/core/watcher-digest.ts) answers which of them are still listed or owned, so the
+ * ledger is kept without the region's whole view passing through the watcher's history.
  *
  * Hazard: an entry may only be forgotten once nothing of its name has been listed for longer
  * than any gap between two returning cycles (the quiet window), else a live orphan would turn
@@ -60,23 +64,36 @@ export function recordedKeys(ledger: readonly LedgerEntry[]): Map<string, Set<st
   return new Map(ledger.flatMap((e) => (e.createKeys?.length ? [[e.vmName, new Set(e.createKeys)] as const] : [])));
 }
 
-/** What of a cycle's view the ledger reads: the VM names listed and owned. */
-export interface NamesSeen {
-  instances: readonly { vmName: string }[];
-  sides?: readonly { vmName: string }[];
-  owners: readonly { vmName: string }[];
+/** Ledger names one cycle asks about at most (the longest unseen first); the rest wait for a later cycle and are not forgotten meanwhile. */
+export const EXPIRING_ASKED = 200;
+
+/**
+ * The names a cycle asks the look about (`expiring`, answered by the digest's `present`): those
+ * not seen for half `ledgerKeepMs`, longest unseen first, at most {@link EXPIRING_ASKED}.
+ */
+export function expiringOf(ledger: readonly LedgerEntry[], nowMs: number, t: Pick<WatcherTuning, 'ledgerKeepMs'>): string[] {
+  return ledger
+    .filter((e) => nowMs - e.seenAtMs >= t.ledgerKeepMs / 2)
+    .sort((a, b) => a.seenAtMs - b.seenAtMs)
+    .slice(0, EXPIRING_ASKED)
+    .map((e) => e.vmName);
 }
 
-function namesIn(view: NamesSeen): Set<string> {
-  return new Set([...view.instances, ...(view.sides ?? []), ...view.owners].map((x) => x.vmName));
-}
-
-/** The ledger after a cycle's view at `nowMs`: names seen refreshed, names unseen for `ledgerKeepMs` forgotten. */
-export function keepLedger(ledger: readonly LedgerEntry[], view: NamesSeen, nowMs: number, t: Pick<WatcherTuning, 'ledgerKeepMs'>): LedgerEntry[] {
-  const seen = namesIn(view);
+/**
+ * The ledger after a cycle at `nowMs`: names `seen` (listed unowned, or asked and present)
+ * refreshed; a name `asked` about and not seen for `ledgerKeepMs` forgotten. A name not asked
+ * this cycle is never forgotten by it.
+ */
+export function keepLedger(
+  ledger: readonly LedgerEntry[],
+  seen: ReadonlySet<string>,
+  asked: ReadonlySet<string>,
+  nowMs: number,
+  t: Pick<WatcherTuning, 'ledgerKeepMs'>,
+): LedgerEntry[] {
   return ledger.flatMap((e) => {
     if (seen.has(e.vmName)) return [{ ...e, seenAtMs: nowMs }];
-    return nowMs - e.seenAtMs >= t.ledgerKeepMs ? [] : [e];
+    return asked.has(e.vmName) && nowMs - e.seenAtMs >= t.ledgerKeepMs ? [] : [e];
   });
 }
 

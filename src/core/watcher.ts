@@ -3,6 +3,9 @@
  * lists in one account and region (`inventory`) with the open vmWorkflows there (visibility) and
  * says whom to tell that their instance is lost, which instances are orphans (recorded, unowned),
  * which are unknown (tagged, never recorded), which orphans are due for deletion, and when to look again.
+ * The comparison runs where the look is taken (`digestOf`, src/core/watcher-digest.ts: the rows
+ * `owned`, `lost` and `settling`); the workflow decides on the digest (`planCycle`: the rest), so
+ * only unowned names, losses and counts pass through its history.
  *
  * | cloud lists for a VM name   | open vmWorkflow of that name | in the ledger (src/core/watcher-ledger.ts) | row        | action                                      |
  * |-----------------------------|------------------------------|--------------------------------------------|------------|---------------------------------------------|
@@ -30,7 +33,7 @@
  */
 import type { Stage } from './api';
 import type { SweepRecord, WatcherTuning } from './watcher-api';
-import { lossCauseOf, type LossCause } from './loss';
+import type { LossCause } from './loss';
 import type { InstanceStatus, Owned, SideResource } from './provider';
 import type { LedgerEntry } from './watcher-ledger';
 
@@ -108,10 +111,10 @@ export interface WatcherInput {
 export const watcherWorkflowId = (deployment: string, cloud: string, region: string): string => `gpuprov-watch:${deployment}:${cloud}:${region}`;
 
 /** Stages in which a VM is handed over and an instance must be up. */
-const UP_STAGES: ReadonlySet<Stage> = new Set<Stage>(['ready', 'k8s-failed']);
+export const UP_STAGES: ReadonlySet<Stage> = new Set<Stage>(['ready', 'k8s-failed']);
 
 /** Statuses that count as alive (the same rule as the per-VM health check). */
-const ALIVE: ReadonlySet<InstanceStatus> = new Set<InstanceStatus>(['Running', 'Pending']);
+export const ALIVE: ReadonlySet<InstanceStatus> = new Set<InstanceStatus>(['Running', 'Pending']);
 
 export type Cadence = 'fast' | 'ready' | 'slow';
 
@@ -146,11 +149,18 @@ export function intervalOf(cadence: Cadence, t: WatcherTuning): number {
 export type CycleRow =
   | { row: 'orphan'; vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAtMs: number; due: boolean }
   | { row: 'unknown'; vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAtMs: number }
-  | { row: 'owned'; vmName: string; instanceIds: string[] }
-  | { row: 'lost'; vmName: string; workflowId: string; instanceIds: string[]; cause: LossCause }
-  | { row: 'settling'; vmName: string; workflowId: string };
+  | { row: 'lost'; vmName: string; workflowId: string; instanceIds: string[]; cause: LossCause };
+
+/** A VM placed here, told that none of its instances is alive. */
+export interface LostVm {
+  workflowId: string;
+  vmName: string;
+  instanceIds: string[];
+  cause: LossCause;
+}
 
 export interface CyclePlan {
+  /** The unowned names and the losses (owned names make no row: they need no decision). */
   rows: CycleRow[];
   /** The orphan map to carry to the next cycle (due ones stay until their deletion succeeds). */
   orphans: OrphanSeen[];
@@ -159,19 +169,13 @@ export interface CyclePlan {
   /** Orphans to delete now (grace over, or `sweepNow`). */
   due: OrphanSeen[];
   /** VMs to tell that their instance is gone or failed. */
-  lost: { workflowId: string; vmName: string; instanceIds: string[]; cause: LossCause }[];
+  lost: LostVm[];
   /** Which cadence applies (the table in this file's header). */
   cadence: Cadence;
   /** Whether the `fast` or `ready` cadence applies (some VM of the account is open). */
   fast: boolean;
   /** Wait before the next cycle. */
   nextCycleInMs: number;
-}
-
-function groupByName(instances: readonly Owned[]): Map<string, Owned[]> {
-  const out = new Map<string, Owned[]>();
-  for (const i of instances) out.set(i.vmName, [...(out.get(i.vmName) ?? []), i]);
-  return out;
 }
 
 /** What one look saw: this deployment's instances and side resources here, and the open VMs that own names. */
@@ -182,11 +186,29 @@ export interface CycleView {
   sides?: readonly SideResource[];
 }
 
-function sidesByName(sides: readonly SideResource[] | undefined): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const r of sides ?? []) out.set(r.vmName, [...(out.get(r.vmName) ?? []), `${r.kind}:${r.id}`]);
-  for (const v of out.values()) v.sort();
-  return out;
+/** A VM name listed here (instances or side resources) that no open vmWorkflow owns. */
+export interface UnownedName {
+  vmName: string;
+  /** Its instances, by id, with the create key where the cloud reports one. */
+  instances: { id: string; createKey?: string }[];
+  /** Its side resources (`kind:id`), when the adapter lists them. */
+  sideResources?: string[];
+}
+
+/**
+ * One look as the workflow sees it (`digestOf`, src/core/watcher-digest.ts): what needs a
+ * decision and counts, never the whole view, so the watcher's history does not grow with the fleet.
+ */
+export interface ViewDigest {
+  instances: number;
+  owners: number;
+  unowned: UnownedName[];
+  lost: LostVm[];
+  /** VMs placed here with no alive instance in a stage their own workflow drives (launching, tearing down). */
+  settling: number;
+  cadence: Cadence;
+  /** Of the ledger names the workflow asked about (`expiring`), those this look listed or saw owned. */
+  present: string[];
 }
 
 /** What the sweep may act on this cycle. */
@@ -206,7 +228,7 @@ export interface SweepEvidence {
 }
 
 /** Ids of `seen` that carry a create key other than the recorded ones (none recorded: none foreign). */
-function foreignIds(seen: readonly Owned[], keys: ReadonlySet<string> | undefined): string[] {
+function foreignIds(seen: UnownedName['instances'], keys: ReadonlySet<string> | undefined): string[] {
   if (!keys || keys.size === 0) return [];
   return seen
     .filter((o) => o.createKey !== undefined && !keys.has(o.createKey))
@@ -214,88 +236,57 @@ function foreignIds(seen: readonly Owned[], keys: ReadonlySet<string> | undefine
     .sort();
 }
 
-/** One cycle's decisions; `known` are the unowned names seen before (orphans and unknown), for their first-seen times. */
-export function planCycle(view: CycleView, known: readonly OrphanSeen[], nowMs: number, t: WatcherTuning, evidence: SweepEvidence): CyclePlan {
-  const sweepNow = evidence.sweepNow === true;
+/** The unowned name's rows: unknown (never recorded, or another create key's instances) and/or orphan. */
+function classify(u: UnownedName, before: OrphanSeen | undefined, nowMs: number, t: WatcherTuning, evidence: SweepEvidence, named: ReadonlySet<string>) {
+  const { vmName } = u;
+  const ids = u.instances.map((o) => o.id).sort();
+  const firstSeenAtMs = before?.firstSeenAtMs ?? nowMs;
+  const out: { orphan?: OrphanSeen & { due: boolean }; unknown: OrphanSeen[] } = { unknown: [] };
+  const foreign = evidence.recorded.has(vmName) && !named.has(vmName) ? foreignIds(u.instances, evidence.createKeys?.get(vmName)) : [];
+  if (foreign.length > 0) {
+    out.unknown.push({ vmName, instanceIds: foreign, firstSeenAtMs });
+    if (foreign.length === ids.length && !u.sideResources) return out;
+  }
+  const mine = ids.filter((id) => !foreign.includes(id));
+  const o: OrphanSeen = { vmName, instanceIds: mine, ...(u.sideResources ? { sideResources: u.sideResources } : {}), firstSeenAtMs };
+  if (!evidence.recorded.has(vmName) && !named.has(vmName)) out.unknown.push(o);
+  else out.orphan = { ...o, due: evidence.sweepNow === true || named.has(vmName) || nowMs - firstSeenAtMs >= t.orphanGraceMs };
+  return out;
+}
+
+/** The wait before the next look: the cadence's interval, never past the next orphan's grace (a failed deletion: `fast`). */
+export function nextLookInMs(cadence: Cadence, orphans: readonly OrphanSeen[], due: number, nowMs: number, t: WatcherTuning): number {
+  let next = intervalOf(cadence, t);
+  for (const o of orphans) next = Math.min(next, Math.max(t.fastIntervalMs, o.firstSeenAtMs + t.orphanGraceMs - nowMs));
+  return due > 0 ? Math.min(next, t.fastIntervalMs) : next;
+}
+
+/** One cycle's decisions from a look's digest; `known` are the unowned names seen before (orphans and unknown), for their first-seen times. */
+export function planCycle(digest: ViewDigest, known: readonly OrphanSeen[], nowMs: number, t: WatcherTuning, evidence: SweepEvidence): CyclePlan {
   const named = new Set(evidence.includeUnknown ?? []);
-  const byName = groupByName(view.instances);
-  const sides = sidesByName(view.sides);
-  const ownersByName = new Map<string, OwnerVm[]>();
-  for (const o of view.owners) ownersByName.set(o.vmName, [...(ownersByName.get(o.vmName) ?? []), o]);
   const rows: CycleRow[] = [];
   const orphans: OrphanSeen[] = [];
   const unknown: OrphanSeen[] = [];
-  const lost: CyclePlan['lost'] = [];
-  const names = [...new Set([...byName.keys(), ...sides.keys()])];
-  for (const vmName of names) {
-    const all = byName.get(vmName) ?? [];
-    const ids = all.map((o) => o.id).sort();
-    if (ownersByName.has(vmName)) {
-      if (ids.length > 0) rows.push({ row: 'owned', vmName, instanceIds: ids });
-      continue;
-    }
-    const before = known.find((k) => k.vmName === vmName);
-    const foreign = evidence.recorded.has(vmName) && !named.has(vmName) ? foreignIds(all, evidence.createKeys?.get(vmName)) : [];
-    if (foreign.length > 0) {
-      const u: OrphanSeen = { vmName, instanceIds: foreign, firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
-      unknown.push(u);
-      rows.push({ row: 'unknown', ...u });
-      if (foreign.length === ids.length && !sides.has(vmName)) continue;
-    }
-    const side = sides.get(vmName);
-    const mine = ids.filter((id) => !foreign.includes(id));
-    const o: OrphanSeen = { vmName, instanceIds: mine, ...(side ? { sideResources: side } : {}), firstSeenAtMs: before?.firstSeenAtMs ?? nowMs };
-    if (!evidence.recorded.has(vmName) && !named.has(vmName)) {
-      unknown.push(o);
-      rows.push({ row: 'unknown', ...o });
-      continue;
-    }
+  const due: OrphanSeen[] = [];
+  for (const u of digest.unowned) {
+    const c = classify(
+      u,
+      known.find((k) => k.vmName === u.vmName),
+      nowMs,
+      t,
+      evidence,
+      named,
+    );
+    for (const x of c.unknown) rows.push({ row: 'unknown', ...x });
+    unknown.push(...c.unknown);
+    if (!c.orphan) continue;
+    const { due: isDue, ...o } = c.orphan;
     orphans.push(o);
-    rows.push({ row: 'orphan', ...o, due: sweepNow || named.has(vmName) || nowMs - o.firstSeenAtMs >= t.orphanGraceMs });
+    rows.push({ row: 'orphan', ...c.orphan });
+    if (isDue) due.push(o);
   }
-  for (const [vmName, owners] of ownersByName) {
-    const seen = byName.get(vmName) ?? [];
-    if (seen.some((o) => ALIVE.has(o.status))) continue;
-    for (const owner of owners) {
-      if (owner.elsewhere) continue;
-      if (!UP_STAGES.has(owner.stage)) {
-        rows.push({ row: 'settling', vmName, workflowId: owner.workflowId });
-        continue;
-      }
-      const l = { vmName, workflowId: owner.workflowId, instanceIds: seen.map((o) => o.id), cause: lossCauseOf(seen) };
-      lost.push(l);
-      rows.push({ row: 'lost', ...l });
-    }
-  }
-  const due = rows.flatMap((r) => (r.row === 'orphan' && r.due ? [orphans.find((o) => o.vmName === r.vmName)!] : []));
-  const cadence = cadenceOf(view.owners);
-  let next = intervalOf(cadence, t);
-  for (const o of orphans) {
-    if (due.includes(o)) continue;
-    next = Math.min(next, Math.max(t.fastIntervalMs, o.firstSeenAtMs + t.orphanGraceMs - nowMs));
-  }
-  // A failed deletion is retried at the fast cadence, not after a slow wait.
-  if (due.length > 0) next = Math.min(next, t.fastIntervalMs);
-  return { rows, orphans, unknown, due, lost, cadence, fast: cadence !== 'slow', nextCycleInMs: next };
-}
-
-/**
- * What a cycle's view looks like, for "did anything change": owners with their stages and
- * instances with their statuses, sorted. A long-polling cycle returns as soon as this differs.
- */
-export function viewSignature(view: CycleView): string {
-  const owners = view.owners.map((o) => `${o.workflowId}=${o.stage}`).sort();
-  const instances = view.instances.map((i) => `${i.vmName}/${i.id}=${i.status}`).sort();
-  if (!view.sides?.length) return JSON.stringify([owners, instances]);
-  return JSON.stringify([owners, instances, view.sides.map((r) => `${r.vmName}/${r.kind}:${r.id}`).sort()]);
-}
-
-/**
- * Whether a look inside a long-polling cycle must be handed to the workflow now: the view changed
- * (a loss shows as a change: the instance vanished or failed), or an orphan is due. A loss is not
- * a reason by itself: the workflow told the VM when the change came in, and telling it again
- * every look would only repeat the signal while visibility still shows it Ready.
- */
-export function cycleMustReturn(plan: CyclePlan, signature: string, lastSignature: string | undefined): boolean {
-  return plan.due.length > 0 || signature !== lastSignature;
+  for (const l of digest.lost) rows.push({ row: 'lost', ...l });
+  const waiting = orphans.filter((o) => !due.includes(o));
+  const nextCycleInMs = nextLookInMs(digest.cadence, waiting, due.length, nowMs, t);
+  return { rows, orphans, unknown, due, lost: digest.lost, cadence: digest.cadence, fast: digest.cadence !== 'slow', nextCycleInMs };
 }

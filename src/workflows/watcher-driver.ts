@@ -1,7 +1,7 @@
 /**
  * WatcherDriver: the state and steps of one accountWatcherWorkflow run, as `FleetDriver` is for a
  * fleet. It holds the orphans and unknown names seen, the ledger of creates, the recent sweeps and
- * the `state` query's snapshot; `cycle` takes one view (`look`), runs the pure `planCycle`
+ * the `state` query's snapshot; `cycle` takes one look's digest (`look`), runs the pure `planCycle`
  * (src/core/watcher.ts), tells lost VMs (`tellLost`) and deletes due orphans (`sweep`). The
  * messages (nudge, record, sweepNow) only change fields and cancel the long poll in flight.
  *
@@ -15,7 +15,7 @@ import { lossMessage } from '../core/loss';
 import { METRICS } from '../core/metrics';
 import { planCycle, withWatcherTuning, type CyclePlan, type OrphanSeen, type WatcherCarried, type WatcherInput } from '../core/watcher';
 import type { CreateRecord, SweepRecord, SweepRequest, WatcherState, WatcherTuning } from '../core/watcher-api';
-import { keepLedger, recordCreates, recordedKeys, recordedNames, type LedgerEntry } from '../core/watcher-ledger';
+import { expiringOf, keepLedger, recordCreates, recordedKeys, recordedNames, type LedgerEntry } from '../core/watcher-ledger';
 import type { WatchView } from '../activities/watcher';
 import { failureMessage } from './failure-info';
 import { sweeping, watchingLong } from './proxies';
@@ -110,19 +110,22 @@ export class WatcherDriver {
   /** One cycle: a view, then its decisions carried out. False: the look failed or was cancelled (look again). */
   async cycle(): Promise<boolean> {
     const asked = this.sweepAsked;
-    const view = await this.look(asked > this.sweepDone);
+    const expiring = expiringOf(this.ledger, Date.now(), this.t);
+    const view = await this.look(asked > this.sweepDone, expiring);
     if (!view) return false;
     this.lastSignature = view.signature;
     const now = Date.now();
     const sweepNow = asked > this.sweepDone;
     const named = sweepNow ? this.includeUnknown : [];
-    const plan = planCycle(view, [...this.orphans, ...this.unknown], now, this.t, {
+    const { digest } = view;
+    const plan = planCycle(digest, [...this.orphans, ...this.unknown], now, this.t, {
       recorded: recordedNames(this.ledger),
       createKeys: recordedKeys(this.ledger),
       sweepNow,
       includeUnknown: named,
     });
-    this.ledger = keepLedger(this.ledger, view, now, this.t);
+    const seen = new Set([...digest.present, ...digest.unowned.map((u) => u.vmName)]);
+    this.ledger = keepLedger(this.ledger, seen, new Set(expiring), now, this.t);
     this.unknown = plan.unknown;
     await this.tellLost(plan.lost);
     const swept = await this.sweep(plan.due, named, sweepNow);
@@ -175,7 +178,7 @@ export class WatcherDriver {
   }
 
   /** After a nudge or with a sweep asked: one look, at once; else long-poll from the last view. Undefined: failed (after a pause) or cancelled. */
-  private async look(sweepAsked: boolean): Promise<WatchView | undefined> {
+  private async look(sweepAsked: boolean, expiring: string[]): Promise<WatchView | undefined> {
     const quick = sweepAsked || this.nudges !== this.nudgesSeen;
     this.nudgesSeen = this.nudges;
     const scope = new CancellationScope();
@@ -186,7 +189,7 @@ export class WatcherDriver {
           at: this.at,
           taskQueue: workflowInfo().taskQueue,
           known: this.orphans,
-          recorded: [...recordedNames(this.ledger)],
+          ...(expiring.length > 0 ? { expiring } : {}),
           tuning: this.t,
           ...(quick || this.lastSignature === undefined ? {} : { lastSignature: this.lastSignature }),
         }),
@@ -261,8 +264,8 @@ export class WatcherDriver {
       nextCycleAt: iso(Date.now() + plan.nextCycleInMs),
       fast: plan.fast,
       cadence: plan.cadence,
-      instances: view.instances.length,
-      owners: view.owners.length,
+      instances: view.digest.instances,
+      owners: view.digest.owners,
       orphans: this.orphans.map((o) => ({ ...shown(o), deleteAfter: iso(o.firstSeenAtMs + this.t.orphanGraceMs) })),
       unknown: this.unknown.map(shown),
       ledger: this.ledger.length,

@@ -5,9 +5,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createWatcherActivities } from '../../../src/activities/watcher';
+import { createWatcherActivities, viewHash } from '../../../src/activities/watcher';
 import { SA } from '../../../src/core/search-attributes';
-import { viewSignature, withWatcherTuning, type OwnerVm } from '../../../src/core/watcher';
+import { withWatcherTuning, type OwnerVm } from '../../../src/core/watcher';
 import { ProviderRegistry } from '../../../src/providers/registry';
 import { defaultFakeOffers, FakeProvider } from '../../harness/fake-provider';
 
@@ -40,9 +40,10 @@ describe('watchCycle', () => {
     const tuning = withWatcherTuning({ readyIntervalMs: 20_000, quietWindowMs: 600_000, heartbeatTimeoutMs: 180_000 });
     const first = await acts.watchCycle({ at, taskQueue: 'q', known: [], tuning });
     expect(first).toMatchObject({ looks: 1, beats: 1 });
-    expect(first.owners).toEqual(owners);
+    expect(first.digest).toMatchObject({ instances: 1, owners: 1, unowned: [], lost: [], cadence: 'ready' });
+    expect(first.signature).toHaveLength(22);
     t = 0;
-    const idle = await acts.watchCycle({ at, taskQueue: 'q', known: [], tuning, lastSignature: viewSignature(first) });
+    const idle = await acts.watchCycle({ at, taskQueue: 'q', known: [], tuning, lastSignature: first.signature });
     // Looks at 0, 20 s … 580 s, then the wait to 600 s; beats at 0, 90 s … 540 s.
     expect(idle).toMatchObject({ looks: 30, beats: 7 });
     expect(t).toBe(600_000);
@@ -68,9 +69,9 @@ describe('watchCycle', () => {
       },
     });
     const tuning = withWatcherTuning({ fastIntervalMs: 5_000 });
-    const before = viewSignature({ instances: [], owners });
+    const before = viewHash({ instances: [], owners });
     const v = await acts.watchCycle({ at, taskQueue: 'q', known: [], tuning, lastSignature: before });
-    expect(v.instances.map((i) => i.vmName)).toEqual(['gpu2']);
+    expect(v.digest).toMatchObject({ instances: 1, owners: 1, unowned: [], settling: 0, cadence: 'fast' });
     expect(v.looks).toBe(4);
     expect(t).toBe(15_000);
   });

@@ -2,26 +2,32 @@ import { describe, expect, it } from 'vitest';
 import type { InstanceStatus, Owned } from '../../../src/core/provider';
 import {
   cadenceOf,
-  cycleMustReturn,
   DEFAULT_WATCHER_TUNING,
   heartbeatEveryMs,
-  planCycle,
-  viewSignature,
+  planCycle as planDigest,
   watcherWorkflowId,
   withWatcherTuning,
+  type CycleView,
+  type OrphanSeen,
   type OwnerVm,
+  type SweepEvidence,
 } from '../../../src/core/watcher';
+import type { WatcherTuning } from '../../../src/core/watcher-api';
+import { cycleMustReturn, digestOf, dueIn, viewSignature } from '../../../src/core/watcher-digest';
 
 const t = withWatcherTuning({ fastIntervalMs: 5_000, readyIntervalMs: 20_000, slowIntervalMs: 300_000, orphanGraceMs: 600_000 });
 const inst = (id: string, vmName: string, status: InstanceStatus = 'Running'): Owned => ({ id, vmName, status, location: { cloud: 'c', region: 'r' } });
 const owner = (vmName: string, stage: OwnerVm['stage'] = 'ready'): OwnerVm => ({ workflowId: `vm-${vmName}`, vmName, stage });
 /** Every VM name these cases use is on record, unless a case says otherwise. */
 const REC = { recorded: new Set(['a', 'b', 'c', 'z']) };
+/** The watcher's two halves as one: the activity's digest of the view, then the workflow's decisions on it. */
+const planCycle = (view: CycleView, known: readonly OrphanSeen[], nowMs: number, tuning: WatcherTuning, evidence: SweepEvidence) =>
+  planDigest(digestOf(view), known, nowMs, tuning, evidence);
 
 describe('planCycle', () => {
-  it('an owned, running instance of a Ready VM: nothing to do, the ready cadence', () => {
+  it('an owned, running instance of a Ready VM: nothing to do (no row), the ready cadence', () => {
     const p = planCycle({ instances: [inst('i1', 'a')], owners: [owner('a')] }, [], 1_000, t, REC);
-    expect(p.rows).toEqual([{ row: 'owned', vmName: 'a', instanceIds: ['i1'] }]);
+    expect(p.rows).toEqual([]);
     expect(p.lost).toEqual([]);
     expect(p.orphans).toEqual([]);
     expect(p.cadence).toBe('ready');
@@ -55,7 +61,7 @@ describe('planCycle', () => {
       instanceIds: ['i2'],
       cause: { kind: 'failed', detail: expect.stringContaining('i2 is Failed') },
     });
-    expect(p.rows).toContainEqual({ row: 'settling', vmName: 'c', workflowId: 'vm-c' });
+    expect(digestOf({ instances: [inst('i2', 'b', 'Failed')], owners: [owner('a'), owner('b', 'k8s-failed'), owner('c', 'booting')] }).settling).toBe(1);
     // a Failed instance with an owner is not an orphan
     expect(p.orphans).toEqual([]);
   });
@@ -63,7 +69,7 @@ describe('planCycle', () => {
   it('an instance whose VM is open elsewhere (another region, cloud or queue) is owned, and that VM is never lost from here', () => {
     const away = { ...owner('a'), elsewhere: true };
     const p = planCycle({ instances: [inst('i1', 'a', 'Failed')], owners: [away] }, [], 0, t, REC);
-    expect(p.rows).toEqual([{ row: 'owned', vmName: 'a', instanceIds: ['i1'] }]);
+    expect(p.rows).toEqual([]);
     expect(p.orphans).toEqual([]);
     expect(p.lost).toEqual([]);
     expect(planCycle({ instances: [], owners: [away] }, [], 0, t, REC).lost).toEqual([]);
@@ -152,7 +158,7 @@ describe('planCycle: positive evidence only', () => {
   it('an unknown name with an open owner is owned, not unknown', () => {
     const p = planCycle({ instances: [inst('i7', 'stranger')], owners: [owner('stranger')] }, [], 0, t, REC);
     expect(p.unknown).toEqual([]);
-    expect(p.rows[0]!.row).toBe('owned');
+    expect(p.rows).toEqual([]);
   });
 
   it("a recorded name: an instance with another create key (a same-id install) is unknown, this deployment's own is an orphan", () => {
@@ -182,17 +188,40 @@ describe('watcherWorkflowId', () => {
 
 describe('long-polling cycle', () => {
   it('returns when the view changes or an orphan is due, not for a loss already reported', () => {
+    const must = (view: CycleView, known: OrphanSeen[], nowMs: number, last: string): boolean =>
+      cycleMustReturn(dueIn(digestOf(view), known, nowMs, t.orphanGraceMs).length, viewSignature(view), last);
     const view = { instances: [inst('i1', 'a')], owners: [owner('a')] };
     const sig = viewSignature(view);
     expect(viewSignature({ instances: [...view.instances].reverse(), owners: [...view.owners] })).toBe(sig);
-    expect(cycleMustReturn(planCycle(view, [], 0, t, REC), sig, sig)).toBe(false);
+    expect(must(view, [], 0, sig)).toBe(false);
     const failed = { instances: [inst('i1', 'a', 'Failed')], owners: [owner('a')] };
-    expect(cycleMustReturn(planCycle(failed, [], 0, t, REC), viewSignature(failed), sig)).toBe(true);
+    expect(must(failed, [], 0, sig)).toBe(true);
     // the same lost view again: the VM was told when it changed
-    expect(cycleMustReturn(planCycle(failed, [], 0, t, REC), viewSignature(failed), viewSignature(failed))).toBe(false);
+    expect(must(failed, [], 0, viewSignature(failed))).toBe(false);
     const orphan = { instances: [inst('i9', 'z')], owners: [] };
     const known = [{ vmName: 'z', instanceIds: ['i9'], firstSeenAtMs: 0 }];
-    expect(cycleMustReturn(planCycle(orphan, known, 1_000, t, REC), viewSignature(orphan), viewSignature(orphan))).toBe(false);
-    expect(cycleMustReturn(planCycle(orphan, known, 600_000, t, REC), viewSignature(orphan), viewSignature(orphan))).toBe(true);
+    expect(must(orphan, known, 1_000, viewSignature(orphan))).toBe(false);
+    expect(must(orphan, known, 600_000, viewSignature(orphan))).toBe(true);
+  });
+});
+
+describe('digestOf: what passes through the watcher history', () => {
+  it('holds no owned instance and no owner, only counts: its size does not grow with a healthy fleet', () => {
+    const fleet = (n: number): CycleView => ({
+      instances: Array.from({ length: n }, (_, i) => inst(`i-${i}`, `vm-${i}`)),
+      owners: Array.from({ length: n }, (_, i) => owner(`vm-${i}`)),
+    });
+    const small = JSON.stringify(digestOf(fleet(10)));
+    const large = JSON.stringify(digestOf(fleet(5_000)));
+    expect(JSON.parse(large)).toMatchObject({ instances: 5_000, owners: 5_000, unowned: [], lost: [], settling: 0, present: [] });
+    expect(large.length - small.length).toBeLessThanOrEqual(6);
+  });
+
+  it('answers only the ledger names asked about: present when listed, unowned or owned', () => {
+    const view = { instances: [inst('i1', 'a'), inst('i9', 'z')], owners: [owner('a'), owner('b', 'creating')] };
+    const d = digestOf(view, ['a', 'b', 'z', 'gone']);
+    expect(d.present).toEqual(['a', 'b', 'z']);
+    expect(d.unowned).toEqual([{ vmName: 'z', instances: [{ id: 'i9' }] }]);
+    expect(d.settling).toBe(1);
   });
 });
