@@ -8,12 +8,11 @@ import { ProviderError } from '../core/errors';
 import { FAILURE_TYPES, type FailureDetails } from '../core/failures';
 import { defaultClouds } from '../providers/default-registry';
 import type { ProviderRegistry } from '../providers/registry';
-import type { Capabilities, InstanceSpec, Json, Location, Observed, Offer, QuotaShortfall, ResourceRequest } from '../core/provider';
+import type { Capabilities, Location, Observed, Offer, QuotaShortfall, ResourceRequest } from '../core/provider';
 import { bootPollDelayMs } from '../core/polling';
 import { explainNoMatch, matchOffers, noOffersKind } from '../core/offer-match';
 import { imageDiskProblem } from '../core/image-disk';
-import { createAttemptActivities, providerOf, withKeyFingerprint, withWorkerKey } from './attempt';
-import { createOrAdopt, type CreateResult } from './create-or-adopt';
+import { createAttemptActivities, providerOf } from './attempt';
 import { lookAgain } from './look-again';
 import { withLiveness } from './liveness';
 import { bootFailed, notReady, toFailure, translated } from './failures';
@@ -37,7 +36,7 @@ import { withServedClouds } from './served-clouds';
 import { createWatcherActivities } from './watcher';
 import { recordBeforeCreate } from './watcher-signals';
 import type { WatcherTuning } from '../core/watcher-api';
-import { capacityNoter, createCapacityMemoryActivities, readCapacityMemory } from './capacity-memory';
+import { capacityNoter, readCapacityMemory } from './capacity-memory';
 import { withinQuota, type QuotaNotes } from './quota';
 import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
 
@@ -177,7 +176,6 @@ function activitiesOf(deps: ActivityDeps) {
   const liveness = withLiveness({
     ...createK3sActivities(deps),
     ...createBootstrapActivities(deps),
-    ...createCapacityMemoryActivities(memory),
     ...createAttemptActivities({
       registry: deps.registry,
       publicKey: deps.ssh.publicKey,
@@ -254,21 +252,6 @@ function activitiesOf(deps: ActivityDeps) {
       };
     },
 
-    // prepareOffer, createInstance, deleteInstances, awaitGone, cleanup: the single-step activities
-    // that workflows started before CLOUD_CALLS_PATCH (src/core/patches.ts) still schedule.
-    // New runs use prepareAndCreate and releaseAt. Remove them with the patch's deprecation.
-    async prepareOffer(offer: Offer, spec: InstanceSpec): Promise<Json> {
-      return translated(() => provider(offer.cloud).prepare(offer, withWorkerKey(spec, deps.ssh.publicKey, deps.owner)));
-    },
-
-    /** Observe first and adopt an instance that already carries the identity; else create once. */
-    async createInstance(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<CreateResult> {
-      return withKeyFingerprint(
-        await translated(() => createOrAdopt(provider(offer.cloud), offer, prepared, withWorkerKey(spec, deps.ssh.publicKey, deps.owner))),
-        deps.ssh.fingerprint,
-      );
-    },
-
     /** NotReady (retryable) until the instance is Running with an SSH endpoint. */
     async awaitRunning(input: AwaitRunningInput): Promise<RunningInstance> {
       const running = await lookAgain(() => lookRunning(input), inline);
@@ -286,21 +269,6 @@ function activitiesOf(deps: ActivityDeps) {
 
     async observeVm(at: Location, vmName: string): Promise<Observed[]> {
       return translated(() => provider(at.cloud).observe(at, vmName));
-    },
-
-    /** Delete the ids and everything else carrying the identity at `at`. No waiting. */
-    async deleteInstances(at: Location, vmName: string, ids: string[]): Promise<void> {
-      return translated(() => provider(at.cloud).delete(at, vmName, ids));
-    },
-
-    /** NotReady until nothing with the identity is left at `at`. */
-    async awaitGone(at: Location, vmName: string): Promise<void> {
-      const seen = await translated(() => provider(at.cloud).observe(at, vmName));
-      if (seen.length > 0) throw notReady(`${seen.length} instance(s) still present: ${seen.map((o) => `${o.id}=${o.status}`).join(', ')}`);
-    },
-
-    async cleanup(at: Location, vmName: string): Promise<void> {
-      return translated(() => provider(at.cloud).cleanup(at, vmName));
     },
   });
   // The watcher's cycle heartbeats itself, every half its heartbeat timeout (a heartbeat is a billed

@@ -9,16 +9,7 @@
  * Determinism: the order of commands follows from the order of `dispatch` calls and of the
  * promise callbacks below; changing either (even adding an `await`) breaks saved histories.
  */
-import {
-  CancellationScope,
-  ParentClosePolicy,
-  condition,
-  getExternalWorkflowHandle,
-  patched,
-  setCurrentDetails,
-  startChild,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, ParentClosePolicy, condition, getExternalWorkflowHandle, setCurrentDetails, startChild, workflowInfo } from '@temporalio/workflow';
 import type { BootstrapTarget } from '../activities/bootstrap';
 import { withFleetTuning, type FleetTuning } from '../core/fleet/backoff';
 import { isConverged, reconcile } from '../core/fleet/reconcile';
@@ -38,7 +29,6 @@ import { checkRevision, expandShape, shapeProblems, type FleetShape } from '../c
 import { teardownSignal, type VmStatus } from '../core/api';
 import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetWorkflowInput, SlotEvent } from '../core/fleet-api';
 import { eventOfChild, noteOf } from '../core/fleet/child-events';
-import { FLEET_CHILD_CLOSED_PATCH } from '../core/patches';
 import { withTuning, type Tuning } from '../core/tuning';
 import { SDK_FAILURE_KINDS } from '../core/failures';
 import { failureInfo } from './failure-info';
@@ -86,7 +76,7 @@ export class FleetDriver {
 
   /** A child's `slotEvent` signal. */
   onSlotEvent(e: SlotEvent): void {
-    const ev = eventOfChild(e, () => patched(FLEET_CHILD_CLOSED_PATCH));
+    const ev = eventOfChild(e);
     if (ev) this.observe(ev);
   }
 

@@ -3,11 +3,10 @@
  * compensating every attempt that may have created something before moving on.
  * Decisions live in `search.ts`; this file is the glue that runs activities.
  */
-import { ApplicationFailure, patched, setHandler, sleep, workflowInfo, CancellationScope } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler, sleep, workflowInfo, CancellationScope } from '@temporalio/workflow';
 import type { PlanOutput } from '../activities';
-import type { CreateResult } from '../activities/create-or-adopt';
 import { isFatal, type BlockScope, type ErrorKind } from '../core/errors';
-import { K3S_PATCH, k3sWanted, openPortsFor } from '../core/k3s-access';
+import { k3sWanted, openPortsFor } from '../core/k3s-access';
 import { FAILURE_TYPES, SDK_FAILURE_KINDS } from '../core/failures';
 import { locationOf, offerKey } from '../core/offers';
 import { attemptIdempotencyKey } from '../core/release-scope';
@@ -29,11 +28,10 @@ import {
   type Phase,
   type SearchState,
 } from '../core/search';
-import { CLOUD_CALLS_PATCH, HEDGE_PATCH } from '../core/patches';
 import { parallelOf } from '../core/hedge';
 import { runHedged, type AttemptHost } from './hedged-launch';
 import { runTeardown } from './teardown';
-import { capacityNote, noteCapacity } from './capacity-memory';
+import { capacityNote } from './capacity-memory';
 import { countFailover, countLaunch, recordReady, vmLog } from './telemetry';
 import type { Tuning } from '../core/tuning';
 
@@ -82,33 +80,19 @@ async function runAttempt(ctx: AttemptHost, offer: Offer, index: number, caps: C
     ...(spec.image !== undefined ? { image: spec.image } : {}),
     ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
   };
-  const key = offerKey(offer);
   let phase: Phase = 'prepare';
   let instanceIds: string[] = [];
-  const merged = patched(CLOUD_CALLS_PATCH);
   let billedFromMs: number | undefined;
   try {
     ctx.setOffer(offer);
-    ctx.setStage(merged ? 'creating' : 'preparing', { instanceIds: [] });
+    ctx.setStage('creating', { instanceIds: [] });
     // k3s: the installer goes in as the boot script where the cloud runs one (read by an activity: workflows cannot read files).
-    if (caps.bootScript && k3sWanted(spec.k8s, caps) && patched(K3S_PATCH))
-      instSpec.bootScript = await reading(t, 'k3s installer as boot script').k3sBootScript({});
+    if (caps.bootScript && k3sWanted(spec.k8s, caps)) instSpec.bootScript = await reading(t, 'k3s installer as boot script').k3sBootScript({});
     const where = `${offer.instanceType} in ${offer.region}${offer.zone ? `/${offer.zone}` : ''}`;
-    let created: CreateResult;
-    let createdAtMs: number;
-    if (merged) {
-      if (ctx.cancelRequested) return { ok: false, phase, type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true, instanceIds };
-      phase = 'create'; // a failed prepare step says so in its failure details
-      createdAtMs = billedFromMs = Date.now();
-      created = await mutating(t, `prepare and create ${where}`, offer.cloud).prepareAndCreate(offer, instSpec);
-    } else {
-      const prepared = await mutating(t, `prepare ${key}`, offer.cloud).prepareOffer(offer, instSpec);
-      if (ctx.cancelRequested) return { ok: false, phase, type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true, instanceIds };
-      phase = 'create';
-      ctx.setStage('creating');
-      createdAtMs = billedFromMs = Date.now();
-      created = await mutating(t, `create ${where}`, offer.cloud).createInstance(offer, prepared, instSpec);
-    }
+    if (ctx.cancelRequested) return { ok: false, phase, type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true, instanceIds };
+    phase = 'create'; // a failed prepare step says so in its failure details
+    const createdAtMs = (billedFromMs = Date.now());
+    const created = await mutating(t, `prepare and create ${where}`, offer.cloud).prepareAndCreate(offer, instSpec);
     instanceIds = [created.instanceId];
     if (ctx.cancelRequested) return { ok: false, phase, type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true, instanceIds };
 
@@ -202,7 +186,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     return fail('no-offers', kindOfFailureType(f.type), f.message, ctx.status.attempts);
   }
   const parallel = parallelOf(spec.parallel);
-  if (parallel > 1 && patched(HEDGE_PATCH)) return runHedged(ctx, planned, { parallel, plan, capsFor, runAttempt });
+  if (parallel > 1) return runHedged(ctx, planned, { parallel, plan, capsFor, runAttempt });
   let search: SearchState = newSearch(planned.offers, ctx.status.attempts);
 
   for (;;) {
@@ -270,11 +254,8 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       });
     }
 
-    // Told while the attempt is compensated, by the release itself (never fails the release); before
-    // CAPACITY_NOTE_PATCH by a local activity, which held the workflow task until it answered.
-    const capacity = !end.cancelled && kind === 'Capacity';
-    const inRelease = capacity ? capacityNote(next.offer) : undefined;
-    const noted = capacity && !inRelease ? noteCapacity(t, next.offer) : undefined;
+    // Told while the attempt is compensated, by the release itself (never fails the release).
+    const inRelease = !end.cancelled && kind === 'Capacity' ? capacityNote(next.offer) : undefined;
     ctx.setStage('compensating');
     await runTeardown(ctx, {
       at: locationOf(next.offer),
@@ -285,7 +266,6 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
       ...(inRelease ? { capacity: inRelease } : {}),
       idempotencyKeys: [attemptIdempotencyKey(workflowInfo().workflowId, workflowInfo().runId, index)],
     });
-    await noted;
     record.compensated = true;
     record.endedAt = new Date().toISOString();
     ctx.status.instanceIds = [];
