@@ -1,9 +1,11 @@
 /**
- * The launch's plan step: `planOffers` for the VM's spec, interruptible by a cancel. The serial
+ * The launch's plan step: `planOffers` for the VM's spec (the request derived whole by
+ * src/core/launch-request.ts), interruptible by a cancel. The serial
  * and the hedged search call it first and again on each retry-until-up round.
  */
 import type { PlanOutput } from '../activities';
 import { failedLaunch, type LaunchOutcome } from '../core/attempt';
+import { planRequestOf } from '../core/launch-request';
 import { kindOfFailureType } from '../core/search';
 import type { VmContext } from './context';
 import { failureInfo } from './failure-info';
@@ -14,16 +16,7 @@ export type Plan = () => Promise<PlanOutput>;
 /** The plan call of `ctx`'s launch (stage `planning` while it runs). */
 export function planFor(ctx: VmContext): Plan {
   const spec = ctx.status.spec;
-  const request = {
-    vmName: spec.name,
-    k8s: spec.k8s === 'on',
-    ...(spec.gpu ? { gpu: spec.gpu } : {}),
-    ...(spec.regions ? { regions: spec.regions } : {}),
-    ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}),
-    ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}),
-    ...(spec.image !== undefined ? { image: spec.image } : {}),
-    ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
-  };
+  const request = planRequestOf(spec);
   return async () => {
     ctx.setStage('planning');
     return ctx.interruptibly(() =>
