@@ -27,6 +27,41 @@ const nodeBuiltins = [
   'readline',
 ];
 
+/**
+ * The imports workflow code may make: src/core and @temporalio/workflow, activities (and any
+ * package) as types only. `patched`/`deprecatePatch` only in src/workflows/patch.ts, whose
+ * `patchedSince` takes only the dated ids of src/core/patches.ts (docs/ARCHITECTURE.md, "Patches").
+ */
+const workflowImports = (allowPatched) => [
+  'error',
+  {
+    paths: [
+      ...nodeBuiltins.flatMap((n) => [
+        { name: n, message: 'workflow code is deterministic: no Node built-ins' },
+        { name: `node:${n}`, message: 'workflow code is deterministic: no Node built-ins' },
+      ]),
+      ...(allowPatched
+        ? []
+        : [
+            {
+              name: '@temporalio/workflow',
+              importNames: ['patched', 'deprecatePatch'],
+              message: 'patches go through patchedSince (src/workflows/patch.ts), with a dated id of src/core/patches.ts',
+            },
+          ]),
+    ],
+    patterns: [
+      {
+        regex: '^(?!\\.{1,2}/|@temporalio/workflow$)',
+        allowTypeImports: true,
+        message: 'workflows import only src/core and @temporalio/workflow (other packages as types only)',
+      },
+      { regex: '^\\.\\./(?!core(/|$)|activities(/|$))', message: 'workflows import only src/core (and activities as types)' },
+      { regex: '^\\.\\./activities(/|$)', allowTypeImports: true, message: 'workflows import activities as types only' },
+    ],
+  },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'test-artifacts/**', 'bin/**', '**/*.mjs'] },
   js.configs.recommended,
@@ -101,25 +136,12 @@ export default tseslint.config(
     // Workflow code runs in Temporal's deterministic sandbox: it imports src/core and
     // @temporalio/workflow only; activities (and any package) as types only.
     files: ['src/workflows/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: nodeBuiltins.flatMap((n) => [
-            { name: n, message: 'workflow code is deterministic: no Node built-ins' },
-            { name: `node:${n}`, message: 'workflow code is deterministic: no Node built-ins' },
-          ]),
-          patterns: [
-            {
-              regex: '^(?!\\.{1,2}/|@temporalio/workflow$)',
-              allowTypeImports: true,
-              message: 'workflows import only src/core and @temporalio/workflow (other packages as types only)',
-            },
-            { regex: '^\\.\\./(?!core(/|$)|activities(/|$))', message: 'workflows import only src/core (and activities as types)' },
-            { regex: '^\\.\\./activities(/|$)', allowTypeImports: true, message: 'workflows import activities as types only' },
-          ],
-        },
-      ],
-    },
+    ignores: ['src/workflows/patch.ts'],
+    rules: { 'no-restricted-imports': workflowImports(false) },
+  },
+  {
+    // The one door to `patched()`.
+    files: ['src/workflows/patch.ts'],
+    rules: { 'no-restricted-imports': workflowImports(true) },
   },
 );

@@ -50,7 +50,7 @@ export interface ReleaseInput {
    * The attempt being released answered Capacity: tell the deployment's capacity memory (on the
    * launch's main `taskQueue`) alongside the release, on its first try, best effort. Carried here
    * rather than as a step of its own so that it costs the failover no workflow task and no time
-   * (CAPACITY_NOTE_PATCH).
+   * (a step of its own, or a local activity, would hold the workflow task open per failed attempt).
    */
   capacity?: { offer: CapacityOffer; taskQueue: string };
   /**

@@ -71,12 +71,3 @@ export function capacityNoter(deps: CapacityMemoryDeps): (taskQueue: string, off
       activityLog('warn', 'capacity memory not told', { error: err instanceof Error ? err.message : String(err) }),
     );
 }
-
-export function createCapacityMemoryActivities(deps: CapacityMemoryDeps) {
-  return {
-    /** Remember that `offer` answered Capacity (a local activity on the main queue; launches before CAPACITY_NOTE_PATCH). */
-    async rememberCapacity(offer: CapacityOffer): Promise<void> {
-      await remember(deps, Context.current().info.taskQueue, offer);
-    },
-  };
-}

@@ -12,7 +12,7 @@ export const HEARTBEAT_EVERY_MS = 2_000;
 
 function beat(): void {
   try {
-    // A local activity (LOCAL_CALLS_PATCH) has no heartbeat: the workflow task covers it.
+    // A local activity has no heartbeat: the workflow task covers it.
     if (Context.current().info.isLocal) return;
     Context.current().heartbeat();
   } catch {

@@ -80,7 +80,7 @@ export interface ExplainReport {
   recovered?: RecoveryRecord;
 }
 
-const CLEANUP_ACTIVITIES = ['releaseAt', 'deleteInstances', 'cleanup'];
+const CLEANUP_ACTIVITIES = ['releaseAt'];
 const ms = (iso: string): number => Date.parse(iso);
 /** A span to a tenth of a second under 10 s (a local launch is sub-second), else as `duration`. */
 const span = (n: number): string => (n < 10_000 ? `${(Math.max(0, n) / 1000).toFixed(1)}s` : duration(n));

@@ -95,7 +95,7 @@ export function readEvents(events: readonly HistoryEvent[]): { startedAt: string
       byId.set(String(e.eventId), step);
       activities.push(step);
     } else if (e.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER) {
-      // A local activity (rememberCapacity; LOCAL_CALLS_PATCH): one marker with its type and result, no input.
+      // A local activity: one marker with its type and result, no input.
       const m = e.markerRecordedEventAttributes;
       const data = decode(m.details?.['data']?.payloads)[0] as { activity_type?: string } | undefined;
       const result = decode(m.details?.['result']?.payloads)[0];

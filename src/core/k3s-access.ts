@@ -4,9 +4,6 @@
 import type { Capabilities } from './provider';
 import type { K8sStatus } from './api';
 
-/** `patched()` id guarding the k3s step in vmWorkflow / launch (histories from before it replay unchanged). */
-export const K3S_PATCH = 'gpuprov-k3s-v1';
-
 /** `Direct`: the cloud opened the API port; `SshTunnel`: `provision tunnel <name>` forwards 127.0.0.1:6443. */
 export type ApiAccess = 'Direct' | 'SshTunnel';
 

@@ -31,16 +31,6 @@ export function sshPolling(caps: Pick<Capabilities, 'pollIntervalMs'>): PollSche
   return { initialIntervalMs: 500, backoffCoefficient: 1.5, maximumIntervalMs: Math.max(2_000, Math.min(caps.pollIntervalMs, 10_000)), deadlineMs: 5 * 60_000 };
 }
 
-/** Wait for deleted instances to disappear. */
-export function gonePolling(caps: Pick<Capabilities, 'pollIntervalMs'>): PollSchedule {
-  return {
-    initialIntervalMs: Math.max(100, Math.round(caps.pollIntervalMs / 2)),
-    backoffCoefficient: 1.5,
-    maximumIntervalMs: Math.max(1_000, caps.pollIntervalMs * 2),
-    deadlineMs: 15 * 60_000,
-  };
-}
-
 /**
  * Dense boot polling: how often to look while a boot is likely to finish. Hazard: the Temporal
  * server fires no timer or retry sooner than ~1 s (history.timerProcessorMaxTimeShift), so

@@ -6,14 +6,11 @@
  * It ends when nothing is remembered (the next signal starts it again) and continues as new when
  * its history grows, so neither its entries nor its history grow without bound.
  */
-import { allHandlersFinished, condition, continueAsNew, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { capacityMemoryQuery, rememberCapacitySignal } from '../core/api';
 import { capacityOfferOf, liveEntries, nextExpiry, remember, type CapacityMemoryInput } from '../core/capacity-memory';
 import type { Offer } from '../core/provider';
-import { CAPACITY_MEMORY_PATCH, CAPACITY_NOTE_PATCH, LOCAL_CALLS_PATCH } from '../core/patches';
 import type { ReleaseInput } from '../activities/attempt';
-import type { Tuning } from '../core/tuning';
-import { localTemporalCall, reading } from './proxies';
 
 /** Signals taken before continuing as new (each is two or three events). */
 const SIGNALS_PER_RUN = 500;
@@ -44,29 +41,8 @@ export async function capacityMemoryWorkflow(input: CapacityMemoryInput): Promis
 
 /**
  * The launch's part: what the release of an attempt that answered Capacity tells the memory
- * (`ReleaseInput.capacity`, on this workflow's task queue); undefined in histories from before
- * CAPACITY_NOTE_PATCH, which told it with {@link noteCapacity}.
+ * (`ReleaseInput.capacity`, on this workflow's task queue).
  */
-export function capacityNote(offer: Offer): ReleaseInput['capacity'] {
-  if (!patched(CAPACITY_NOTE_PATCH)) return undefined;
+export function capacityNote(offer: Offer): NonNullable<ReleaseInput['capacity']> {
   return { offer: capacityOfferOf(offer), taskQueue: workflowInfo().taskQueue };
-}
-
-/**
- * The launch's part before CAPACITY_NOTE_PATCH (replays only): tell the memory that `offer`
- * answered Capacity. Best effort — a memory that cannot be reached costs later launches an
- * attempt, never this one its VM.
- */
-export async function noteCapacity(t: Tuning, offer: Offer): Promise<void> {
-  if (!patched(CAPACITY_MEMORY_PATCH)) return;
-  const summary = `remember: ${offer.instanceType} in ${offer.region} has no capacity`;
-  try {
-    await (patched(LOCAL_CALLS_PATCH) ? localTemporalCall(t, summary) : reading(t, summary)).rememberCapacity({
-      cloud: offer.cloud,
-      region: offer.region,
-      instanceType: offer.instanceType,
-    });
-  } catch {
-    // best effort (see above)
-  }
 }

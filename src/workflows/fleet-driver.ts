@@ -9,16 +9,7 @@
  * Determinism: the order of commands follows from the order of `dispatch` calls and of the
  * promise callbacks below; changing either (even adding an `await`) breaks saved histories.
  */
-import {
-  CancellationScope,
-  ParentClosePolicy,
-  condition,
-  getExternalWorkflowHandle,
-  patched,
-  setCurrentDetails,
-  startChild,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, ParentClosePolicy, condition, getExternalWorkflowHandle, setCurrentDetails, startChild, workflowInfo } from '@temporalio/workflow';
 import type { BootstrapTarget } from '../activities/bootstrap';
 import { withFleetTuning, type FleetTuning } from '../core/fleet/backoff';
 import { isConverged, reconcile } from '../core/fleet/reconcile';
@@ -38,7 +29,6 @@ import { checkRevision, expandShape, shapeProblems, type FleetShape } from '../c
 import { teardownSignal, type VmStatus } from '../core/api';
 import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetWorkflowInput, SlotEvent } from '../core/fleet-api';
 import { eventOfChild, noteOf } from '../core/fleet/child-events';
-import { FLEET_CHILD_CLOSED_PATCH } from '../core/patches';
 import { withTuning, type Tuning } from '../core/tuning';
 import { SDK_FAILURE_KINDS } from '../core/failures';
 import { failureInfo } from './failure-info';
@@ -86,7 +76,7 @@ export class FleetDriver {
 
   /** A child's `slotEvent` signal. */
   onSlotEvent(e: SlotEvent): void {
-    const ev = eventOfChild(e, () => patched(FLEET_CHILD_CLOSED_PATCH));
+    const ev = eventOfChild(e);
     if (ev) this.observe(ev);
   }
 
@@ -209,32 +199,7 @@ export class FleetDriver {
     const observe = (e: FleetEvent): void => this.observe(e);
     switch (a.kind) {
       case 'startVm':
-        this.track(
-          startChild<typeof vmWorkflow>('vmWorkflow', {
-            workflowId: childId,
-            args: [{ spec: { ...r.template.vm, name: slot }, tuning: this.vmTuning }],
-            // The fleet continues-as-new while children live on; they report by signal. It never
-            // ends with a child open: a slot is destroyed only once its child has closed.
-            parentClosePolicy: ParentClosePolicy.ABANDON,
-            staticSummary: `fleet ${this.desired.name}: slot ${slot}, attempt ${attempt}`,
-          }).then(
-            (h) => {
-              observe({ type: 'vmStarted', slot, attempt });
-              h.result().then(
-                (s: VmStatus) =>
-                  observe({
-                    type: 'vmEnded',
-                    slot,
-                    attempt,
-                    outcome: s.stage === 'lost' ? 'lost' : s.stage === 'cancelled' ? 'cancelled' : 'terminated',
-                    closed: true,
-                  }),
-                (err: unknown) => observe({ type: 'vmEnded', slot, attempt, outcome: 'failed', reason: failureInfo(err).message, closed: true }),
-              );
-            },
-            (err: unknown) => observe({ type: 'opFailed', slot, attempt, op: 'startVm', reason: failureInfo(err).message }),
-          ),
-        );
+        this.startVm(slot, attempt, r);
         return;
       case 'teardownVm':
         // The signal fails only when no such child is open (closed: it deleted everything it made; or never started).
@@ -257,31 +222,69 @@ export class FleetDriver {
             ),
         );
         return;
-      case 'startBootstrap': {
-        const target = this.targetOf(r);
-        const timeoutMs = Math.round(target.spec.timeout * 1000);
-        const scope = new CancellationScope();
-        this.bootScopes.set(childId, scope);
-        const run = async (): Promise<FleetEvent> => {
-          await bootstrapping(`verify ${slot}`, timeoutMs, 3).bootstrapVerify(target);
-          observe({ type: 'bootObserved', slot, attempt, stage: 'starting' });
-          const started = await bootstrapping(`start bootstrap on ${slot}`, 60_000, 3).bootstrapStart(target);
-          observe({ type: 'bootObserved', slot, attempt, stage: 'waiting-ready', startedAt: started.at });
-          const ready = await bootstrapPolling(`wait until ${slot} is ready`, timeoutMs, this.t.readyPollMs).bootstrapAwaitReady(target);
-          return { type: 'bootDone', slot, attempt, ok: true, stage: 'ready', ...seqsOf(ready) };
-        };
-        this.track(
-          scope
-            .run(run)
-            .then(observe, (err: unknown) => {
-              const f = failureInfo(err);
-              const stage = f.cancelled ? 'cancelled' : f.type === SDK_FAILURE_KINDS.Timeout ? 'ready-timeout' : 'failed';
-              observe({ type: 'bootDone', slot, attempt, ok: false, stage, reason: f.message });
-            })
-            .finally(() => this.bootScopes.delete(childId)),
-        );
+      case 'startBootstrap':
+        this.startBootstrap(slot, attempt, r);
         return;
-      }
     }
+  }
+
+  /** The slot's attempt as a child vmWorkflow; its start and its close come back as events. */
+  private startVm(slot: string, attempt: number, r: SlotRecord): void {
+    const childId = attemptWorkflowId(slot, attempt);
+    const observe = (e: FleetEvent): void => this.observe(e);
+    this.track(
+      startChild<typeof vmWorkflow>('vmWorkflow', {
+        workflowId: childId,
+        args: [{ spec: { ...r.template.vm, name: slot }, tuning: this.vmTuning }],
+        // The fleet continues-as-new while children live on; they report by signal. It never
+        // ends with a child open: a slot is destroyed only once its child has closed.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `fleet ${this.desired.name}: slot ${slot}, attempt ${attempt}`,
+      }).then(
+        (h) => {
+          observe({ type: 'vmStarted', slot, attempt });
+          h.result().then(
+            (s: VmStatus) =>
+              observe({
+                type: 'vmEnded',
+                slot,
+                attempt,
+                outcome: s.stage === 'lost' ? 'lost' : s.stage === 'cancelled' ? 'cancelled' : 'terminated',
+                closed: true,
+              }),
+            (err: unknown) => observe({ type: 'vmEnded', slot, attempt, outcome: 'failed', reason: failureInfo(err).message, closed: true }),
+          );
+        },
+        (err: unknown) => observe({ type: 'opFailed', slot, attempt, op: 'startVm', reason: failureInfo(err).message }),
+      ),
+    );
+  }
+
+  /** Verify, start and await the node's bootstrap, in a scope the slot's teardown can cancel. */
+  private startBootstrap(slot: string, attempt: number, r: SlotRecord): void {
+    const childId = attemptWorkflowId(slot, attempt);
+    const observe = (e: FleetEvent): void => this.observe(e);
+    const target = this.targetOf(r);
+    const timeoutMs = Math.round(target.spec.timeout * 1000);
+    const scope = new CancellationScope();
+    this.bootScopes.set(childId, scope);
+    const run = async (): Promise<FleetEvent> => {
+      await bootstrapping(`verify ${slot}`, timeoutMs, 3).bootstrapVerify(target);
+      observe({ type: 'bootObserved', slot, attempt, stage: 'starting' });
+      const started = await bootstrapping(`start bootstrap on ${slot}`, 60_000, 3).bootstrapStart(target);
+      observe({ type: 'bootObserved', slot, attempt, stage: 'waiting-ready', startedAt: started.at });
+      const ready = await bootstrapPolling(`wait until ${slot} is ready`, timeoutMs, this.t.readyPollMs).bootstrapAwaitReady(target);
+      return { type: 'bootDone', slot, attempt, ok: true, stage: 'ready', ...seqsOf(ready) };
+    };
+    this.track(
+      scope
+        .run(run)
+        .then(observe, (err: unknown) => {
+          const f = failureInfo(err);
+          const stage = f.cancelled ? 'cancelled' : f.type === SDK_FAILURE_KINDS.Timeout ? 'ready-timeout' : 'failed';
+          observe({ type: 'bootDone', slot, attempt, ok: false, stage, reason: f.message });
+        })
+        .finally(() => this.bootScopes.delete(childId)),
+    );
   }
 }

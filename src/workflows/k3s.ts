@@ -15,7 +15,7 @@ import type { Capabilities } from '../core/provider';
 import type { LaunchResult } from '../core/api';
 import type { VmContext } from './context';
 import { failureInfo } from './failure-info';
-import { defaultUser } from './launch';
+import { defaultUser } from './attempt';
 import { k3sInstalling, k3sPolling, k3sProbing } from './proxies';
 
 export interface K3sRunInput {

@@ -2,7 +2,7 @@
  * Every activity option set of the workflows, in one place: typed proxies with their retry
  * policies. Non-retryable types come from the one failure vocabulary (src/core/failures.ts).
  */
-import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, workflowInfo, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { NON_RETRYABLE_TYPES } from '../core/failures';
 import type { PollSchedule } from '../core/polling';
@@ -84,7 +84,7 @@ export function releasing(t: Tuning, summary: string, cloud: string): Activities
   });
 }
 
-/** Waits done by retry (awaitRunning, awaitGone on `cloud`'s queue; probeSsh on the main queue: no `cloud`). */
+/** Waits done by retry (awaitRunning on `cloud`'s queue; probeSsh on the main queue: no `cloud`). */
 export function polling(p: PollSchedule, summary: string, cloud?: string): Activities {
   return routed(pollOptions(p, summary), cloud);
 }
@@ -99,14 +99,6 @@ export function reading(t: Tuning, summary: string, cloud?: string): Activities 
     },
     cloud,
   );
-}
-
-/**
- * A quick Temporal call (signal-with-start) as a local activity (LOCAL_CALLS_PATCH): one marker
- * event, no workflow-task round trip. Only for calls of milliseconds: a query waits while one runs.
- */
-export function localTemporalCall(t: Tuning, summary: string): Activities {
-  return proxyLocalActivities<Activities>({ summary, startToCloseTimeout: '1 minute', retry: fewRetries(t) });
 }
 
 // ---- k3s step ----

@@ -3,14 +3,12 @@
  * quietly: the VM shows stage `leaked`, and it retries on a capped backoff, or at once on the
  * `teardown` signal, until nothing is billed.
  */
-import { CancellationScope, condition, patched, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
 import type { Location } from '../core/provider';
 import type { ReleaseInput } from '../activities/attempt';
 import { statusQuery, teardownSignal, type Stage, type VmStatus } from '../core/api';
-import { mutating, polling, releasing } from './proxies';
-import { CLOUD_CALLS_PATCH } from '../core/patches';
+import { releasing } from './proxies';
 import { VmContext } from './context';
-import { gonePolling } from '../core/polling';
 import { leakDelayMs, type Tuning } from '../core/tuning';
 import { failureMessage } from './failure-info';
 import { vmLog } from './telemetry';
@@ -31,20 +29,8 @@ export interface TeardownTarget {
 
 async function onePass(t: Tuning, target: TeardownTarget): Promise<void> {
   const where = `${target.at.cloud}/${target.at.region}${target.at.zone ? `/${target.at.zone}` : ''}`;
-  if (patched(CLOUD_CALLS_PATCH)) {
-    const what = target.mode === 'full' ? `delete ${target.vmName}, wait until gone, clean up` : `clean up ${target.vmName} side resources`;
-    await releasing(t, `${what} in ${where}`, target.at.cloud).releaseAt({ ...target, deadlineAtMs: Date.now() + t.goneDeadlineMs });
-    return;
-  }
-  if (target.mode === 'full') {
-    await mutating(t, `delete ${target.vmName} instances in ${where}`, target.at.cloud).deleteInstances(target.at, target.vmName, target.instanceIds);
-    await polling(
-      { ...gonePolling({ pollIntervalMs: target.pollIntervalMs }), deadlineMs: t.goneDeadlineMs },
-      `wait until ${target.vmName} is gone in ${where}`,
-      target.at.cloud,
-    ).awaitGone(target.at, target.vmName);
-  }
-  await mutating(t, `clean up ${target.vmName} side resources in ${where}`, target.at.cloud).cleanup(target.at, target.vmName);
+  const what = target.mode === 'full' ? `delete ${target.vmName}, wait until gone, clean up` : `clean up ${target.vmName} side resources`;
+  await releasing(t, `${what} in ${where}`, target.at.cloud).releaseAt({ ...target, deadlineAtMs: Date.now() + t.goneDeadlineMs });
 }
 
 /**

@@ -8,12 +8,10 @@
  * Determinism: the commands follow the order of the awaits below; changing it, or adding an
  * `await`, breaks saved histories.
  */
-import { ApplicationFailure, condition, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, workflowInfo } from '@temporalio/workflow';
 import type { InstanceLost, LaunchResult, RecoveryRecord, VmSpec, VmStatus } from '../core/api';
 import { FAILURE_TYPES } from '../core/failures';
-import { K3S_PATCH } from '../core/k3s-access';
 import { BACKSTOP_DETAIL, causeOfSignal, lossCauseOf, type LossCause } from '../core/loss';
-import { WATCHER_PATCH } from '../core/patches';
 import type { Capabilities } from '../core/provider';
 import type { Tuning } from '../core/tuning';
 import { checkBudget, nextBudgetWake } from './budget';
@@ -141,25 +139,20 @@ export class VmEntity extends VmContext {
       ...(r.createdBy ? { createdBy: r.createdBy } : {}),
       ...(spec.ttlMs ? { ttlExpiresAt: new Date(Date.now() + spec.ttlMs).toISOString() } : {}),
     };
-    if (caps.k8s && k8sWanted && patched(K3S_PATCH)) {
+    if (caps.k8s && k8sWanted) {
       // k3s: stage `k8s` while installing; a failure leaves the VM up as `k8s-failed`.
       this.setStage('k8s', { ...ready, k8s: { enabled: true, note: 'k3s: starting' } });
       const k = await runK3s(this, { caps, result: r, bootRoute: caps.bootScript, expectGpus: r.offer.gpu?.count ?? 0 });
       if (k.kind !== 'cancelled') this.setStage(k.kind === 'ready' ? 'ready' : 'k8s-failed', { k8s: k.k8s });
     } else {
-      const note =
-        caps.k8s && k8sWanted
-          ? 'k3s not run: this VM was started before k3s support'
-          : k8sWanted
-            ? `k3s skipped: ${r.offer.cloud} does not support it`
-            : 'k3s off (--no-k8s)';
+      const note = k8sWanted ? `k3s skipped: ${r.offer.cloud} does not support it` : 'k3s off (--no-k8s)';
       this.setStage('ready', { ...ready, k8s: { enabled: false, note } });
     }
     this.launched = true;
     this.answeredTeardowns = this.teardownRequests;
     recordReady(this.status);
     await notifyParent(this);
-    if (patched(WATCHER_PATCH)) await ensureWatcher(this);
+    await ensureWatcher(this);
   }
 
   /** `start` again on a k8s-failed VM re-enters at CheckBootInstall (SSH push if needed). */

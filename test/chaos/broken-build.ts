@@ -8,8 +8,8 @@
 import { workflowInfo, type ActivityInput, type Next, type WorkflowInterceptorsFactory, type WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
 import { SA } from '../../src/core/search-attributes';
 
-/** The activities a compensation runs (releaseAt; the pre-CLOUD_CALLS_PATCH single steps too). */
-const COMPENSATION = new Set(['releaseAt', 'deleteInstances', 'awaitGone', 'cleanup']);
+/** The activity a compensation runs. */
+const COMPENSATION = new Set(['releaseAt']);
 
 function skipCompensation(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
   const compensating = workflowInfo().typedSearchAttributes.get(SA.stage) === 'compensating';

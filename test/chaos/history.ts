@@ -90,7 +90,7 @@ export function readHistory(json: string, workflowId: string, runId: string, vmN
         break;
       }
       case 'EVENT_TYPE_MARKER_RECORDED': {
-        // A local activity (rememberCapacity; LOCAL_CALLS_PATCH): scheduled and ended in one marker.
+        // A local activity: scheduled and ended in one marker.
         const at = a('markerRecordedEventAttributes');
         if (at.markerName !== 'core_local_activity') break;
         const details = (at.details ?? {}) as Record<string, JsonPayloads>;

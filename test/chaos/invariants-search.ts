@@ -17,7 +17,7 @@ const parallelOfRun = (run: RunFacts, ev: Evidence): number => parallelOfVm(ev.t
 /** Index of the fact where `a` freed its lane: its first completed release (any mode) in its lane. */
 function freedAt(run: RunFacts, a: Attempt, parallel: number): number | undefined {
   for (const x of activitiesBetween(run, a.at + 1, a.until)) {
-    const release = x.type === 'releaseAt' || x.type === 'cleanup';
+    const release = x.type === 'releaseAt';
     if (!release || laneOfAt(x, parallel) !== a.lane) continue;
     const done = run.facts.findIndex((f) => f.e === 'activityDone' && f.id === x.id);
     if (done >= 0) return done;
@@ -101,7 +101,7 @@ export const SEARCH_INVARIANTS: Invariant[] = [
         for (const a of attemptsOf(run, parallel)) {
           if (a.at > end || !a.createScheduled || a.record?.outcome === 'ready' || a.record?.kind === 'Unavailable') continue;
           const gone = activitiesBetween(run, a.at, Math.min(a.until, end)).some(
-            (x) => (isFullRelease(x) || x.type === 'awaitGone') && regionOfAt(x) === a.offer.region && completed(run, x.id),
+            (x) => isFullRelease(x) && regionOfAt(x) === a.offer.region && completed(run, x.id),
           );
           if (!gone) out.push(v('no-loser-left', run.vmName, `${run.runId.slice(-8)}: losing attempt ${offerKey(a.offer)} not gone when the launch ended`));
         }

@@ -98,8 +98,8 @@ export const INVARIANTS: Invariant[] = [
         if (!a.createScheduled || !a.record || a.record.outcome === 'ready' || a.record.kind === 'Unavailable') continue;
         const acts = activitiesBetween(run, a.at, a.until);
         const here = (x: Extract<Fact, { e: 'activity' }>): boolean => regionOfAt(x) === a.offer.region && completed(run, x.id);
-        const del = acts.find((x) => (x.type === 'deleteInstances' || isFullRelease(x)) && here(x));
-        const gone = acts.find((x) => (x.type === 'awaitGone' || isFullRelease(x)) && here(x));
+        const del = acts.find((x) => isFullRelease(x) && here(x));
+        const gone = acts.find((x) => isFullRelease(x) && here(x));
         if (!del || !gone)
           out.push(
             `attempt ${offerKey(a.offer)} (${a.record.kind ?? '?'} at ${a.record.phase ?? '?'}) moved on without ${!del ? 'a completed delete' : 'a completed await-gone'}`,
@@ -154,7 +154,7 @@ export const INVARIANTS: Invariant[] = [
       const out: string[] = [];
       for (const a of attemptsOf(run, parallelOfVm(ev.trace, run.vmName))) {
         if (a.record?.kind !== 'Unavailable') continue;
-        if (activitiesBetween(run, a.at, a.until).some((x) => (x.type === 'deleteInstances' || isFullRelease(x)) && regionOfAt(x) === a.offer.region))
+        if (activitiesBetween(run, a.at, a.until).some((x) => isFullRelease(x) && regionOfAt(x) === a.offer.region))
           out.push(`delete after Unavailable at ${offerKey(a.offer)}`);
       }
       return out;
@@ -170,17 +170,17 @@ export const INVARIANTS: Invariant[] = [
         const scheduled = (id: number): Extract<Fact, { e: 'activity' }> | undefined =>
           run.facts.find((x): x is Extract<Fact, { e: 'activity' }> => x.e === 'activity' && x.id === id);
         for (const f of run.facts) {
-          // A region is dirty from a create (which may have made an instance, even on error) or a
-          // delete, until an await-gone there completes. Unavailable promises nothing was created.
-          // A merged release waits until gone itself, so only its cleanup-only form can come too early.
-          if (f.e === 'activity' && (f.type === 'deleteInstances' || CREATES.has(f.type))) dirty.add(regionOfAt(f) ?? '?');
+          // A region is dirty from a create (which may have made an instance, even on error) until a
+          // full release there completes. Unavailable promises nothing was created. A full release
+          // waits until gone itself, so only its cleanup-only form can come too early.
+          if (f.e === 'activity' && CREATES.has(f.type)) dirty.add(regionOfAt(f) ?? '?');
           if (f.e === 'activityFailed' && CREATES.has(scheduled(f.id)?.type ?? '') && (f.failureType === 'Unavailable' || f.prepareStep))
             dirty.delete(regionOfAt(scheduled(f.id)!) ?? '?');
           if (f.e === 'activityDone') {
             const a = scheduled(f.id);
-            if (a && (a.type === 'awaitGone' || isFullRelease(a))) dirty.delete(regionOfAt(a) ?? '?');
+            if (a && isFullRelease(a)) dirty.delete(regionOfAt(a) ?? '?');
           }
-          const cleanupOnly = f.e === 'activity' && (f.type === 'cleanup' || (f.type === 'releaseAt' && !isFullRelease(f)));
+          const cleanupOnly = f.e === 'activity' && f.type === 'releaseAt' && !isFullRelease(f);
           if (cleanupOnly && dirty.has(regionOfAt(f) ?? '?')) msgs.push(`cleanup in ${regionOfAt(f) ?? '?'} before await-gone completed`);
         }
         return msgs;

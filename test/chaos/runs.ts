@@ -1,7 +1,6 @@
 /**
  * Reading one run's facts for the oracle: its attempts, plan, close, stages and the activities
- * between two points. Knows both history shapes: the single-step cloud activities (runs started
- * before CLOUD_CALLS_PATCH) and the merged prepareAndCreate / releaseAt.
+ * between two points. An attempt is one prepareAndCreate, its release one releaseAt.
  */
 import type { AttemptRecord, VmStatus } from '../../src/core/api';
 import { laneOf } from '../../src/core/hedge';
@@ -13,7 +12,7 @@ import type { Trace } from './trace';
 
 export interface Attempt {
   offer: Offer;
-  /** Index of the attempt's first fact (prepareOffer, or prepareAndCreate) in the run's facts. */
+  /** Index of the attempt's first fact (prepareAndCreate) in the run's facts. */
   at: number;
   /**
    * Index of the next attempt's first fact in the same lane, or of the close. Serial runs have one
@@ -30,11 +29,11 @@ export interface Attempt {
   record?: AttemptRecord;
 }
 
-export const TEARDOWN = new Set(['deleteInstances', 'awaitGone', 'cleanup', 'releaseAt']);
-/** Activities that start an attempt (the single-step kind before CLOUD_CALLS_PATCH, the merged one after). */
-export const ATTEMPT_START = new Set(['prepareOffer', 'prepareAndCreate']);
+export const TEARDOWN = new Set(['releaseAt']);
+/** Activities that start an attempt. */
+export const ATTEMPT_START = new Set(['prepareAndCreate']);
 /** Activities that may create an instance. */
-export const CREATES = new Set(['createInstance', 'prepareAndCreate']);
+export const CREATES = new Set(['prepareAndCreate']);
 
 interface ReleaseArg {
   at?: { region?: string };

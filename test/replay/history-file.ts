@@ -53,6 +53,15 @@ export const workflowTypeOf = (h: HistoryJson): string => (attributesOf(h.events
 
 export const count = (h: HistoryJson, type: string): number => eventTypes(h).filter((t) => t === type).length;
 
+/** The ids of the patches (`patched()` markers) a history recorded. */
+export const patchIds = (h: HistoryJson): string[] =>
+  h.events.flatMap((e) => {
+    if (shortType(e.eventType) !== 'MarkerRecorded') return [];
+    const details = attributesOf(e).details as Record<string, { payloads?: { data?: string }[] }> | undefined;
+    const data = details?.['patch-data']?.payloads?.[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id] : [];
+  });
+
 /** The CLI's JSON re-laid out with one event per line: about half the size, still one diff line per event. */
 export function compactHistory(cliJson: string): string {
   const h = JSON.parse(cliJson) as HistoryJson;

@@ -1,8 +1,7 @@
 /**
  * Replays saved histories with the current workflow code: a change that would replay an existing
  * history differently (non-determinism) fails here. Histories are recorded by
- * `GPUPROV_RECORD_HISTORIES=1 npx vitest run test/replay/record.test.ts` (scenarios there); the
- * `*.pre-patch.json` ones were recorded before CLOUD_CALLS_PATCH and replay its old branch. Each
+ * `GPUPROV_RECORD_HISTORIES=1 npx vitest run test/replay/record.test.ts` (scenarios there). Each
  * scenario history is checked to exercise what its name claims (claims.ts), and a workflow whose
  * command sequence changed must fail to replay one.
  */
@@ -23,22 +22,14 @@ const activityTypes = (file: string): string[] => activitiesOf(readHistory(file)
 const loadHistory = (file: string) => historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8')));
 
 describe('saved histories', () => {
-  it('include the single-attempt launch, the failover with compensation and the teardown, recorded before and after CLOUD_CALLS_PATCH', () => {
-    expect(files).toEqual(expect.arrayContaining(SCENARIOS.flatMap((s) => [`${s}.json`, `${s}.pre-patch.json`])));
+  it('include the single-attempt launch, the failover with compensation and the teardown', () => {
+    expect(files).toEqual(expect.arrayContaining(SCENARIOS.map((s) => `${s}.json`)));
   });
 
-  it.each(SCENARIOS)('%s: the pre-patch history runs the single-step cloud calls, the current one the merged calls', (s) => {
-    const before = activityTypes(`${s}.pre-patch.json`);
-    const after = activityTypes(`${s}.json`);
-    expect(before).toContain('deleteInstances');
-    expect(before).not.toContain('releaseAt');
-    expect(after).toContain('releaseAt');
-    expect(after).not.toContain('deleteInstances');
-    if (s !== 'teardown') {
-      expect(before).toEqual(expect.arrayContaining(['prepareOffer', 'createInstance']));
-      expect(after).toContain('prepareAndCreate');
-      expect(after).not.toContain('prepareOffer');
-    }
+  it.each(SCENARIOS)('%s: one prepareAndCreate per attempt, one releaseAt per release', (s) => {
+    const acts = activityTypes(`${s}.json`);
+    expect(acts).toContain('releaseAt');
+    if (s !== 'teardown') expect(acts).toContain('prepareAndCreate');
   });
 
   it('every history replays without a determinism error (one bundle for all)', async () => {
@@ -58,10 +49,10 @@ describe('saved histories', () => {
 });
 
 describe('scenario histories exercise what they claim', () => {
-  it('every saved history is a patch scenario or has a claim', () => {
+  it('every saved history is a basic scenario or has a claim', () => {
     const claimed = CLAIMS.map((c) => c.file);
     expect(files).toEqual(expect.arrayContaining(claimed));
-    expect(files.filter((f) => !claimed.includes(f) && !SCENARIOS.some((s) => f === `${s}.json` || f === `${s}.pre-patch.json`))).toEqual([]);
+    expect(files.filter((f) => !claimed.includes(f) && !SCENARIOS.some((s) => f === `${s}.json`))).toEqual([]);
   });
 
   it.each(CLAIMS.map((c) => [c.file, c.says, c] as const))('%s: %s', (file, _says, claim) => {

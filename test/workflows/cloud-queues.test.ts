@@ -36,7 +36,7 @@ describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => 
     // ensureWatcher is a Temporal call (signal-with-start), not a cloud call: the main queue.
     for (const name of ['planOffers', 'probeSsh', 'ensureWatcher']) expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
     // No local activity: the Capacity answer is told to the capacity memory by the failed attempt's
-    // release (CAPACITY_NOTE_PATCH), which names the main queue the memory lives on.
+    // release, which names the main queue the memory lives on.
     expect((history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toEqual([]);
     const releases = (history.events ?? [])
       .map((e) => e.activityTaskScheduledEventAttributes)

@@ -14,10 +14,8 @@ export function parseAttemptId(id: string): { slot: string; attempt: number } | 
 /**
  * A child's report as a fleet event (`ready`, `k8s-failed` and the terminal stages; nothing
  * else). A reported end is not a close: the child is still open until its completion arrives.
- * `current()` is false only when replaying a history recorded before FLEET_CHILD_CLOSED_PATCH,
- * which read every end, and `k8s-failed`, as the child gone.
  */
-export function eventOfChild(e: SlotEvent, current: () => boolean): FleetEvent | undefined {
+export function eventOfChild(e: SlotEvent): FleetEvent | undefined {
   const id = parseAttemptId(e.workflowId);
   if (!id) return undefined;
   const vmFacts = {
@@ -33,11 +31,10 @@ export function eventOfChild(e: SlotEvent, current: () => boolean): FleetEvent |
       outcome: e.stage,
       ...(e.error ? { reason: `${e.error.kind}: ${e.error.message}` } : e.budgetReached ? { reason: 'its spend reached the budget' } : {}),
       ...(e.budgetReached ? { budgetReached: true } : {}),
-      closed: !current(),
+      closed: false,
     };
   }
   if (e.stage === 'k8s-failed') {
-    if (!current()) return { type: 'vmEnded', ...id, outcome: 'failed', reason: 'k3s failed', closed: true };
     return { type: 'vmK8sFailed', ...id, ...vmFacts, reason: e.error ? `k3s failed: ${e.error.message}` : 'k3s failed' };
   }
   return undefined;

@@ -1,10 +1,9 @@
 /**
  * The oracle can fail: a clean piece of evidence (a failover with compensation, then teardown)
- * passes every invariant, and for every invariant one targeted corruption of it is caught. Both
- * history shapes are covered: single-step activities (runs started before CLOUD_CALLS_PATCH) and
- * the merged prepareAndCreate / releaseAt.
+ * passes every invariant, and for every invariant one targeted corruption of it is caught. An
+ * attempt is one prepareAndCreate, its release one releaseAt.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Fact, RunFacts } from '../../chaos/history';
 import { INVARIANTS, judge, type Evidence } from '../../chaos/oracle';
 import type { Trace } from '../../chaos/trace';
@@ -16,8 +15,6 @@ const B1 = offer('fake-b', 'gpu-1');
 const B2 = offer('fake-b', 'gpu-2');
 const atA = { cloud: 'fake', region: 'fake-a' };
 const VM = 'c1-0';
-/** Which activities the built history uses (set per describe block). */
-let shape: 'single' | 'merged' = 'single';
 
 function build(
   o: {
@@ -48,25 +45,12 @@ function build(
   const first = o.first ?? A1;
   const second = o.second ?? A2;
   const attempt = (of: object, outcome: string, result: unknown = null): void => {
-    if (shape === 'merged') {
-      stage('creating');
-      act('prepareAndCreate', [of, {}], outcome, result);
-      return;
-    }
-    stage('preparing');
-    act('prepareOffer', [of, {}]);
     stage('creating');
-    act('createInstance', [of, {}, {}], outcome, result);
+    act('prepareAndCreate', [of, {}], outcome, result);
   };
   const target = (ids: string[], mode: 'full' | 'cleanup') => ({ at: atA, vmName: VM, instanceIds: ids, mode, pollIntervalMs: 200, deadlineAtMs: 0 });
-  const release = (ids: string[], outcome = 'ok'): void => {
-    if (shape === 'merged') return act('releaseAt', [target(ids, 'full')], outcome);
-    act('deleteInstances', [atA, VM, ids], outcome);
-    if (outcome !== 'ok') return;
-    act('awaitGone', [atA, VM]);
-    act('cleanup', [atA, VM]);
-  };
-  const cleanupOnly = (): void => (shape === 'merged' ? act('releaseAt', [target([], 'cleanup')]) : act('cleanup', [atA, VM]));
+  const release = (ids: string[], outcome = 'ok'): void => act('releaseAt', [target(ids, 'full')], outcome);
+  const cleanupOnly = (): void => act('releaseAt', [target([], 'cleanup')]);
   stage('planning');
   act('planOffers', [{}], 'ok', { offers: o.plan ?? [A1, A2, B1, B2] });
   attempt(first, o.firstKind ?? 'Capacity');
@@ -222,11 +206,7 @@ const corruptions: [string, (e: Evidence) => void][] = [
   ['no-loser-left', (e) => ((e.trace = { ...trace, vms: trace.vms.map((s) => ({ ...s, parallel: 2 })) }), e.samples[1]!.live.push({ ...live2, id: 'fake-1' }))],
 ];
 
-describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)', (s) => {
-  beforeEach(() => {
-    shape = s;
-  });
-
+describe('chaos oracle', () => {
   it('has at least 20 invariants, each with a distinct id and a statement', () => {
     expect(INVARIANTS.length).toBeGreaterThanOrEqual(20);
     expect(new Set(INVARIANTS.map((i) => i.id)).size).toBe(INVARIANTS.length);
@@ -247,13 +227,8 @@ describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)'
     const e = clean();
     const facts = build({ teardownFails: true });
     const leaked = facts.findIndex((f) => f.e === 'stage' && f.stage === 'leaked');
-    const input = s === 'merged' ? [{ at: atA, vmName: VM, instanceIds: ['fake-2'], mode: 'full' }] : [atA, VM, ['fake-2']];
-    facts.splice(
-      leaked + 1,
-      0,
-      { e: 'activity', id: 900, type: s === 'merged' ? 'releaseAt' : 'deleteInstances', input },
-      { e: 'activityFailed', id: 900, failureType: 'Transient' },
-    );
+    const input = [{ at: atA, vmName: VM, instanceIds: ['fake-2'], mode: 'full' }];
+    facts.splice(leaked + 1, 0, { e: 'activity', id: 900, type: 'releaseAt', input }, { e: 'activityFailed', id: 900, failureType: 'Transient' });
     e.runs = [run(facts)];
     expect(judge(e)).toEqual([]);
   });
@@ -273,11 +248,7 @@ describe.each(['single', 'merged'] as const)('chaos oracle (%s-step activities)'
   });
 });
 
-describe('chaos oracle, merged activities only', () => {
-  beforeEach(() => {
-    shape = 'merged';
-  });
-
+describe('chaos oracle: the prepare step', () => {
   it('a prepareAndCreate whose prepare step failed needs only a cleanup; without that mark, the cleanup-only release is caught', () => {
     const e = clean();
     e.runs = [run(build({ prepareStep: true, compensate: false }))];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bootPollDelayMs, bootPolling, DENSE_BOOT_POLL_MS, gonePolling, sshPolling } from '../../../src/core/polling';
+import { bootPollDelayMs, bootPolling, DENSE_BOOT_POLL_MS, sshPolling } from '../../../src/core/polling';
 import { leakDelayMs, withTuning } from '../../../src/core/tuning';
 
 describe('polling schedules', () => {
@@ -13,9 +13,8 @@ describe('polling schedules', () => {
   it('never polls faster than 100 ms', () => {
     expect(bootPolling({ pollIntervalMs: 50, bootTimeoutMs: 1000, typicalBootMs: 10 }).initialIntervalMs).toBe(100);
   });
-  it('ssh and gone polling have bounded intervals', () => {
+  it('ssh polling has bounded intervals', () => {
     expect(sshPolling({ pollIntervalMs: 60_000 }).maximumIntervalMs).toBe(10_000);
-    expect(gonePolling({ pollIntervalMs: 1000 }).maximumIntervalMs).toBe(2000);
   });
   it('leak backoff doubles from the base and is capped at 30 minutes', () => {
     const t = withTuning();

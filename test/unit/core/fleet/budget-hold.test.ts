@@ -37,9 +37,10 @@ function run(s: FleetState, shape: FleetShape, end: (attempt: number) => FleetEv
   return { s, started };
 }
 
-const budgetEnd = (attempt: number): FleetEvent =>
-  eventOfChild({ workflowId: `vm-${SLOT}-a${attempt}`, stage: 'terminated', budgetReached: true }, () => false)!;
-const plainEnd = (attempt: number): FleetEvent => eventOfChild({ workflowId: `vm-${SLOT}-a${attempt}`, stage: 'terminated' }, () => false)!;
+/** A child's reported end, taken as its close too (the tests fold no separate completion). */
+const closedEnd = (e: FleetEvent | undefined): FleetEvent => ({ ...(e as Extract<FleetEvent, { type: 'vmEnded' }>), closed: true });
+const budgetEnd = (attempt: number): FleetEvent => closedEnd(eventOfChild({ workflowId: `vm-${SLOT}-a${attempt}`, stage: 'terminated', budgetReached: true }));
+const plainEnd = (attempt: number): FleetEvent => closedEnd(eventOfChild({ workflowId: `vm-${SLOT}-a${attempt}`, stage: 'terminated' }));
 
 describe('budget hold', () => {
   it('the child says its budget was reached; the fleet records why', () => {

@@ -153,7 +153,7 @@ describe('destroyed only after the child workflow has closed', () => {
 describe('a child report as a fleet event', () => {
   const id = 'vm-f-web-0-a3';
   it('k8s-failed is not an end: the VM is still up', () => {
-    expect(eventOfChild({ workflowId: id, stage: 'k8s-failed', endpoint: { host: 'h', port: 22 } }, () => true)).toEqual({
+    expect(eventOfChild({ workflowId: id, stage: 'k8s-failed', endpoint: { host: 'h', port: 22 } })).toEqual({
       type: 'vmK8sFailed',
       slot: SLOT,
       attempt: 3,
@@ -162,7 +162,7 @@ describe('a child report as a fleet event', () => {
     });
   });
   it('a reported end is not a close', () => {
-    expect(eventOfChild({ workflowId: id, stage: 'terminated' }, () => true)).toEqual({
+    expect(eventOfChild({ workflowId: id, stage: 'terminated' })).toEqual({
       type: 'vmEnded',
       slot: SLOT,
       attempt: 3,
@@ -170,17 +170,10 @@ describe('a child report as a fleet event', () => {
       closed: false,
     });
   });
-  it('a history recorded before the patch replays the old reading (both as closed)', () => {
-    expect(eventOfChild({ workflowId: id, stage: 'terminated' }, () => false)).toMatchObject({ type: 'vmEnded', closed: true });
-    expect(eventOfChild({ workflowId: id, stage: 'k8s-failed' }, () => false)).toMatchObject({ type: 'vmEnded', outcome: 'failed', closed: true });
-  });
-  it('asks for the patch only for ends and k8s-failed; ignores other stages and foreign IDs', () => {
-    const never = (): boolean => {
-      throw new Error('asked');
-    };
-    expect(eventOfChild({ workflowId: id, stage: 'ready', endpoint: { host: 'h', port: 22 } }, never)).toMatchObject({ type: 'vmReady' });
-    expect(eventOfChild({ workflowId: id, stage: 'k8s' }, never)).toBeUndefined();
-    expect(eventOfChild({ workflowId: 'vm-gpu1', stage: 'terminated' }, never)).toBeUndefined();
+  it('ignores other stages and foreign IDs', () => {
+    expect(eventOfChild({ workflowId: id, stage: 'ready', endpoint: { host: 'h', port: 22 } })).toMatchObject({ type: 'vmReady' });
+    expect(eventOfChild({ workflowId: id, stage: 'k8s' })).toBeUndefined();
+    expect(eventOfChild({ workflowId: 'vm-gpu1', stage: 'terminated' })).toBeUndefined();
   });
 });
 
