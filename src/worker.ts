@@ -6,15 +6,15 @@
  * variables) or to the embedded server whose address the daemon passes in GPUPROV_EMBEDDED_ADDRESS.
  * Worker processes run with WORKER_NODE_FLAGS (src/server/daemons.ts: a 512 MB heap limit).
  * Telemetry (src/telemetry): JSON log lines, gpuprov_* metrics beside the SDK's, OTLP traces.
+ * Connecting and running until a signal are in ./worker-process.ts (re-exported here).
  */
 import * as path from 'node:path';
-import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerInterceptors } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
+import { Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { ActivityDeps } from './activities';
 import { servedClouds } from './activities/served-clouds';
 import { stateDir } from './paths';
-import { WORKER_READY_TEXT } from './server/worker-ready';
 import { defaultInterceptorModules, prebuiltWorkflowBundle, workflowBundlePath } from './server/workflow-bundle';
 import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorModule, workerLogger, type WorkerTracing } from './telemetry';
 import { TASK_QUEUE } from './core/api';
@@ -22,7 +22,10 @@ import { InputError } from './core/errors';
 import { ROTATE_KEY_VAR } from './core/deployment-record';
 import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
+import { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
 import { parseDuration } from './client/options';
+
+export { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`defaultWorkflowBundle()`:
@@ -171,56 +174,6 @@ export async function runInBackground(worker: WorkerGroup): Promise<RunningWorke
       return stopped;
     },
   };
-}
-
-export interface WorkerConnection {
-  connection: NativeConnection;
-  address: string;
-  namespace: string;
-}
-
-/** Connects as the daemon was told (GPUPROV_EMBEDDED_ADDRESS) or as envconfig says. */
-export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promise<WorkerConnection> {
-  if (env.GPUPROV_EMBEDDED_ADDRESS) {
-    const address = env.GPUPROV_EMBEDDED_ADDRESS;
-    return { connection: await NativeConnection.connect({ address }), address, namespace: env.GPUPROV_EMBEDDED_NAMESPACE || 'default' };
-  }
-  const overrideEnvVars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
-  const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars });
-  const address = connectionOptions.address ?? '127.0.0.1:7233';
-  const connection = await NativeConnection.connect({ ...connectionOptions, address });
-  return { connection, address, namespace: namespace ?? 'default' };
-}
-
-/** The task queue of a worker process: GPUPROV_TASK_QUEUE, else TASK_QUEUE. */
-export function taskQueueFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  return env.GPUPROV_TASK_QUEUE || TASK_QUEUE;
-}
-
-/**
- * Runs `worker` until SIGINT/SIGTERM, logging one line (WORKER_READY_TEXT …) once it polls;
- * closes the connection afterwards. `onSignal` runs first when a signal arrives.
- */
-export async function runUntilSignal(worker: WorkerGroup, conn: WorkerConnection, taskQueue: string, clouds: string[], onSignal?: () => void): Promise<void> {
-  const stop = (): void => {
-    onSignal?.();
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  const running = worker.run();
-  while (worker.getState() === 'INITIALIZED') await new Promise((r) => setTimeout(r, 20));
-  if (worker.getState() === 'RUNNING') {
-    const line = `${WORKER_READY_TEXT} "${taskQueue}" in namespace "${conn.namespace}" at ${conn.address}; clouds: ${clouds.join(', ') || 'none'}`;
-    const logger = workerLogger();
-    if (logger) logger.announce(line, { component: 'gpuprov', taskQueue, namespace: conn.namespace, clouds });
-    else process.stdout.write(`${line}\n`);
-  }
-  try {
-    await running;
-  } finally {
-    await conn.connection.close();
-  }
 }
 
 /** The account watchers' settings: GPUPROV_ORPHAN_GRACE (`10m`, `90s`, `1h`; default 10 minutes). */

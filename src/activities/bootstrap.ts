@@ -79,73 +79,105 @@ async function probePort(s: SshSession, port: number, path?: string): Promise<bo
 const fatal = (message: string): ApplicationFailure => ApplicationFailure.create({ type: FAILURE_TYPES.BootstrapFailed, message, nonRetryable: true });
 const notReady = (message: string): ApplicationFailure => ApplicationFailure.create({ type: FAILURE_TYPES.NotReady, message });
 
+/** What every bootstrap activity uses: the worker's key, the clock, and one script run over SSH. */
+interface BootstrapEnv {
+  ssh: SshIdentity;
+  now: () => number;
+  /** Runs a script on the node; exit 97 (the bootstrap directory is unusable) is fatal. */
+  run: (t: BootstrapTarget, script: string) => Promise<Ran>;
+}
+
+/** Fresh log and helper files, then each verify command in order (their output goes to the log). */
+async function bootstrapVerify(env: BootstrapEnv, t: BootstrapTarget): Promise<BootstrapStep> {
+  const r = await env.run(t, verifyScript(t.spec, t.node));
+  const failedAt = /verify-failed (\d+) (\d+)/.exec(r.out);
+  if (failedAt) throw fatal(`verify command #${Number(failedAt[1]) + 1} exited ${failedAt[2]} (see \`provision logs ${t.node.node}\`)`);
+  if (!r.out.includes('verify-ok')) throw notReady(`verify did not finish (exit ${r.code})`);
+  return { stage: 'verified', at: env.now() };
+}
+
+/** Start the start command detached (idempotent: a running one is kept). */
+async function bootstrapStart(env: BootstrapEnv, t: BootstrapTarget): Promise<BootstrapStep> {
+  const r = await env.run(t, startScript(t.spec, t.node.node));
+  if (!/^(started|running) \d+/m.test(r.out)) throw notReady(`start did not report a process (exit ${r.code})`);
+  return { stage: 'started', at: env.now() };
+}
+
+/** The port the ready condition probes (its own, else the node's), none for a command condition. */
+function readyPort(t: BootstrapTarget): number | undefined {
+  const ready = t.spec.ready;
+  return 'http' in ready
+    ? (ready.http.port ?? nodePort(t.spec, t.node.index))
+    : 'tcp' in ready
+      ? (ready.tcp.port ?? nodePort(t.spec, t.node.index))
+      : undefined;
+}
+
+/** One SSH session: the node's bootstrap facts and whether the ready condition holds (undefined: no state on the node). */
+async function observeReady(env: BootstrapEnv, t: BootstrapTarget): Promise<{ facts: NonNullable<ReturnType<typeof parseCheck>>; ok: boolean } | undefined> {
+  const ready = t.spec.ready;
+  const port = readyPort(t);
+  return withSsh(sshTarget(t), env.ssh, async (c) => {
+    const facts = parseCheck((await exec(c, checkScript(t.spec, t.node.node))).out);
+    if (!facts) return undefined;
+    if (facts.exit !== undefined && facts.exit !== 0) return { facts, ok: false };
+    const ok =
+      'command' in ready
+        ? facts.commandReady === true
+        : port !== undefined && (await probePort(c, port, 'http' in ready ? (ready.http.path ?? '/') : undefined));
+    return { facts, ok };
+  }).catch(throwSshFailure);
+}
+
+/** NotReady (retryable: the retry policy polls) until the ready condition holds; fatal when the start command exited non-zero. */
+async function bootstrapAwaitReady(env: BootstrapEnv, t: BootstrapTarget): Promise<BootstrapStep> {
+  requireWorkerKey(env.ssh, t.workerKey);
+  const seen = await observeReady(env, t);
+  if (!seen) throw fatal(`bootstrap state missing on ${t.node.node} (was it started?)`);
+  const { facts, ok } = seen;
+  const seqs = { lastStdoutSeq: facts.lastStdoutSeq, lastStderrSeq: facts.lastStderrSeq };
+  if (facts.exit !== undefined && facts.exit !== 0)
+    throw fatal(`start command exited ${facts.exit} (stdout #${facts.lastStdoutSeq}, stderr #${facts.lastStderrSeq})`);
+  if (!ok) throw notReady(`not ready yet (stdout #${facts.lastStdoutSeq}, stderr #${facts.lastStderrSeq}${facts.alive ? '' : ', start command not running'})`);
+  return { stage: 'ready', ...seqs, at: env.now() };
+}
+
+/**
+ * Stop the start command's process group. A node that stays unreachable after a few tries
+ * reports `unreachable` (a VM that cannot be reached cannot be cleaned by SSH; its teardown follows).
+ */
+async function bootstrapStop(env: BootstrapEnv, t: BootstrapTarget): Promise<BootstrapStep> {
+  requireWorkerKey(env.ssh, t.workerKey);
+  try {
+    const r = await withSsh(sshTarget(t), env.ssh, (c) => exec(c, stopScript(t.spec, t.node.node)));
+    return { stage: 'stopped', at: env.now(), detail: /stopped|gone|none/.exec(r.out)?.[0] ?? `exit ${r.code}` };
+  } catch (err) {
+    // A node presenting another host key is never logged into, not even to give up on it.
+    if (err instanceof SshError && err.reason !== 'host-key-mismatch' && Context.current().info.attempt >= 3)
+      return { stage: 'stopped', at: env.now(), detail: 'unreachable' };
+    return throwSshFailure(err);
+  }
+}
+
 export function createBootstrapActivities(deps: { ssh: SshIdentity; now?: () => number }) {
-  const now = deps.now ?? Date.now;
-  const run = async (t: BootstrapTarget, script: string): Promise<Ran> => {
-    requireWorkerKey(deps.ssh, t.workerKey);
-    const r = await withSsh(sshTarget(t), deps.ssh, (c) => exec(c, script)).catch(throwSshFailure);
-    if (r.code === 97) throw fatal(`cannot use the bootstrap directory on ${t.node.node}`);
-    return r;
+  const env: BootstrapEnv = {
+    ssh: deps.ssh,
+    now: deps.now ?? Date.now,
+    run: async (t, script) => {
+      requireWorkerKey(deps.ssh, t.workerKey);
+      const r = await withSsh(sshTarget(t), deps.ssh, (c) => exec(c, script)).catch(throwSshFailure);
+      if (r.code === 97) throw fatal(`cannot use the bootstrap directory on ${t.node.node}`);
+      return r;
+    },
   };
-
   return {
-    /** Fresh log and helper files, then each verify command in order (their output goes to the log). */
-    async bootstrapVerify(t: BootstrapTarget): Promise<BootstrapStep> {
-      const r = await run(t, verifyScript(t.spec, t.node));
-      const failedAt = /verify-failed (\d+) (\d+)/.exec(r.out);
-      if (failedAt) throw fatal(`verify command #${Number(failedAt[1]) + 1} exited ${failedAt[2]} (see \`provision logs ${t.node.node}\`)`);
-      if (!r.out.includes('verify-ok')) throw notReady(`verify did not finish (exit ${r.code})`);
-      return { stage: 'verified', at: now() };
-    },
-
+    /** Fresh log and helper files, then each verify command in order. */
+    bootstrapVerify: (t: BootstrapTarget): Promise<BootstrapStep> => bootstrapVerify(env, t),
     /** Start the start command detached (idempotent: a running one is kept). */
-    async bootstrapStart(t: BootstrapTarget): Promise<BootstrapStep> {
-      const r = await run(t, startScript(t.spec, t.node.node));
-      if (!/^(started|running) \d+/m.test(r.out)) throw notReady(`start did not report a process (exit ${r.code})`);
-      return { stage: 'started', at: now() };
-    },
-
-    /** NotReady (retryable: the retry policy polls) until the ready condition holds; fatal when the start command exited non-zero. */
-    async bootstrapAwaitReady(t: BootstrapTarget): Promise<BootstrapStep> {
-      const ready = t.spec.ready;
-      requireWorkerKey(deps.ssh, t.workerKey);
-      const port =
-        'http' in ready ? (ready.http.port ?? nodePort(t.spec, t.node.index)) : 'tcp' in ready ? (ready.tcp.port ?? nodePort(t.spec, t.node.index)) : undefined;
-      const seen = await withSsh(sshTarget(t), deps.ssh, async (c) => {
-        const facts = parseCheck((await exec(c, checkScript(t.spec, t.node.node))).out);
-        if (!facts) return undefined;
-        if (facts.exit !== undefined && facts.exit !== 0) return { facts, ok: false };
-        const ok =
-          'command' in ready
-            ? facts.commandReady === true
-            : port !== undefined && (await probePort(c, port, 'http' in ready ? (ready.http.path ?? '/') : undefined));
-        return { facts, ok };
-      }).catch(throwSshFailure);
-      if (!seen) throw fatal(`bootstrap state missing on ${t.node.node} (was it started?)`);
-      const { facts, ok } = seen;
-      const seqs = { lastStdoutSeq: facts.lastStdoutSeq, lastStderrSeq: facts.lastStderrSeq };
-      if (facts.exit !== undefined && facts.exit !== 0)
-        throw fatal(`start command exited ${facts.exit} (stdout #${facts.lastStdoutSeq}, stderr #${facts.lastStderrSeq})`);
-      if (!ok)
-        throw notReady(`not ready yet (stdout #${facts.lastStdoutSeq}, stderr #${facts.lastStderrSeq}${facts.alive ? '' : ', start command not running'})`);
-      return { stage: 'ready', ...seqs, at: now() };
-    },
-
-    /**
-     * Stop the start command's process group. A node that stays unreachable after a few tries
-     * reports `unreachable` (a VM that cannot be reached cannot be cleaned by SSH; its teardown follows).
-     */
-    async bootstrapStop(t: BootstrapTarget): Promise<BootstrapStep> {
-      requireWorkerKey(deps.ssh, t.workerKey);
-      try {
-        const r = await withSsh(sshTarget(t), deps.ssh, (c) => exec(c, stopScript(t.spec, t.node.node)));
-        return { stage: 'stopped', at: now(), detail: /stopped|gone|none/.exec(r.out)?.[0] ?? `exit ${r.code}` };
-      } catch (err) {
-        // A node presenting another host key is never logged into, not even to give up on it.
-        if (err instanceof SshError && err.reason !== 'host-key-mismatch' && Context.current().info.attempt >= 3)
-          return { stage: 'stopped', at: now(), detail: 'unreachable' };
-        return throwSshFailure(err);
-      }
-    },
+    bootstrapStart: (t: BootstrapTarget): Promise<BootstrapStep> => bootstrapStart(env, t),
+    /** NotReady until the ready condition holds; fatal when the start command exited non-zero. */
+    bootstrapAwaitReady: (t: BootstrapTarget): Promise<BootstrapStep> => bootstrapAwaitReady(env, t),
+    /** Stop the start command's process group (`unreachable` after a few failed tries). */
+    bootstrapStop: (t: BootstrapTarget): Promise<BootstrapStep> => bootstrapStop(env, t),
   };
 }

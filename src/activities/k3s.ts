@@ -83,8 +83,81 @@ async function servingCert(s: SshSession, access: ApiAccess, host: string, port:
   });
 }
 
+/** One SSH round trip to a k3s target with the worker's key (refused at once on a key mismatch). */
+type K3sSsh = <T>(t: K3sTarget, fn: (s: SshSession) => Promise<T>) => Promise<T>;
+
+/** CheckBootInstall's one round trip: marker, lock, cloud-init, k3s unit, GPU. */
+async function readBootProbe(ssh: K3sSsh, target: K3sTarget): Promise<BootProbe> {
+  const r = await ssh(target, (s) => s.exec(BOOT_PROBE_SCRIPT, { timeoutMs: 60_000 }));
+  return parseBootProbe(r.stdout);
+}
+
+/** Run the (idempotent, flock-serialised) installer over SSH and wait for it. */
+async function pushInstaller(ssh: K3sSsh, input: PushInput): Promise<{ log: string }> {
+  const script = renderShellScript(installerScript(input));
+  const r = await ssh(input.target, (s) => s.exec(RUN_INSTALLER_COMMAND, { stdin: script, timeoutMs: INSTALLER_TIMEOUT_MS }));
+  if (r.code !== 0) {
+    throw ApplicationFailure.create({
+      type: FAILURE_TYPES.K3sInstallFailed,
+      message: `k3s installer exited ${r.code}: ${tail(r.stderr || r.stdout)}`,
+      nonRetryable: false,
+    });
+  }
+  return { log: tail(r.stderr, 400) };
+}
+
+/** AwaitApi: NotReady until k3s answers `/readyz` with `ok`. */
+async function awaitApi(ssh: K3sSsh, target: K3sTarget, giveUpAt?: number): Promise<{ apiPort: number }> {
+  const r = await ssh(target, (s) => s.exec(READYZ_SCRIPT, { timeoutMs: 60_000 }));
+  const readyz = keyValues(r.stdout).get('readyz') ?? '';
+  if (readyz.trim() !== 'ok') {
+    const message = `k3s API not ready: ${readyz.trim() || tail(r.stderr, 200)}`;
+    if (giveUpAt !== undefined && Date.now() >= giveUpAt) throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message, nonRetryable: true });
+    throw notReady(message);
+  }
+  return { apiPort: apiPortOf(r.stdout) };
+}
+
+/** Node Ready, CoreDNS available, GPUs allocatable, from VALIDATE_SCRIPT's sections; NotReady (or final after `giveUpAt`) otherwise. */
+function requireValidCluster(stdout: string, input: ValidateInput): void {
+  const [, nodes = '', coredns = ''] = stdout.split(`${SECTION}\n`);
+  let unmet: string[];
+  try {
+    unmet = unmetConditions(clusterFacts(nodes, coredns), input.expectGpus);
+  } catch (err) {
+    throw notReady(`cluster not answering yet: ${(err as Error).message}`);
+  }
+  if (unmet.length > 0) {
+    if (input.giveUpAt !== undefined && Date.now() >= input.giveUpAt)
+      throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message: `cluster not valid: ${unmet.join('; ')}`, nonRetryable: true });
+    throw notReady(`cluster not valid yet: ${unmet.join('; ')}`);
+  }
+}
+
+/**
+ * Validate: the API certificate covers the user's host (checked through the chosen access
+ * path, which also proves it reachable), then node Ready, CoreDNS available, GPUs allocatable.
+ */
+async function validateCluster(ssh: K3sSsh, input: ValidateInput): Promise<ValidateResult> {
+  return ssh(input.target, async (s) => {
+    const r = await s.exec(VALIDATE_SCRIPT, { timeoutMs: 60_000 });
+    const apiPort = apiPortOf(r.stdout);
+    const host = input.access === 'Direct' ? input.apiHost : '127.0.0.1';
+    let cert: PeerCertificate;
+    try {
+      cert = await servingCert(s, input.access, host, apiPort);
+    } catch (err) {
+      throw notReady((err as Error).message);
+    }
+    const sans = parseSubjectAltName(cert.subjectaltname);
+    if (!sanCovers(sans, input.apiHost)) return { ok: false, missingSan: input.apiHost, apiPort, sans };
+    requireValidCluster(r.stdout, input);
+    return { ok: true, apiPort, sans };
+  });
+}
+
 export function createK3sActivities(deps: { ssh: SshIdentity }) {
-  const ssh = async <T>(t: K3sTarget, fn: (s: SshSession) => Promise<T>): Promise<T> => {
+  const ssh: K3sSsh = async (t, fn) => {
     requireWorkerKey(deps.ssh, t.workerKey);
     return withSsh(sshTarget(t), deps.ssh, fn).catch(throwSshFailure);
   };
@@ -94,71 +167,14 @@ export function createK3sActivities(deps: { ssh: SshIdentity }) {
     async k3sBootScript(o: InstallerOptions = {}): Promise<BootScript> {
       return installerScript(o);
     },
-
     /** CheckBootInstall's one round trip: marker, lock, cloud-init, k3s unit, GPU. */
-    async readBootProbe(target: K3sTarget): Promise<BootProbe> {
-      const r = await ssh(target, (s) => s.exec(BOOT_PROBE_SCRIPT, { timeoutMs: 60_000 }));
-      return parseBootProbe(r.stdout);
-    },
-
+    readBootProbe: (target: K3sTarget): Promise<BootProbe> => readBootProbe(ssh, target),
     /** Run the (idempotent, flock-serialised) installer over SSH and wait for it. */
-    async pushInstaller(input: PushInput): Promise<{ log: string }> {
-      const script = renderShellScript(installerScript(input));
-      const r = await ssh(input.target, (s) => s.exec(RUN_INSTALLER_COMMAND, { stdin: script, timeoutMs: INSTALLER_TIMEOUT_MS }));
-      if (r.code !== 0) {
-        throw ApplicationFailure.create({
-          type: FAILURE_TYPES.K3sInstallFailed,
-          message: `k3s installer exited ${r.code}: ${tail(r.stderr || r.stdout)}`,
-          nonRetryable: false,
-        });
-      }
-      return { log: tail(r.stderr, 400) };
-    },
-
+    pushInstaller: (input: PushInput): Promise<{ log: string }> => pushInstaller(ssh, input),
     /** AwaitApi: NotReady until k3s answers `/readyz` with `ok`. */
-    async awaitApi(target: K3sTarget, giveUpAt?: number): Promise<{ apiPort: number }> {
-      const r = await ssh(target, (s) => s.exec(READYZ_SCRIPT, { timeoutMs: 60_000 }));
-      const readyz = keyValues(r.stdout).get('readyz') ?? '';
-      if (readyz.trim() !== 'ok') {
-        const message = `k3s API not ready: ${readyz.trim() || tail(r.stderr, 200)}`;
-        if (giveUpAt !== undefined && Date.now() >= giveUpAt) throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message, nonRetryable: true });
-        throw notReady(message);
-      }
-      return { apiPort: apiPortOf(r.stdout) };
-    },
-
-    /**
-     * Validate: the API certificate covers the user's host (checked through the chosen access
-     * path, which also proves it reachable), then node Ready, CoreDNS available, GPUs allocatable.
-     */
-    async validateCluster(input: ValidateInput): Promise<ValidateResult> {
-      return ssh(input.target, async (s) => {
-        const r = await s.exec(VALIDATE_SCRIPT, { timeoutMs: 60_000 });
-        const apiPort = apiPortOf(r.stdout);
-        const host = input.access === 'Direct' ? input.apiHost : '127.0.0.1';
-        let cert: PeerCertificate;
-        try {
-          cert = await servingCert(s, input.access, host, apiPort);
-        } catch (err) {
-          throw notReady((err as Error).message);
-        }
-        const sans = parseSubjectAltName(cert.subjectaltname);
-        if (!sanCovers(sans, input.apiHost)) return { ok: false, missingSan: input.apiHost, apiPort, sans };
-        const [, nodes = '', coredns = ''] = r.stdout.split(`${SECTION}\n`);
-        let unmet: string[];
-        try {
-          unmet = unmetConditions(clusterFacts(nodes, coredns), input.expectGpus);
-        } catch (err) {
-          throw notReady(`cluster not answering yet: ${(err as Error).message}`);
-        }
-        if (unmet.length > 0) {
-          if (input.giveUpAt !== undefined && Date.now() >= input.giveUpAt)
-            throw ApplicationFailure.create({ type: FAILURE_TYPES.K3sInvalid, message: `cluster not valid: ${unmet.join('; ')}`, nonRetryable: true });
-          throw notReady(`cluster not valid yet: ${unmet.join('; ')}`);
-        }
-        return { ok: true, apiPort, sans };
-      });
-    },
+    awaitApi: (target: K3sTarget, giveUpAt?: number): Promise<{ apiPort: number }> => awaitApi(ssh, target, giveUpAt),
+    /** Validate: certificate SANs through the access path, then node, CoreDNS, GPUs. */
+    validateCluster: (input: ValidateInput): Promise<ValidateResult> => validateCluster(ssh, input),
   };
 }
 

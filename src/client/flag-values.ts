@@ -1,7 +1,8 @@
 /**
  * The values of `start`'s and `offers`' VM flags that need more than a pattern: `--gpu` (its
  * form, its count and a known model) and the comma-separated lists (`--cloud`, `--region`,
- * `--instance-type`). Each refusal is an InputError naming the flag and the fix.
+ * `--instance-type`); and the plain formats (durations, prices, whole numbers), whose bounds are
+ * the VM spec schema's. Each refusal is an InputError naming the flag and the fix.
  *
  * | value                               | answer                                              |
  * |-------------------------------------|-----------------------------------------------------|
@@ -49,4 +50,39 @@ export function listValue(field: string, s: string): string[] {
   if (twice !== undefined)
     throw new InputError(field, `${show(s)} names ${show(twice)} twice`, `name each once, e.g. ${field} ${[...new Set(items)].join(',')}`);
   return items;
+}
+
+const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90m`, `8h`, `1h30m`, `2d` → ms. Bounds are the VM spec schema's (1 minute to 30 days for a TTL). */
+export function parseDuration(field: string, s: string): number {
+  const parts = [...s.trim().matchAll(/(\d+)([smhd])/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== s.trim()) {
+    throw new InputError(field, `${show(s)} is not a duration`, `write a number and a unit (s, m, h, d), e.g. ${field} 8h, 90m or 1h30m`);
+  }
+  return parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
+}
+
+/** `--max-price` (or another USD amount: `field`, `fix`): a finite number. */
+export function parsePrice(s: string, field = '--max-price', fix = 'give USD per hour, e.g. --max-price 2.50'): number {
+  const n = Number(s);
+  if (s.trim() === '' || !/^[\d.eE+-]+$/.test(s.trim()) || !Number.isFinite(n)) throw new InputError(field, `${show(s)} is not a number`, fix);
+  return n;
+}
+
+/** `--disk-gb`: a whole number of GB. */
+export function parseDiskGb(s: string): number {
+  if (!/^\d{1,6}$/.test(s.trim())) throw new InputError('--disk-gb', `${show(s)} is not a whole number of GB`, 'e.g. --disk-gb 200');
+  return Number(s.trim());
+}
+
+/** `--parallel`: a whole number. */
+export function parseParallel(s: string): number {
+  if (!/^\d{1,3}$/.test(s.trim())) throw new InputError('--parallel', `${show(s)} is not a whole number`, 'e.g. --parallel 3');
+  return Number(s.trim());
+}
+
+/** A comma-separated list flag, when given. */
+export function list(field: string, s: string | undefined): string[] | undefined {
+  return s === undefined ? undefined : listValue(field, s);
 }

@@ -103,105 +103,145 @@ interface Seen {
   negated: boolean;
 }
 
-/** Parse `args` against the command's table; see the module comment for what is refused. */
-export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine & { flags: F }, args: readonly string[]): Parsed<F> {
-  const byLong = new Map(cl.flags.map((f) => [f.name, f]));
-  const byShort = new Map(cl.flags.filter((f) => f.short).map((f) => [f.short!, f]));
+/** The flags of a table by long name and by short letter. */
+interface Lookup {
+  readonly cl: CommandLine;
+  readonly byLong: ReadonlyMap<string, FlagSpec>;
+  readonly byShort: ReadonlyMap<string, FlagSpec>;
+}
+
+/** A word that names a flag: which one, as what it was typed, and its `=value` if inline. */
+interface FlagToken {
+  flag: FlagSpec;
+  token: string;
+  negated: boolean;
+  inline?: string;
+}
+
+/** `--name`, `--name=value`, `--no-name`: the flag it names, or an InputError. */
+function readLongFlag(lk: Lookup, a: string): FlagToken {
+  const eq = a.indexOf('=');
+  const token = eq < 0 ? a : a.slice(0, eq);
+  const inline = eq < 0 ? undefined : a.slice(eq + 1);
+  const nm = token.slice(2);
+  const flag = lk.byLong.get(nm);
+  if (flag) return { flag, token, negated: false, inline };
+  const positive = nm.startsWith('no-') ? lk.byLong.get(nm.slice(3)) : undefined;
+  if (positive?.negatable) return { flag: positive, token, negated: true, inline };
+  if (positive)
+    throw new InputError(
+      token,
+      `${token} is not a flag: ${dashed(positive)} has no --no- form`,
+      `leave ${dashed(positive)} out (without it: ${positive.default})`,
+    );
+  throw unknownFlag(lk.cl, token);
+}
+
+/** `-f`: the flag it names; a long name with one dash (`-ttl`) gets its own hint. */
+function readShortFlag(lk: Lookup, a: string): FlagToken {
+  const flag = a.length === 2 ? lk.byShort.get(a[1]!) : undefined;
+  if (flag) return { flag, token: a, negated: false };
+  const long = lk.byLong.get(a.slice(1).split('=')[0]!);
+  if (long)
+    throw new InputError(
+      a.split('=')[0]!,
+      `${show(a.split('=')[0]!)} has one dash`,
+      `did you mean ${dashed(long)}? Long flags take two dashes, e.g. ${long.example}`,
+    );
+  throw unknownFlag(lk.cl, a);
+}
+
+/** The flag a word names, or undefined when the word is positional (`-5` included). */
+function readFlag(lk: Lookup, a: string): FlagToken | undefined {
+  if (a.startsWith('--') && a.length > 2) return readLongFlag(lk, a);
+  if (a.startsWith('-') && a.length > 1 && !/^-\d/.test(a)) return readShortFlag(lk, a);
+  return undefined;
+}
+
+/** Refuses a flag given a second time, in the same form (twice) or the other (contradiction). */
+function refuseRepeat(seen: Map<string, Seen>, { flag, token, negated }: FlagToken): void {
+  const before = seen.get(flag.name);
+  if (before) {
+    if (before.negated !== negated)
+      throw new InputError(dashed(flag), `${before.token} and ${token} contradict each other`, `give one of them, e.g. ${flag.example}`);
+    throw new InputError(
+      dashed(flag),
+      `${dashed(flag)} is given twice`,
+      `give it once, e.g. ${flag.example}${flag.type === 'string' ? ' (lists are comma-separated where the flag takes one)' : ''}`,
+    );
+  }
+  seen.set(flag.name, { token, negated });
+}
+
+/** A boolean flag's value; an inline `=value` is refused. */
+function booleanValue({ flag, negated, inline }: FlagToken): boolean {
+  if (inline !== undefined)
+    throw new InputError(
+      dashed(flag),
+      `${dashed(flag)} takes no value (got ${show(inline)})`,
+      `write just ${flag.negatable ? `${dashed(flag)} or --no-${flag.name}` : dashed(flag)}`,
+    );
+  return !negated;
+}
+
+/** A string flag's value, inline or the next word (`next`); says whether it used `next`. */
+function stringValue({ flag, token, inline }: FlagToken, next: string | undefined): { value: string; tookNext: boolean } {
+  let value = inline;
+  const tookNext = value === undefined;
+  if (value === undefined) {
+    if (next === undefined || looksLikeFlag(next))
+      throw new InputError(dashed(flag), `${token} needs a value${flag.value ? ` (${flag.value})` : ''}`, `e.g. ${flag.example}`);
+    value = next;
+  }
+  // An empty value would read as the flag left out (`--ssh-key ""` falls back to the default key).
+  if (value.trim() === '')
+    throw new InputError(
+      dashed(flag),
+      `${token} is empty`,
+      `give ${flag.value ?? 'a value'}, e.g. ${flag.example}${flag.default.startsWith('none: required') ? '' : `, or leave ${dashed(flag)} out (without it: ${flag.default})`}`,
+    );
+  return { value, tookNext };
+}
+
+/** What the flag pass leaves for the argument pass. */
+interface FlagPass {
+  values: Record<string, string | boolean>;
+  positionals: Positional[];
+  rest: string[];
+}
+
+/** Reads every flag of `args` into values; words that are not flags are kept as positionals. */
+function readFlags(lk: Lookup, args: readonly string[]): FlagPass {
   const values: Record<string, string | boolean> = {};
   const seen = new Map<string, Seen>();
   const positionals: Positional[] = [];
-  let rest: string[] = [];
   /** The `--flag value` just read, for the hint on a stray word right after it. */
   let lastValue: Positional['after'];
-
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') {
-      rest = args.slice(i + 1);
-      break;
-    }
-    let flag: FlagSpec | undefined;
-    let negated = false;
-    let inline: string | undefined;
-    let token = a;
-    if (a.startsWith('--') && a.length > 2) {
-      const eq = a.indexOf('=');
-      token = eq < 0 ? a : a.slice(0, eq);
-      inline = eq < 0 ? undefined : a.slice(eq + 1);
-      const nm = token.slice(2);
-      flag = byLong.get(nm);
-      const positive = nm.startsWith('no-') ? byLong.get(nm.slice(3)) : undefined;
-      if (!flag && positive?.negatable) {
-        flag = positive;
-        negated = true;
-      } else if (!flag && positive) {
-        throw new InputError(
-          token,
-          `${token} is not a flag: ${dashed(positive)} has no --no- form`,
-          `leave ${dashed(positive)} out (without it: ${positive.default})`,
-        );
-      }
-      if (!flag) throw unknownFlag(cl, token);
-    } else if (a.startsWith('-') && a.length > 1 && !/^-\d/.test(a)) {
-      flag = a.length === 2 ? byShort.get(a[1]!) : undefined;
-      if (!flag) {
-        const long = byLong.get(a.slice(1).split('=')[0]!);
-        if (long)
-          throw new InputError(
-            a.split('=')[0]!,
-            `${show(a.split('=')[0]!)} has one dash`,
-            `did you mean ${dashed(long)}? Long flags take two dashes, e.g. ${long.example}`,
-          );
-        throw unknownFlag(cl, a);
-      }
-    } else {
+    if (a === '--') return { values, positionals, rest: args.slice(i + 1) };
+    const ft = readFlag(lk, a);
+    if (!ft) {
       positionals.push(lastValue ? { word: a, after: lastValue } : { word: a });
       lastValue = undefined;
       continue;
     }
     lastValue = undefined;
-
-    const before = seen.get(flag.name);
-    if (before) {
-      if (before.negated !== negated)
-        throw new InputError(dashed(flag), `${before.token} and ${token} contradict each other`, `give one of them, e.g. ${flag.example}`);
-      throw new InputError(
-        dashed(flag),
-        `${dashed(flag)} is given twice`,
-        `give it once, e.g. ${flag.example}${flag.type === 'string' ? ' (lists are comma-separated where the flag takes one)' : ''}`,
-      );
-    }
-    seen.set(flag.name, { token, negated });
-
-    if (flag.type === 'boolean') {
-      if (inline !== undefined)
-        throw new InputError(
-          dashed(flag),
-          `${dashed(flag)} takes no value (got ${show(inline)})`,
-          `write just ${flag.negatable ? `${dashed(flag)} or --no-${flag.name}` : dashed(flag)}`,
-        );
-      values[flag.name] = !negated;
+    refuseRepeat(seen, ft);
+    if (ft.flag.type === 'boolean') {
+      values[ft.flag.name] = booleanValue(ft);
       continue;
     }
-    let value = inline;
-    if (value === undefined) {
-      const next = args[i + 1];
-      if (next === undefined || looksLikeFlag(next))
-        throw new InputError(dashed(flag), `${token} needs a value${flag.value ? ` (${flag.value})` : ''}`, `e.g. ${flag.example}`);
-      value = next;
-      i++;
-    }
-    // An empty value would read as the flag left out (`--ssh-key ""` falls back to the default key).
-    if (value.trim() === '')
-      throw new InputError(
-        dashed(flag),
-        `${token} is empty`,
-        `give ${flag.value ?? 'a value'}, e.g. ${flag.example}${flag.default.startsWith('none: required') ? '' : `, or leave ${dashed(flag)} out (without it: ${flag.default})`}`,
-      );
-    values[flag.name] = value;
-    lastValue = { flag, text: `${token} ${show(value)}` };
+    const { value, tookNext } = stringValue(ft, args[i + 1]);
+    if (tookNext) i++;
+    values[ft.flag.name] = value;
+    lastValue = { flag: ft.flag, text: `${ft.token} ${show(value)}` };
   }
+  return { values, positionals, rest: [] };
+}
 
+/** Matches positionals to the ArgSpecs in order (an argument standing for a given flag is skipped). */
+function readArgs(cl: CommandLine, { values, positionals, rest }: FlagPass): (string | undefined)[] {
   const specs = cl.args ?? [];
   const out: (string | undefined)[] = specs.map(() => undefined);
   let k = 0;
@@ -225,7 +265,19 @@ export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine 
       throw new InputError(s.name, `${s.name} is missing: ${s.meaning}`, `e.g. provision ${cl.path} ${s.example}`);
     }
   });
-  return { values: values as Values<F>, args: out, rest };
+  return out;
+}
+
+/** Parse `args` against the command's table; see the module comment for what is refused. */
+export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine & { flags: F }, args: readonly string[]): Parsed<F> {
+  const lk: Lookup = {
+    cl,
+    byLong: new Map(cl.flags.map((f) => [f.name, f])),
+    byShort: new Map(cl.flags.filter((f) => f.short).map((f) => [f.short!, f])),
+  };
+  const pass = readFlags(lk, args);
+  const out = readArgs(cl, pass);
+  return { values: pass.values as Values<F>, args: out, rest: pass.rest };
 }
 
 function stray(cl: CommandLine, p: Positional): InputError {

@@ -8,43 +8,12 @@ import type { VmSpec } from '../core/api';
 import { DEFAULT_TUNING } from '../core/tuning';
 import { CLOUD_NAMES, cloudsWhere, listed } from '../core/clouds';
 import { JSON_FLAG } from './define';
-import { listValue, parseGpu } from './flag-values';
+import { list, parseDiskGb, parseDuration, parseGpu, parseParallel, parsePrice } from './flag-values';
 import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from './flags';
 import { VM_LIMITS, nameSchema, vmSpecSchema } from './vm-spec';
 
 export { VM_NAME, nameSchema } from './vm-spec';
-export { parseGpu } from './flag-values';
-
-const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `90m`, `8h`, `1h30m`, `2d` → ms. Bounds are the VM spec schema's (1 minute to 30 days for a TTL). */
-export function parseDuration(field: string, s: string): number {
-  const parts = [...s.trim().matchAll(/(\d+)([smhd])/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== s.trim()) {
-    throw new InputError(field, `${show(s)} is not a duration`, `write a number and a unit (s, m, h, d), e.g. ${field} 8h, 90m or 1h30m`);
-  }
-  return parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
-}
-
-function parsePrice(s: string, field = '--max-price', fix = 'give USD per hour, e.g. --max-price 2.50'): number {
-  const n = Number(s);
-  if (s.trim() === '' || !/^[\d.eE+-]+$/.test(s.trim()) || !Number.isFinite(n)) throw new InputError(field, `${show(s)} is not a number`, fix);
-  return n;
-}
-
-function parseDiskGb(s: string): number {
-  if (!/^\d{1,6}$/.test(s.trim())) throw new InputError('--disk-gb', `${show(s)} is not a whole number of GB`, 'e.g. --disk-gb 200');
-  return Number(s.trim());
-}
-
-function parseParallel(s: string): number {
-  if (!/^\d{1,3}$/.test(s.trim())) throw new InputError('--parallel', `${show(s)} is not a whole number`, 'e.g. --parallel 3');
-  return Number(s.trim());
-}
-
-function list(field: string, s: string | undefined): string[] | undefined {
-  return s === undefined ? undefined : listValue(field, s);
-}
+export { parseDuration, parseGpu } from './flag-values';
 
 /** The VM flags shared by `start` and `offers`, by name. */
 export const VM_FLAGS = {

@@ -62,33 +62,55 @@ async function setAttrs(path: string | fs.FileHandle, a: Partial<Attributes>): P
   if (a.atime !== undefined && a.mtime !== undefined) await (h ? h.utimes(a.atime, a.mtime) : fs.utimes(path as string, a.atime, a.mtime));
 }
 
-/** Answer the requests of one SFTP channel until it closes. */
-export function serveSftp(sftp: SFTPWrapper, home: string): void {
+/** One channel's open handles and request queue, shared by its request handlers. */
+interface Session {
+  readonly sftp: SFTPWrapper;
+  readonly handles: Map<number, Handle>;
+  /** A client path, relative to home unless absolute. */
+  readonly at: (p: string) => string;
+  /** Registers a handle; returns its wire form. */
+  readonly open: (h: Handle) => Buffer;
+  readonly lookup: (b: Buffer) => Handle | undefined;
+  /** Queue one request; any error becomes its status reply. */
+  readonly serve: (id: number, work: () => Promise<void>) => void;
+  readonly ok: (id: number) => void;
+  /** The open file a handle names; EBADF otherwise. */
+  readonly file: (b: Buffer) => fs.FileHandle;
+}
+
+function sessionOf(sftp: SFTPWrapper, home: string): Session {
   const handles = new Map<number, Handle>();
   let next = 1;
-  const at = (p: string): string => resolve(isAbsolute(p) ? p : join(home, p));
-  const open = (h: Handle): Buffer => {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(next);
-    handles.set(next++, h);
-    return b;
-  };
-  const lookup = (b: Buffer): Handle | undefined => (b.length === 4 ? handles.get(b.readUInt32BE(0)) : undefined);
   // One request at a time, replies in request order, as OpenSSH's sftp-server does: OpenSSH's
   // scp/sftp track the highest contiguous offset acknowledged and truncate the file there when
   // replies come back reordered.
   let queue = Promise.resolve();
-  /** Queue one request; any error becomes its status reply. */
-  const serve = (id: number, work: () => Promise<void>): void => {
-    queue = queue.then(work).catch((err: unknown) => sftp.status(id, ...statusOf(err)));
+  const lookup = (b: Buffer): Handle | undefined => (b.length === 4 ? handles.get(b.readUInt32BE(0)) : undefined);
+  return {
+    sftp,
+    handles,
+    at: (p) => resolve(isAbsolute(p) ? p : join(home, p)),
+    open: (h) => {
+      const b = Buffer.alloc(4);
+      b.writeUInt32BE(next);
+      handles.set(next++, h);
+      return b;
+    },
+    lookup,
+    serve: (id, work) => {
+      queue = queue.then(work).catch((err: unknown) => sftp.status(id, ...statusOf(err)));
+    },
+    ok: (id) => sftp.status(id, STATUS_CODE.OK),
+    file: (b) => {
+      const h = lookup(b);
+      if (h?.kind !== 'file') throw Object.assign(new Error('invalid handle'), { code: 'EBADF' });
+      return h.fh;
+    },
   };
-  const ok = (id: number): void => sftp.status(id, STATUS_CODE.OK);
-  const file = (b: Buffer): fs.FileHandle => {
-    const h = lookup(b);
-    if (h?.kind !== 'file') throw Object.assign(new Error('invalid handle'), { code: 'EBADF' });
-    return h.fh;
-  };
+}
 
+/** OPEN, READ, WRITE, FSTAT, FSETSTAT, CLOSE: requests on file handles. */
+function serveFiles({ sftp, handles, at, open, lookup, serve, ok, file }: Session): void {
   sftp.on('OPEN', (id, path, flags, attrs: Partial<Attributes>) =>
     serve(id, async () => {
       sftp.handle(id, open({ kind: 'file', fh: await fs.open(at(path), openFlags(flags), attrs.mode ?? 0o644) }));
@@ -117,6 +139,10 @@ export function serveSftp(sftp: SFTPWrapper, home: string): void {
       ok(id);
     }),
   );
+}
+
+/** OPENDIR, READDIR: directory listing (CLOSE is shared with files). */
+function serveDirs({ sftp, at, open, lookup, serve }: Session): void {
   sftp.on('OPENDIR', (id, path) =>
     serve(id, async () => {
       const dir = at(path);
@@ -139,6 +165,10 @@ export function serveSftp(sftp: SFTPWrapper, home: string): void {
       sftp.name(id, entries);
     }),
   );
+}
+
+/** STAT … SYMLINK: requests that name a path. */
+function servePaths({ sftp, at, serve, ok }: Session): void {
   sftp.on('STAT', (id, path) => serve(id, async () => sftp.attrs(id, attrsOf(await fs.stat(at(path))))));
   sftp.on('LSTAT', (id, path) => serve(id, async () => sftp.attrs(id, attrsOf(await fs.lstat(at(path))))));
   sftp.on('SETSTAT', (id, path, attrs: Partial<Attributes>) => serve(id, async () => (await setAttrs(at(path), attrs), ok(id))));
@@ -155,6 +185,10 @@ export function serveSftp(sftp: SFTPWrapper, home: string): void {
   );
   // With OpenSSH's client (which swaps the draft's order) ssh2 hands over the link first.
   sftp.on('SYMLINK', (id, link, target) => serve(id, async () => (await fs.symlink(target, at(link)), ok(id))));
+}
+
+/** EXTENDED (refused), and the channel's end, error and close. */
+function serveLifecycle({ sftp, handles }: Session): void {
   sftp.on('EXTENDED', (id) => sftp.status(id, STATUS_CODE.OP_UNSUPPORTED));
   // The client's EOF ends the subsystem, as OpenSSH's sftp-server exits on it. OpenSSH's ssh
   // then wants an exit status (else it exits 255 and scp reports failure); ssh2's SFTP object
@@ -169,4 +203,13 @@ export function serveSftp(sftp: SFTPWrapper, home: string): void {
     for (const h of handles.values()) if (h.kind === 'file') void h.fh.close().catch(() => undefined);
     handles.clear();
   });
+}
+
+/** Answer the requests of one SFTP channel until it closes. */
+export function serveSftp(sftp: SFTPWrapper, home: string): void {
+  const session = sessionOf(sftp, home);
+  serveFiles(session);
+  serveDirs(session);
+  servePaths(session);
+  serveLifecycle(session);
 }

@@ -29,8 +29,24 @@ export interface K3sRunInput {
 
 export type K3sOutcome = { kind: 'ready'; k8s: K3sStatus } | { kind: 'failed'; k8s: K3sStatus; message: string } | { kind: 'cancelled'; k8s: K3sStatus };
 
-/** Run the k3s step for a launched VM. Sets stage `k8s` notes as it goes; never throws for k3s errors. */
-export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOutcome> {
+/** One k3s step's target, status notes and activity calls, shared by its phases. */
+interface K3sStep {
+  readonly ctx: VmContext;
+  readonly input: K3sRunInput;
+  readonly access: K3sStatus['access'];
+  readonly target: K3sTarget;
+  readonly apiHost: string;
+  readonly sans: string[];
+  /** Mutated as the step goes; copied into each stage update. */
+  readonly k8s: K3sStatus;
+  note(text: string, patch?: Partial<K3sStatus>): void;
+  push(reason: string, pushSans: string[], takeover: boolean): Promise<void>;
+  awaitApi(): Promise<void>;
+  validate(): Promise<ValidateResult>;
+  readBootProbe(): ReturnType<ReturnType<typeof k3sProbing>['readBootProbe']>;
+}
+
+function k3sStep(ctx: VmContext, input: K3sRunInput): K3sStep {
   const kt = ctx.tuning;
   const r = input.result;
   const access = apiAccessFor(input.caps);
@@ -47,65 +63,91 @@ export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOut
     Object.assign(k8s, patch, { note: text });
     ctx.setStage('k8s', { k8s: { ...k8s } });
   };
-
   const probe = k3sProbing();
   const install = k3sInstalling(kt);
-  const push = async (reason: string, pushSans: string[], takeover: boolean): Promise<void> => {
-    note(`k3s: installing over SSH (${reason})`, { route: reason });
-    await install.pushInstaller({ target, sans: pushSans, takeover });
-    k8s.pushes = (k8s.pushes ?? 0) + 1;
+  return {
+    ctx,
+    input,
+    access,
+    target,
+    apiHost,
+    sans,
+    k8s,
+    note,
+    push: async (reason, pushSans, takeover) => {
+      note(`k3s: installing over SSH (${reason})`, { route: reason });
+      await install.pushInstaller({ target, sans: pushSans, takeover });
+      k8s.pushes = (k8s.pushes ?? 0) + 1;
+    },
+    awaitApi: async () => {
+      note('k3s: waiting for the API');
+      const { apiPort } = await ctx.interruptibly(() =>
+        k3sPolling('k3s: wait for /readyz', kt.k3sApiDeadlineMs).awaitApi(target, Date.now() + kt.k3sApiDeadlineMs),
+      );
+      k8s.apiPort = apiPort;
+    },
+    validate: async () => {
+      note('k3s: validating the cluster');
+      return ctx.interruptibly(() =>
+        k3sPolling('k3s: validate node, CoreDNS, GPUs, API certificate', kt.k3sValidateDeadlineMs).validateCluster({
+          target,
+          access,
+          apiHost,
+          expectGpus: input.expectGpus,
+          giveUpAt: Date.now() + kt.k3sValidateDeadlineMs,
+        }),
+      );
+    },
+    readBootProbe: () => probe.readBootProbe(target),
   };
-  const awaitApi = async (): Promise<void> => {
-    note('k3s: waiting for the API');
-    const { apiPort } = await ctx.interruptibly(() =>
-      k3sPolling('k3s: wait for /readyz', kt.k3sApiDeadlineMs).awaitApi(target, Date.now() + kt.k3sApiDeadlineMs),
-    );
-    k8s.apiPort = apiPort;
-  };
-  const validate = async (): Promise<ValidateResult> => {
-    note('k3s: validating the cluster');
-    return ctx.interruptibly(() =>
-      k3sPolling('k3s: validate node, CoreDNS, GPUs, API certificate', kt.k3sValidateDeadlineMs).validateCluster({
-        target,
-        access,
-        apiHost,
-        expectGpus: input.expectGpus,
-        giveUpAt: Date.now() + kt.k3sValidateDeadlineMs,
-      }),
-    );
-  };
+}
 
+/** CheckBootInstall: one probe per interval until the table says installed or push; false when cancelled. */
+async function checkBootInstall(step: K3sStep): Promise<boolean> {
+  const { ctx, input, k8s } = step;
+  const kt = ctx.tuning;
+  const since = Date.now();
+  for (;;) {
+    if (ctx.cancelRequested) return false;
+    const seen = await ctx.interruptibly(() => step.readBootProbe());
+    const d = decideBoot(seen, { bootRoute: input.bootRoute, waitedMs: Date.now() - since, maxWaitMs: kt.k3sBootMaxWaitMs });
+    if (d.action === 'installed') {
+      k8s.route = 'boot';
+      return true;
+    }
+    if (d.action === 'push') {
+      await step.push(d.reason, step.sans, pushTakesOver(d.reason));
+      return true;
+    }
+    step.note(`k3s: ${d.reason}`);
+    await ctx.interruptibly(() => sleep(kt.k3sProbeIntervalMs, { summary: 'k3s: wait for the boot install' }));
+  }
+}
+
+/** AwaitApi → Validate, with one SAN re-run when the certificate lacks the public host; the API port. */
+async function awaitAndValidate(step: K3sStep): Promise<number> {
+  await step.awaitApi();
+  let v = await step.validate();
+  if (!v.ok) {
+    // The boot install could not learn the public host: re-run once with it as a SAN.
+    await step.push(`API certificate lacks ${v.missingSan}`, [...step.sans, v.missingSan], false);
+    await step.awaitApi();
+    v = await step.validate();
+    if (!v.ok) throw new Error(`the API certificate still does not cover ${v.missingSan} (SANs: ${[...v.sans.dns, ...v.sans.ips].join(', ')})`);
+  }
+  return v.apiPort;
+}
+
+/** Run the k3s step for a launched VM. Sets stage `k8s` notes as it goes; never throws for k3s errors. */
+export async function runK3s(ctx: VmContext, input: K3sRunInput): Promise<K3sOutcome> {
+  const step = k3sStep(ctx, input);
+  const { k8s, access, apiHost } = step;
   try {
     ctx.setStage('k8s', { k8s: { ...k8s } });
-    // CheckBootInstall: one probe per interval until the table says installed or push.
-    const since = Date.now();
-    for (;;) {
-      if (ctx.cancelRequested) return { kind: 'cancelled', k8s };
-      const seen = await ctx.interruptibly(() => probe.readBootProbe(target));
-      const d = decideBoot(seen, { bootRoute: input.bootRoute, waitedMs: Date.now() - since, maxWaitMs: kt.k3sBootMaxWaitMs });
-      if (d.action === 'installed') {
-        k8s.route = 'boot';
-        break;
-      }
-      if (d.action === 'push') {
-        await push(d.reason, sans, pushTakesOver(d.reason));
-        break;
-      }
-      note(`k3s: ${d.reason}`);
-      await ctx.interruptibly(() => sleep(kt.k3sProbeIntervalMs, { summary: 'k3s: wait for the boot install' }));
-    }
+    if (!(await checkBootInstall(step))) return { kind: 'cancelled', k8s };
     if (ctx.cancelRequested) return { kind: 'cancelled', k8s };
-    await awaitApi();
-    let v = await validate();
-    if (!v.ok) {
-      // The boot install could not learn the public host: re-run once with it as a SAN.
-      await push(`API certificate lacks ${v.missingSan}`, [...sans, v.missingSan], false);
-      await awaitApi();
-      v = await validate();
-      if (!v.ok) throw new Error(`the API certificate still does not cover ${v.missingSan} (SANs: ${[...v.sans.dns, ...v.sans.ips].join(', ')})`);
-    }
-    k8s.apiPort = v.apiPort;
-    const how = access === 'Direct' ? `API at https://${apiHost}:${v.apiPort}` : `API over SSH: provision tunnel ${ctx.status.name}`;
+    k8s.apiPort = await awaitAndValidate(step);
+    const how = access === 'Direct' ? `API at https://${apiHost}:${k8s.apiPort}` : `API over SSH: provision tunnel ${ctx.status.name}`;
     Object.assign(k8s, { note: `k3s ready (${how}); kubeconfig: provision kubeconfig ${ctx.status.name}` });
     return { kind: 'ready', k8s: { ...k8s } };
   } catch (err) {

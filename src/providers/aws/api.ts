@@ -1,21 +1,17 @@
-import type * as Ec2Sdk from '@aws-sdk/client-ec2';
-import type { EC2Client, Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
+/**
+ * The EC2 calls the adapter makes, one method per API call, each with its response schema. How
+ * a call is sent (the deferred SDK, per-region clients, pagination, redacted errors) is in
+ * ./ec2-transport.ts.
+ */
+import type { Filter, RunInstancesCommandInput, Tag } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type { ImageFamily } from './catalog';
-import { redactError } from '../redact';
-import { connectionConfig, perRegion, type AwsConnection } from './clients';
-import { classify } from './errors';
+import { Ec2Transport, type Ec2ApiOptions } from './ec2-transport';
 import type { Ec2Instance } from './map';
 
-/** How to reach EC2: the connection (endpoint override for moto, credentials or profile), client hook. */
-export interface Ec2ApiOptions extends AwsConnection {
-  /** Called on every client made (tests add middleware here). */
-  configureClient?: (client: EC2Client) => void;
-  /** MaxResults for paginated Describe calls (5..1000). */
-  pageSize?: number;
-}
+export type { Ec2ApiOptions } from './ec2-transport';
 
 /** Image lookups by family: newest available x86_64 image whose name matches. */
 export const IMAGE_FAMILIES: Readonly<Record<ImageFamily, { owners: string[]; name: string }>> = {
@@ -62,87 +58,17 @@ const Reservations = z.object({
 });
 const Launched = z.object({ Instances: z.array(z.object({ InstanceId: z.string() })).min(1) });
 
-function parse<T>(schema: z.ZodType<T>, out: unknown, what: string): T {
-  const r = schema.safeParse(out);
-  if (!r.success) throw new ProviderError('Failed', `AWS ${what}: unexpected response shape: ${r.error.issues[0]?.message ?? 'invalid'}`);
-  return r.data;
-}
-
-let sdk: typeof Ec2Sdk | undefined;
-
-/**
- * @aws-sdk/client-ec2, loaded with the first client rather than at import: every worker imports
- * this adapter (through the default registry), and only one with AWS credentials should carry
- * the SDK (~80 MB of RSS).
- */
-function ec2Sdk(): typeof Ec2Sdk {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred on purpose (see above)
-  sdk ??= require('@aws-sdk/client-ec2') as typeof Ec2Sdk;
-  return sdk;
-}
-
 /** The only code that calls EC2. One method per API call (plus its pagination); no retries. */
 export class Ec2Api {
-  private readonly client: (region: string) => EC2Client;
+  private readonly ec2: Ec2Transport;
 
-  constructor(private readonly opts: Ec2ApiOptions) {
-    this.client = perRegion((region) => {
-      const c = new (ec2Sdk().EC2Client)({
-        region,
-        // Temporal's activity retry policy is the only retry; the SDK must not add its own.
-        maxAttempts: 1,
-        ...connectionConfig(opts),
-      });
-      opts.configureClient?.(c);
-      return c;
-    });
-  }
-
-  private async call<T>(region: string, what: string, schema: z.ZodType<T>, send: (c: EC2Client, sdk: typeof Ec2Sdk) => Promise<unknown>): Promise<T> {
-    let out: unknown;
-    try {
-      out = await send(this.client(region), ec2Sdk());
-    } catch (err) {
-      throw redactError(classify(err, `${what} (${region})`), await this.secrets(region));
-    }
-    return parse(schema, out, what);
-  }
-
-  /** Every page of a paginated Describe call: `send` asks for the page after `NextToken`, `items` reads one page. */
-  private async pages<P extends { NextToken?: string | null | undefined }, R>(
-    region: string,
-    what: string,
-    schema: z.ZodType<P>,
-    send: (c: EC2Client, sdk: typeof Ec2Sdk, NextToken: string | undefined) => Promise<unknown>,
-    items: (page: P) => Iterable<R>,
-  ): Promise<R[]> {
-    const found: R[] = [];
-    let NextToken: string | undefined;
-    do {
-      const page = await this.call(region, what, schema, (c, sdk) => send(c, sdk, NextToken));
-      found.push(...items(page));
-      NextToken = page.NextToken ?? undefined;
-    } while (NextToken);
-    return found;
-  }
-
-  /** The credential values this client signs with (explicit, or as resolved from a profile), to redact from errors. */
-  private async secrets(region: string): Promise<string[]> {
-    try {
-      const c = await this.client(region).config.credentials();
-      return [c.accessKeyId, c.secretAccessKey, c.sessionToken].filter((v): v is string => typeof v === 'string');
-    } catch {
-      return [];
-    }
-  }
-
-  private get pageSize(): number {
-    return this.opts.pageSize ?? 100;
+  constructor(opts: Ec2ApiOptions) {
+    this.ec2 = new Ec2Transport(opts);
   }
 
   /** Instance types among `types` offered at `locationType` granularity; `location` is the region or AZ. */
   async typeOfferings(region: string, types: string[], locationType: 'region' | 'availability-zone'): Promise<{ instanceType: string; location: string }[]> {
-    return this.pages(
+    return this.ec2.pages(
       region,
       'DescribeInstanceTypeOfferings',
       Offerings,
@@ -151,7 +77,7 @@ export class Ec2Api {
           new DescribeInstanceTypeOfferingsCommand({
             LocationType: locationType,
             Filters: [{ Name: 'instance-type', Values: types }],
-            MaxResults: Math.max(5, this.pageSize),
+            MaxResults: Math.max(5, this.ec2.pageSize),
             NextToken,
           }),
         ),
@@ -160,7 +86,7 @@ export class Ec2Api {
   }
 
   async defaultVpcId(region: string): Promise<string | undefined> {
-    const out = await this.call(region, 'DescribeVpcs', Vpcs, (c, { DescribeVpcsCommand }) =>
+    const out = await this.ec2.call(region, 'DescribeVpcs', Vpcs, (c, { DescribeVpcsCommand }) =>
       c.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] })),
     );
     return out.Vpcs[0]?.VpcId;
@@ -168,7 +94,7 @@ export class Ec2Api {
 
   /** The default subnet of each AZ of the VPC. */
   async defaultSubnets(region: string, vpcId: string): Promise<{ subnetId: string; zone: string }[]> {
-    return this.pages(
+    return this.ec2.pages(
       region,
       'DescribeSubnets',
       Subnets,
@@ -179,7 +105,7 @@ export class Ec2Api {
               { Name: 'vpc-id', Values: [vpcId] },
               { Name: 'default-for-az', Values: ['true'] },
             ],
-            MaxResults: Math.max(5, this.pageSize),
+            MaxResults: Math.max(5, this.ec2.pageSize),
             NextToken,
           }),
         ),
@@ -189,7 +115,7 @@ export class Ec2Api {
 
   /** The security group named `name` in the VPC, with the single TCP ports it already allows. */
   async findSecurityGroup(region: string, vpcId: string, name: string): Promise<{ groupId: string; tcpPorts: number[] } | undefined> {
-    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) =>
+    const out = await this.ec2.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) =>
       c.send(
         new DescribeSecurityGroupsCommand({
           Filters: [
@@ -207,7 +133,7 @@ export class Ec2Api {
 
   /** Security groups named `name` and tagged with the VM's identity and deployment, in any VPC of the region. */
   async securityGroupIdsByName(region: string, name: string, vmName: string, deployment: string): Promise<string[]> {
-    const out = await this.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) =>
+    const out = await this.ec2.call(region, 'DescribeSecurityGroups', Groups, (c, { DescribeSecurityGroupsCommand }) =>
       c.send(
         new DescribeSecurityGroupsCommand({
           Filters: [
@@ -223,7 +149,7 @@ export class Ec2Api {
 
   /** Every security group of `deployment` in the region that carries a VM identity tag (paginated). */
   async ownedSecurityGroups(region: string, deployment: string): Promise<{ groupId: string; vmName: string }[]> {
-    return this.pages(
+    return this.ec2.pages(
       region,
       'DescribeSecurityGroups',
       Groups.extend({ NextToken: z.string().nullish() }),
@@ -246,7 +172,7 @@ export class Ec2Api {
   }
 
   async createSecurityGroup(region: string, vpcId: string, name: string, description: string, tags: Tag[]): Promise<string> {
-    const out = await this.call(region, 'CreateSecurityGroup', CreatedGroup, (c, { CreateSecurityGroupCommand }) =>
+    const out = await this.ec2.call(region, 'CreateSecurityGroup', CreatedGroup, (c, { CreateSecurityGroupCommand }) =>
       c.send(
         new CreateSecurityGroupCommand({
           GroupName: name,
@@ -263,7 +189,7 @@ export class Ec2Api {
   async allowTcp(region: string, groupId: string, ports: number[]): Promise<void> {
     if (ports.length === 0) return;
     try {
-      await this.call(region, 'AuthorizeSecurityGroupIngress', z.unknown(), (c, { AuthorizeSecurityGroupIngressCommand }) =>
+      await this.ec2.call(region, 'AuthorizeSecurityGroupIngress', z.unknown(), (c, { AuthorizeSecurityGroupIngressCommand }) =>
         c.send(
           new AuthorizeSecurityGroupIngressCommand({
             GroupId: groupId,
@@ -287,7 +213,9 @@ export class Ec2Api {
   async imageById(region: string, imageId: string): Promise<{ imageId: string; rootDevice?: string } | undefined> {
     let page;
     try {
-      page = await this.call(region, 'DescribeImages', Images, (c, { DescribeImagesCommand }) => c.send(new DescribeImagesCommand({ ImageIds: [imageId] })));
+      page = await this.ec2.call(region, 'DescribeImages', Images, (c, { DescribeImagesCommand }) =>
+        c.send(new DescribeImagesCommand({ ImageIds: [imageId] })),
+      );
     } catch (err) {
       if (err instanceof ProviderError && err.code?.startsWith('InvalidAMIID')) return undefined;
       throw err;
@@ -304,7 +232,7 @@ export class Ec2Api {
       { Name: 'state', Values: ['available'] },
       { Name: 'architecture', Values: ['x86_64'] },
     ];
-    const images = await this.pages(
+    const images = await this.ec2.pages(
       region,
       'DescribeImages',
       Images,
@@ -319,18 +247,18 @@ export class Ec2Api {
   }
 
   async runInstance(region: string, input: RunInstancesCommandInput): Promise<string> {
-    const out = await this.call(region, 'RunInstances', Launched, (c, { RunInstancesCommand }) => c.send(new RunInstancesCommand(input)));
+    const out = await this.ec2.call(region, 'RunInstances', Launched, (c, { RunInstancesCommand }) => c.send(new RunInstancesCommand(input)));
     return out.Instances[0]!.InstanceId;
   }
 
   /** Instances matching the filters, every page. */
   async describeInstances(region: string, filters: Filter[]): Promise<Ec2Instance[]> {
-    return this.pages(
+    return this.ec2.pages(
       region,
       'DescribeInstances',
       Reservations,
       (c, { DescribeInstancesCommand }, NextToken) =>
-        c.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: Math.max(5, this.pageSize), NextToken })),
+        c.send(new DescribeInstancesCommand({ Filters: filters, MaxResults: Math.max(5, this.ec2.pageSize), NextToken })),
       (page) => page.Reservations.flatMap((r) => r.Instances),
     );
   }
@@ -338,13 +266,13 @@ export class Ec2Api {
   /** TerminateInstances; EC2 already treats terminating a terminated instance as success. */
   async terminate(region: string, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.call(region, 'TerminateInstances', z.unknown(), (c, { TerminateInstancesCommand }) =>
+    await this.ec2.call(region, 'TerminateInstances', z.unknown(), (c, { TerminateInstancesCommand }) =>
       c.send(new TerminateInstancesCommand({ InstanceIds: ids })),
     );
   }
 
   async deleteSecurityGroup(region: string, groupId: string): Promise<void> {
-    await this.call(region, 'DeleteSecurityGroup', z.unknown(), (c, { DeleteSecurityGroupCommand }) =>
+    await this.ec2.call(region, 'DeleteSecurityGroup', z.unknown(), (c, { DeleteSecurityGroupCommand }) =>
       c.send(new DeleteSecurityGroupCommand({ GroupId: groupId })),
     );
   }

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { _InstanceType, Filter, Tag } from '@aws-sdk/client-ec2';
-import { z } from 'zod';
+import type { _InstanceType, Filter } from '@aws-sdk/client-ec2';
 import { ProviderError } from '../../core/errors';
 import { renderCloudInit } from '../cloud-init';
-import { IDENTITY_TAG, OWNER_TAG, identityName } from '../../core/provider';
+import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type {
   CloudProvider,
   InstanceSpec,
@@ -23,7 +22,8 @@ import { CloudAdapter } from '../cloud-adapter';
 import { awsConfig, hasCredentials, type AwsProviderOptions } from './config';
 import type { Ec2Api } from './api';
 import { CATALOG } from './catalog';
-import { IDEM_TAG, LIVE_STATES, imageFamilyOf, observedOf, offerFor, tagOf } from './map';
+import { IDEM_TAG, LIVE_STATES, observedOf, offerFor, tagOf } from './map';
+import { ownerTags, prepareLaunch, Prepared } from './prepare';
 import type { AwsPricing } from './pricing';
 import type { AwsQuotas } from './quotas';
 
@@ -31,14 +31,6 @@ export type { AwsProviderOptions } from './config';
 
 /** Anything else cannot name an EC2 instance (EC2 would answer InvalidInstanceID.Malformed). */
 const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
-
-const Prepared = z.object({
-  securityGroupId: z.string(),
-  subnetIds: z.array(z.string()).min(1),
-  imageId: z.string(),
-  /** Set with `spec.diskGb`: the root volume's device and size. */
-  rootVolume: z.object({ device: z.string(), sizeGb: z.number() }).optional(),
-});
 
 function sha256(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex');
@@ -114,81 +106,9 @@ export class AwsProvider extends CloudAdapter {
     return this.quotas.shortfalls(offers, (region) => this.api.describeInstances(region, [{ Name: 'instance-state-name', Values: ['pending', 'running'] }]));
   }
 
-  private tags(spec: InstanceSpec): Tag[] {
-    return [
-      { Key: 'Name', Value: identityName(spec.vmName) },
-      { Key: IDENTITY_TAG, Value: spec.vmName },
-      { Key: OWNER_TAG, Value: this.deployment },
-    ];
-  }
-
   /** Default VPC subnets (AZs offering the type, in AZ order), the per-VM security group, the image. */
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
-    const region = offer.region;
-    const vpcId = await this.api.defaultVpcId(region);
-    if (!vpcId) {
-      throw new ProviderError(
-        'InvalidRequest',
-        `AWS region ${region} has no default VPC; create one (aws ec2 create-default-vpc --region ${region}) or drop the region`,
-      );
-    }
-    const [subnets, inZones] = await Promise.all([
-      this.api.defaultSubnets(region, vpcId),
-      this.api.typeOfferings(region, [offer.instanceType], 'availability-zone'),
-    ]);
-    const zones = new Set(inZones.map((o) => o.location));
-    const usable = subnets.filter((s) => zones.has(s.zone) && (offer.zone === undefined || s.zone === offer.zone)).sort((a, b) => a.zone.localeCompare(b.zone));
-    if (usable.length === 0) {
-      throw new ProviderError('Unavailable', `AWS ${region}: no default subnet in an availability zone that offers ${offer.instanceType}`, {
-        block: 'type-in-region',
-      });
-    }
-
-    const groupName = ownedName(spec.vmName, this.deployment);
-    const ports = [...new Set([22, ...spec.openPorts])].sort((a, b) => a - b);
-    const found = await this.api.findSecurityGroup(region, vpcId, groupName);
-    const groupId =
-      found?.groupId ??
-      (await this.api.createSecurityGroup(region, vpcId, groupName, `gpuprov VM ${spec.vmName}: inbound TCP ${ports.join(',')}`, this.tags(spec)));
-    await this.api.allowTcp(
-      region,
-      groupId,
-      ports.filter((p) => !found?.tcpPorts.includes(p)),
-    );
-
-    const image = await this.imageFor(region, offer, spec);
-    return {
-      securityGroupId: groupId,
-      subnetIds: usable.map((s) => s.subnetId),
-      imageId: image.imageId,
-      ...(spec.diskGb !== undefined ? { rootVolume: { device: image.rootDevice ?? '/dev/sda1', sizeGb: spec.diskGb } } : {}),
-    };
-  }
-
-  /**
-   * The user's AMI (`--image`, looked up: AMIs are per region, and a root volume size needs its
-   * root device), else `AWS_AMI_ID`, else the newest Ubuntu 22.04 / Deep Learning AMI.
-   */
-  private async imageFor(region: string, offer: Offer, spec: InstanceSpec): Promise<{ imageId: string; rootDevice?: string }> {
-    const chosen = spec.image ?? this.amiId;
-    if (chosen !== undefined && spec.image === undefined && spec.diskGb === undefined) return { imageId: chosen };
-    if (chosen !== undefined) {
-      const found = await this.api.imageById(region, chosen);
-      if (!found)
-        throw new ProviderError('Unavailable', `AWS ${region}: image ${chosen} not found (AMIs are per region)`, {
-          block: 'region',
-          code: 'InvalidAMIID.NotFound',
-        });
-      return found;
-    }
-    const family = imageFamilyOf(offer);
-    const image = await this.api.newestImage(region, family);
-    if (!image)
-      throw new ProviderError(
-        'Unavailable',
-        `AWS ${region}: no ${family === 'gpu' ? 'Deep Learning (Ubuntu 22.04)' : 'Ubuntu 22.04'} image found; set AWS_AMI_ID`,
-      );
-    return image;
+    return prepareLaunch({ api: this.api, deployment: this.deployment, amiId: this.amiId }, offer, spec);
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
@@ -205,7 +125,7 @@ export class AwsProvider extends CloudAdapter {
     ]);
     if (earlier[0]) return earlier[0].InstanceId;
 
-    const tags = [...this.tags(spec), { Key: IDEM_TAG, Value: idem }];
+    const tags = [...ownerTags(spec.vmName, this.deployment), { Key: IDEM_TAG, Value: idem }];
     const userData = Buffer.from(renderCloudInit(spec.bootScript, spec.publicKeys), 'utf8').toString('base64');
     let failure: ProviderError | undefined;
     for (const subnetId of p.data.subnetIds) {

@@ -1,9 +1,9 @@
 /**
  * The only file that talks to Compute Engine, through `@google-cloud/compute` in REST mode
  * (`fallback: true`). Every response is zod-parsed; every SDK retry is switched off
- * (Temporal retries, adapters do not). Errors leave as ProviderError via `classify`.
+ * (Temporal retries, adapters do not). Errors leave as ProviderError via `classify`. The SDK's
+ * clients and the credentials to redact are set up in ./compute-clients.ts.
  */
-import type * as ComputeSdk from '@google-cloud/compute';
 import type {
   AcceleratorTypesClient,
   FirewallsClient,
@@ -13,21 +13,13 @@ import type {
   ZoneOperationsClient,
   ZonesClient,
 } from '@google-cloud/compute';
-import * as fs from 'node:fs';
 import { z } from 'zod';
 import type { ProviderError } from '../../core/errors';
 import { redactError } from '../redact';
+import { computeClients, NO_RETRY, statusOf, type ComputeApiOptions } from './compute-clients';
 import { classify, classifyOperation } from './errors';
 
-/** How to reach Compute: the project, and for tests a base URL such as `http://127.0.0.1:4321` (no auth then). */
-export interface ComputeApiOptions {
-  project: string;
-  endpoint?: string;
-  /** A service-account or ADC JSON file; without it the SDK uses Application Default Credentials. */
-  keyFilename?: string;
-  /** `maxResults` per list page (Compute's default is 500). */
-  pageSize?: number;
-}
+export type { ComputeApiOptions } from './compute-clients';
 
 const str = z.string().nullish();
 
@@ -63,32 +55,11 @@ const AcceleratorScope = z.object({ acceleratorTypes: z.array(z.object({ name: z
 /** At most this many `zoneOperations.wait` calls per wait (each returns at DONE or its deadline). */
 const MAX_WAITS = 8;
 
-/** No SDK retries, ever: a "not yet" or a 5xx goes back to Temporal's retry policy. */
-const NO_RETRY = { retry: null, autoPaginate: false, timeout: 60_000 };
-
-/** HTTP status of an SDK error, if it has one (404 gone / 409 exists are answers, not failures). */
-function statusOf(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const s = (err as { status?: unknown }).status;
-  return typeof s === 'number' ? s : undefined;
-}
-
 async function call<T>(fn: () => Promise<T>, secrets: readonly string[]): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     throw redactError(classify(err), secrets);
-  }
-}
-
-/** The credential values in a service-account key file, to redact from errors (the SDK reads the file itself). */
-function keyFileSecrets(file: string | undefined): string[] {
-  if (!file) return [];
-  try {
-    const k = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-    return [k.private_key, k.private_key_id, k.client_secret, k.refresh_token].filter((v): v is string => typeof v === 'string');
-  } catch {
-    return [];
   }
 }
 
@@ -102,19 +73,6 @@ export function operationFailure(op: GcpOperation): ProviderError | undefined {
   if (errors.length === 0) return undefined;
   const exists = errors.find((e) => e.code === 'RESOURCE_ALREADY_EXISTS');
   return redactError(classifyOperation(exists ? [exists] : errors));
-}
-
-let sdk: typeof ComputeSdk | undefined;
-
-/**
- * @google-cloud/compute, loaded with the first ComputeApi rather than at import: every worker
- * imports this adapter (through the default registry), and only one configured for GCP should
- * carry the SDK (~130 MB of RSS).
- */
-function computeSdk(): typeof ComputeSdk {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred on purpose (see above)
-  sdk ??= require('@google-cloud/compute') as typeof ComputeSdk;
-  return sdk;
 }
 
 /** Compute Engine REST v1, reduced to the calls gpuprov makes. */
@@ -135,28 +93,17 @@ export class ComputeApi {
   constructor(opts: ComputeApiOptions) {
     this.project = opts.project;
     this.pageSize = opts.pageSize ?? 500;
-    const options: NonNullable<ConstructorParameters<typeof InstancesClient>[0]> = { fallback: true, projectId: opts.project };
-    if (opts.endpoint) {
-      const u = new URL(opts.endpoint);
-      options.apiEndpoint = u.hostname;
-      options.port = Number(u.port || (u.protocol === 'http:' ? 80 : 443));
-      options.protocol = u.protocol === 'http:' ? 'http' : 'https';
-    }
-    this.secrets = keyFileSecrets(opts.keyFilename);
-    if (opts.keyFilename) options.keyFilename = opts.keyFilename;
-    // A fixture endpoint without a key file: a placeholder API key stops the SDK from looking
-    // for Application Default Credentials (it is sent as x-goog-api-key and means nothing).
-    else if (opts.endpoint) options.apiKey = 'gpuprov-fixture-no-auth';
-    if (options.apiKey) this.secrets.push(options.apiKey);
-    const compute = computeSdk();
-    this.instances = new compute.InstancesClient(options);
-    this.zoneOps = new compute.ZoneOperationsClient(options);
-    this.firewalls = new compute.FirewallsClient(options);
-    this.images = new compute.ImagesClient(options);
-    this.zones = new compute.ZonesClient(options);
-    this.accelerators = new compute.AcceleratorTypesClient(options);
-    this.regions = new compute.RegionsClient(options);
+    const c = computeClients(opts);
+    this.secrets = c.secrets;
+    this.instances = c.instances;
+    this.zoneOps = c.zoneOps;
+    this.firewalls = c.firewalls;
+    this.images = c.images;
+    this.zones = c.zones;
+    this.accelerators = c.accelerators;
+    this.regions = c.regions;
   }
+
   private call<T>(fn: () => Promise<T>): Promise<T> {
     return call(fn, this.secrets);
   }
