@@ -4,19 +4,10 @@
  * (Temporal retries, adapters do not). Errors leave as ProviderError via `classify`. The SDK's
  * clients and the credentials to redact are set up in ./compute-clients.ts.
  */
-import type {
-  AcceleratorTypesClient,
-  FirewallsClient,
-  ImagesClient,
-  InstancesClient,
-  RegionsClient,
-  ZoneOperationsClient,
-  ZonesClient,
-} from '@google-cloud/compute';
 import { z } from 'zod';
 import type { ProviderError } from '../../core/errors';
 import { redactError } from '../redact';
-import { computeClients, NO_RETRY, statusOf, type ComputeApiOptions } from './compute-clients';
+import { computeClients, NO_RETRY, statusOf, type ComputeApiOptions, type ComputeClients } from './compute-clients';
 import { classify, classifyOperation } from './errors';
 
 export type { ComputeApiOptions } from './compute-clients';
@@ -79,45 +70,29 @@ export function operationFailure(op: GcpOperation): ProviderError | undefined {
 export class ComputeApi {
   readonly project: string;
   private readonly pageSize: number;
-  private readonly instances: InstancesClient;
-  private readonly zoneOps: ZoneOperationsClient;
-  private readonly firewalls: FirewallsClient;
-  private readonly images: ImagesClient;
-  private readonly zones: ZonesClient;
-  private readonly accelerators: AcceleratorTypesClient;
-  private readonly regions: RegionsClient;
-
-  /** Credential values to redact from every error this client lets out. */
-  private readonly secrets: string[];
+  /** The SDK clients, and the credential values to redact from every error they let out. */
+  private readonly c: ComputeClients;
 
   constructor(opts: ComputeApiOptions) {
     this.project = opts.project;
     this.pageSize = opts.pageSize ?? 500;
-    const c = computeClients(opts);
-    this.secrets = c.secrets;
-    this.instances = c.instances;
-    this.zoneOps = c.zoneOps;
-    this.firewalls = c.firewalls;
-    this.images = c.images;
-    this.zones = c.zones;
-    this.accelerators = c.accelerators;
-    this.regions = c.regions;
+    this.c = computeClients(opts);
   }
 
   private call<T>(fn: () => Promise<T>): Promise<T> {
-    return call(fn, this.secrets);
+    return call(fn, this.c.secrets);
   }
 
   /** An OAuth access token of the same credentials (the Billing Catalog is read with it); none on a fixture endpoint. */
   async accessToken(): Promise<string | undefined> {
-    return (await this.instances.auth.getAccessToken()) ?? undefined;
+    return (await this.c.instances.auth.getAccessToken()) ?? undefined;
   }
 
   /** Every zone of the project (paginated). */
   async listZones(): Promise<z.infer<typeof Zone>[]> {
     return this.call(async () => {
       const out: z.infer<typeof Zone>[] = [];
-      for await (const zone of this.zones.listAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY)) out.push(Zone.parse(zone));
+      for await (const zone of this.c.zones.listAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY)) out.push(Zone.parse(zone));
       return out;
     });
   }
@@ -126,7 +101,7 @@ export class ComputeApi {
   async acceleratorsByZone(): Promise<Map<string, Set<string>>> {
     return this.call(async () => {
       const out = new Map<string, Set<string>>();
-      const it = this.accelerators.aggregatedListAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY);
+      const it = this.c.accelerators.aggregatedListAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY);
       for await (const [scope, list] of it) {
         if (!scope.startsWith('zones/')) continue;
         const names = (AcceleratorScope.parse(list).acceleratorTypes ?? []).map((a) => a.name);
@@ -139,23 +114,23 @@ export class ComputeApi {
   /** A region's quotas (`regions.get`): NVIDIA_*_GPUS and the rest, limit and usage. */
   async regionQuotas(region: string): Promise<GcpQuota[]> {
     return this.call(async () => {
-      const r = Region.parse((await this.regions.get({ project: this.project, region }, NO_RETRY))[0]);
+      const r = Region.parse((await this.c.regions.get({ project: this.project, region }, NO_RETRY))[0]);
       return (r.quotas ?? []).map((q) => ({ metric: q.metric, limit: q.limit ?? 0, usage: q.usage ?? 0 }));
     });
   }
 
   /** The newest image of a family, as a selfLink. */
   async imageFromFamily(project: string, family: string): Promise<string> {
-    return this.call(async () => Image.parse((await this.images.getFromFamily({ project, family }, NO_RETRY))[0]).selfLink);
+    return this.call(async () => Image.parse((await this.c.images.getFromFamily({ project, family }, NO_RETRY))[0]).selfLink);
   }
 
   /** The firewall rule, or undefined when it does not exist. */
   async getFirewall(name: string): Promise<z.infer<typeof Firewall> | undefined> {
     try {
-      return Firewall.parse((await this.firewalls.get({ project: this.project, firewall: name }, NO_RETRY))[0]);
+      return Firewall.parse((await this.c.firewalls.get({ project: this.project, firewall: name }, NO_RETRY))[0]);
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
-      throw redactError(classify(err), this.secrets);
+      throw redactError(classify(err), this.c.secrets);
     }
   }
 
@@ -164,7 +139,7 @@ export class ComputeApi {
     return this.call(async () => {
       const out: z.infer<typeof Firewall>[] = [];
       const filter = `name eq "${prefix}.*"`;
-      for await (const fw of this.firewalls.listAsync({ project: this.project, filter, maxResults: this.pageSize }, NO_RETRY)) out.push(Firewall.parse(fw));
+      for await (const fw of this.c.firewalls.listAsync({ project: this.project, filter, maxResults: this.pageSize }, NO_RETRY)) out.push(Firewall.parse(fw));
       return out;
     });
   }
@@ -172,20 +147,20 @@ export class ComputeApi {
   /** Insert a firewall rule; an existing rule of that name (409) counts as done. No waiting. */
   async insertFirewall(body: Record<string, unknown>): Promise<void> {
     try {
-      await this.firewalls.insert({ project: this.project, firewallResource: body }, NO_RETRY);
+      await this.c.firewalls.insert({ project: this.project, firewallResource: body }, NO_RETRY);
     } catch (err) {
       if (statusOf(err) === 409) return;
-      throw redactError(classify(err), this.secrets);
+      throw redactError(classify(err), this.c.secrets);
     }
   }
 
   /** Delete a firewall rule; already gone (404) counts as done. No waiting. */
   async deleteFirewall(name: string): Promise<void> {
     try {
-      await this.firewalls.delete({ project: this.project, firewall: name }, NO_RETRY);
+      await this.c.firewalls.delete({ project: this.project, firewall: name }, NO_RETRY);
     } catch (err) {
       if (statusOf(err) === 404) return;
-      throw redactError(classify(err), this.secrets);
+      throw redactError(classify(err), this.c.secrets);
     }
   }
 
@@ -195,17 +170,17 @@ export class ComputeApi {
    */
   async insertInstance(zone: string, body: Record<string, unknown>, requestId: string): Promise<GcpOperation | 'exists'> {
     try {
-      const [op] = await this.instances.insert({ project: this.project, zone, requestId, instanceResource: body }, NO_RETRY);
+      const [op] = await this.c.instances.insert({ project: this.project, zone, requestId, instanceResource: body }, NO_RETRY);
       return Operation.parse(op.latestResponse);
     } catch (err) {
       if (statusOf(err) === 409) return 'exists';
-      throw redactError(classify(err), this.secrets);
+      throw redactError(classify(err), this.c.secrets);
     }
   }
 
   /** One `zoneOperations.get`. */
   async getZoneOperation(zone: string, operation: string): Promise<GcpOperation> {
-    return this.call(async () => Operation.parse((await this.zoneOps.get({ project: this.project, zone, operation }, NO_RETRY))[0]));
+    return this.call(async () => Operation.parse((await this.c.zoneOps.get({ project: this.project, zone, operation }, NO_RETRY))[0]));
   }
 
   /**
@@ -221,9 +196,9 @@ export class ComputeApi {
       if (left <= 0) break;
       let op: GcpOperation;
       try {
-        op = Operation.parse((await this.zoneOps.wait({ project: this.project, zone, operation }, { ...NO_RETRY, timeout: left }))[0]);
+        op = Operation.parse((await this.c.zoneOps.wait({ project: this.project, zone, operation }, { ...NO_RETRY, timeout: left }))[0]);
       } catch (err) {
-        const e = redactError(classify(err), this.secrets);
+        const e = redactError(classify(err), this.c.secrets);
         if (e.kind !== 'Transient') throw e;
         break;
       }
@@ -235,10 +210,10 @@ export class ComputeApi {
   /** The instance by name or id, or undefined when it does not exist. */
   async getInstance(zone: string, instance: string): Promise<GcpInstance | undefined> {
     try {
-      return Instance.parse((await this.instances.get({ project: this.project, zone, instance }, NO_RETRY))[0]);
+      return Instance.parse((await this.c.instances.get({ project: this.project, zone, instance }, NO_RETRY))[0]);
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
-      throw redactError(classify(err), this.secrets);
+      throw redactError(classify(err), this.c.secrets);
     }
   }
 
@@ -246,7 +221,7 @@ export class ComputeApi {
   async listInstances(zone: string, filter: string): Promise<GcpInstance[]> {
     return this.call(async () => {
       const out: GcpInstance[] = [];
-      for await (const inst of this.instances.listAsync({ project: this.project, zone, filter, maxResults: this.pageSize }, NO_RETRY))
+      for await (const inst of this.c.instances.listAsync({ project: this.project, zone, filter, maxResults: this.pageSize }, NO_RETRY))
         out.push(Instance.parse(inst));
       return out;
     });
@@ -255,10 +230,10 @@ export class ComputeApi {
   /** Delete an instance by name or id; already gone (404) counts as done. No waiting. */
   async deleteInstance(zone: string, instance: string): Promise<void> {
     try {
-      await this.instances.delete({ project: this.project, zone, instance }, NO_RETRY);
+      await this.c.instances.delete({ project: this.project, zone, instance }, NO_RETRY);
     } catch (err) {
       if (statusOf(err) === 404) return;
-      throw redactError(classify(err), this.secrets);
+      throw redactError(classify(err), this.c.secrets);
     }
   }
 }
