@@ -6,7 +6,7 @@
  * variables) or to the embedded server whose address the daemon passes in GPUPROV_EMBEDDED_ADDRESS.
  * Worker processes run with WORKER_NODE_FLAGS (src/server/daemons.ts: a 512 MB heap limit).
  * Telemetry (src/telemetry): JSON log lines, gpuprov_* metrics beside the SDK's, OTLP traces.
- * Connecting and running until a signal are in ./worker-process.ts (re-exported here).
+ * Connecting and running until a signal are in ./worker-process.ts.
  */
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
@@ -23,9 +23,7 @@ import { ROTATE_KEY_VAR } from './core/deployment-record';
 import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
 import { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
-import { parseDuration } from './client/options';
-
-export { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
+import { parseDuration } from './client/flag-values';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`defaultWorkflowBundle()`:

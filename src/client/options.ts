@@ -13,7 +13,6 @@ import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from
 import { VM_LIMITS, nameSchema, vmSpecSchema } from './vm-spec';
 
 export { VM_NAME, nameSchema } from './vm-spec';
-export { parseDuration, parseGpu } from './flag-values';
 
 /** The VM flags shared by `start` and `offers`, by name. */
 export const VM_FLAGS = {

@@ -23,7 +23,8 @@ import { LocalProvider } from '../../src/providers/local';
 import { deploymentFromEnv } from '../../src/providers/deployment';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { CloudProvider } from '../../src/core/provider';
-import { buildWorker, connectWorker, runUntilSignal, taskQueueFromEnv, type WorkflowSource } from '../../src/worker';
+import { buildWorker, type WorkflowSource } from '../../src/worker';
+import { connectWorker, runUntilSignal, taskQueueFromEnv } from '../../src/worker-process';
 import { FakeProvider } from './fake-provider';
 
 const fakeProber: SshProber = async () => ({ fingerprint: 'SHA256:fake-host-key', hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeHostKeyForTests' });

@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync, mkdirSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDuration, parseGpu, parseStart } from '../../../src/client/options';
+import { parseDuration, parseGpu } from '../../../src/client/flag-values';
+import { parseStart } from '../../../src/client/options';
 import { parseShape } from '../../../src/client/fleet-schema';
 import { parseCommandLine, show, type FlagSpec } from '../../../src/client/flags';
 import { publicKeyProblem, vmOptionsSchema } from '../../../src/client/vm-spec';
