@@ -9,7 +9,7 @@ import type { DeploymentRecord } from './deployment-record';
 import type { BlockScope } from './errors';
 import type { AttemptKind } from './failures';
 import type { LossCause } from './loss';
-import type { GpuRequest, Location, Offer, SshEndpoint } from './provider';
+import type { GpuRequest, Location, Offer, SpotMode, SshEndpoint } from './provider';
 
 export const API_VERSION = 1;
 export const TASK_QUEUE = 'gpuprov';
@@ -47,6 +47,8 @@ export interface VmSpec {
   budgetUsd?: number;
   /** Offers in flight at once (src/core/hedge.ts); absent: 1, one after another. */
   parallel?: number;
+  /** `--spot`: `only` spot offers, or `auto` spot first then on-demand (src/core/offer-match.ts); absent: on-demand only. */
+  spot?: SpotMode;
   /** `--recover`: a lost VM is torn down and launched again under the same name (src/core/recovery.ts); not for fleet slots. */
   recover?: boolean;
 }

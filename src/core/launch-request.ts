@@ -2,11 +2,11 @@
  * The plan's request, derived from the VM's spec in one place: every request field of `VmSpec`
  * reaches `planOffers` whole, under its own name. Every `VmSpec` field is classified below; a new
  * field fails to compile until it is (and a request field that `ResourceRequest` lacks fails too),
- * so a field such as `spot` cannot be dropped silently.
+ * so a field cannot be dropped silently.
  *
  * | `VmSpec` field                                                                        | in the plan's `ResourceRequest`       |
  * |---------------------------------------------------------------------------------------|---------------------------------------|
- * | `gpu`, `regions`, `instanceTypes`, `maxPricePerHour`, `image`, `diskGb` (REQUEST_FIELDS)| the same field, when set              |
+ * | `gpu`, `regions`, `instanceTypes`, `maxPricePerHour`, `image`, `diskGb`, `spot` (REQUEST_FIELDS) | the same field, when set      |
  * | `name`, `k8s` (CONVERTED_FIELDS)                                                      | `vmName`; `k8s: spec.k8s === 'on'`    |
  * | `clouds`, `ttlMs`, `retryUntilUp`, `publicKeys`, `budgetUsd`, `parallel`, `recover`     | not a request field (LAUNCH_FIELDS)   |
  */
@@ -14,7 +14,7 @@ import type { VmSpec } from './api';
 import type { ResourceRequest } from './provider';
 
 /** Spec fields carried to the plan as they are. */
-export const REQUEST_FIELDS = ['gpu', 'regions', 'instanceTypes', 'maxPricePerHour', 'image', 'diskGb'] as const satisfies readonly (keyof VmSpec &
+export const REQUEST_FIELDS = ['gpu', 'regions', 'instanceTypes', 'maxPricePerHour', 'image', 'diskGb', 'spot'] as const satisfies readonly (keyof VmSpec &
   keyof ResourceRequest)[];
 
 /** Spec fields the request takes in another form. */

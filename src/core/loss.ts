@@ -9,7 +9,7 @@
  * | nothing                                           | `vanished`  |
  * | an instance `Failed`                              | `failed`    |
  * | instances, none alive, none Failed (Stopped, …)   | `stopped`   |
- * | (reserved for spot: the market reclaimed it)      | `preempted` |
+ * | an instance the cloud announced it reclaims (spot) | `preempted` (with `noticeAt`, `deadline`) |
  */
 import type { Observed } from './provider';
 
@@ -21,6 +21,10 @@ export interface LossCause {
   kind: LossKind;
   /** For people: the cloud's words (`i-1 is Failed (host error)`); absent: the kind's own sentence. */
   detail?: string;
+  /** `preempted`: ISO 8601 time the cloud announced the reclaim (src/core/provider.ts `Preemption`). */
+  noticeAt?: string;
+  /** `preempted`: ISO 8601 time the cloud will stop or delete the instance, where it says. */
+  deadline?: string;
 }
 
 const SENTENCE: Readonly<Record<LossKind, string>> = {
@@ -49,8 +53,9 @@ export function lossCauseOf(seen: readonly Pick<Observed, 'id' | 'status' | 'rea
 
 export function isLossCause(v: unknown): v is LossCause {
   if (typeof v !== 'object' || v === null) return false;
-  const c = v as { kind?: unknown; detail?: unknown };
-  return (LOSS_KINDS as readonly unknown[]).includes(c.kind) && (c.detail === undefined || typeof c.detail === 'string');
+  const c = v as { kind?: unknown; detail?: unknown; noticeAt?: unknown; deadline?: unknown };
+  const text = (x: unknown): boolean => x === undefined || typeof x === 'string';
+  return (LOSS_KINDS as readonly unknown[]).includes(c.kind) && text(c.detail) && text(c.noticeAt) && text(c.deadline);
 }
 
 /**

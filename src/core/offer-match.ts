@@ -12,18 +12,26 @@
  * | `gpu-model`     | GPU asked: the offer has a GPU of that model (src/core/gpu-names.ts)        |
  * | `gpu-count`     | GPU asked: exactly `count` GPUs (`H100:1`), or at least (`H100:4+`)          |
  * | `has-gpu`       | no GPU asked: the offer has no GPU (CPU types only, as before)              |
+ * | `market`        | no `spot`: on-demand; `spot: only`: spot; `spot: auto`: spot or on-demand   |
  * | `price-unknown` | no price cap, or the offer has a price (an unknown price never passes a cap)|
  * | `price`         | no price cap, or the price is at or below it                                |
  *
  * Order is kept: the matched offers are the input offers, in the input order.
  */
 import { gpuModelMatches } from './gpu-names';
-import type { GpuRequest, Offer, ResourceRequest } from './provider';
+import { marketOf } from './offers';
+import type { GpuRequest, Market, Offer, ResourceRequest } from './provider';
 
-export type DropReason = 'region' | 'instance-type' | 'gpu-model' | 'gpu-count' | 'has-gpu' | 'price-unknown' | 'price';
+export type DropReason = 'region' | 'instance-type' | 'gpu-model' | 'gpu-count' | 'has-gpu' | 'market' | 'price-unknown' | 'price';
 
 /** What the matcher reads of a request. */
-export type MatchRequest = Pick<ResourceRequest, 'gpu' | 'regions' | 'instanceTypes' | 'maxPricePerHour'>;
+export type MatchRequest = Pick<ResourceRequest, 'gpu' | 'regions' | 'instanceTypes' | 'maxPricePerHour' | 'spot'>;
+
+/** The markets a request takes (the `market` row). */
+export function marketsAsked(req: Pick<ResourceRequest, 'spot'>): readonly Market[] {
+  if (req.spot === 'only') return ['spot'];
+  return req.spot === 'auto' ? ['spot', 'on-demand'] : ['on-demand'];
+}
 
 export interface Dropped {
   offer: Offer;
@@ -62,6 +70,7 @@ export function dropReason(o: Offer, req: MatchRequest): DropReason | undefined 
   } else if (gpusOf(o) > 0) {
     return 'has-gpu';
   }
+  if (!marketsAsked(req).includes(marketOf(o))) return 'market';
   if (req.maxPricePerHour !== undefined) {
     if (o.pricePerHour === undefined) return 'price-unknown';
     if (o.pricePerHour > req.maxPricePerHour) return 'price';
@@ -108,6 +117,11 @@ export function explainNoMatch(req: MatchRequest, dropped: readonly Dropped[]): 
       unpriced.map((o) => o.instanceType),
       4,
     )})`;
+  const markets = by('market');
+  if (markets.length > 0) {
+    const fix = req.spot === 'only' ? ' (--spot auto falls back to on-demand)' : ' (--spot or --spot auto asks for spot)';
+    return `no ${req.spot === 'only' ? 'spot' : 'on-demand'} offer for ${ask}${within}; ${there} only ${listed(markets.map(marketOf))}${fix}`;
+  }
   const counts = by('gpu-count');
   if (counts.length > 0 && req.gpu) {
     const shapes = listed(

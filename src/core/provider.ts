@@ -45,7 +45,16 @@ export interface ResourceRequest {
   image?: string;
   /** `--disk-gb`: clouds that cannot size the disk, or not to this size, are skipped by `planOffers`. */
   diskGb?: number;
+  /**
+   * `--spot`: `only` — spot offers only; `auto` — spot first, then on-demand. Absent: on-demand
+   * only. An adapter whose cloud sells spot lists its spot offers (`market: 'spot'`) when this is
+   * set; `matchOffers` keeps the markets asked for.
+   */
+  spot?: SpotMode;
 }
+
+/** See {@link ResourceRequest.spot}. */
+export type SpotMode = 'only' | 'auto';
 
 /** See {@link Offer.priceSource}. */
 export type PriceSource = 'api' | 'catalog';
@@ -62,8 +71,10 @@ export interface Offer {
   gpu?: { model: string; count: number; memoryGiB?: number };
   vcpus?: number;
   memoryGiB?: number;
-  /** Hourly price, when the cloud publishes one. */
+  /** Hourly price, when the cloud publishes one: on a spot offer, the spot price charged now. */
   pricePerHour?: number;
+  /** On a spot offer: the on-demand hourly price of the same type and place, shown beside it (absent when unknown). */
+  onDemandPricePerHour?: number;
   currency?: string;
   /**
    * Where `pricePerHour` came from: `api` — read from the vendor's API (or its price list) at
@@ -149,6 +160,22 @@ export interface Observed {
    * instance. Absent on clouds that keep none.
    */
   createKey?: string;
+  /** The cloud has announced it will reclaim this (spot) instance, which may still run: see {@link Preemption}. */
+  preemption?: Preemption;
+}
+
+/**
+ * A spot instance's reclaim as the cloud's API exposes it (AWS spot request status
+ * `marked-for-termination` or an instance-action, GCP's preempted status, a marketplace's outbid
+ * state). Plain JSON: it reaches history in the `preempted` loss cause.
+ */
+export interface Preemption {
+  /** ISO 8601: when the cloud announced it (first seen, where the cloud gives no time). */
+  noticeAt: string;
+  /** ISO 8601: when the cloud will stop or delete the instance, where it says. */
+  deadline?: string;
+  /** The cloud's words (`marked-for-termination`, `TERMINATED (preempted)`), for people. */
+  detail?: string;
 }
 
 /** An instance found by {@link CloudProvider.inventory}: what `observe` reports, plus whose it is. */

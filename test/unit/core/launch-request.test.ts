@@ -19,6 +19,7 @@ const full: Required<VmSpec> = {
   budgetUsd: 100,
   parallel: 2,
   recover: true,
+  spot: 'auto',
 };
 
 describe('the plan request derived from the spec', () => {
@@ -40,6 +41,7 @@ describe('the plan request derived from the spec', () => {
       maxPricePerHour: 99,
       image: 'ami-123',
       diskGb: 500,
+      spot: 'auto',
     });
   });
 

@@ -21,6 +21,7 @@ const a80 = offer('a2-ultragpu-1g', { model: 'A100-80GB', count: 1, memoryGiB: 8
 const cpu = offer('t3.micro', undefined, { pricePerHour: 0.0104 });
 const unpriced = offer('gpu-h100-sxm:1gpu', { model: 'H100', count: 1 }, { pricePerHour: undefined });
 const west = offer('h100x1', { model: 'H100', count: 1 }, { region: 'r2', pricePerHour: 3.1 });
+const spot1 = offer('h100x1', { model: 'H100', count: 1 }, { market: 'spot', pricePerHour: 1.2, onDemandPricePerHour: 2.99 });
 
 describe('GPU names: one normaliser for every spelling', () => {
   it.each([
@@ -113,6 +114,15 @@ describe('matchOffers', () => {
     expect(dropReason(o, req)).toBe(reason);
   });
 
+  it.each<[string, MatchRequest, Offer[]]>([
+    ['no spot asked: on-demand only', { gpu: { model: 'H100', count: 1 } }, [h1, west]],
+    ['spot only', { gpu: { model: 'H100', count: 1 }, spot: 'only' }, [spot1]],
+    ['spot auto: both, in input order', { gpu: { model: 'H100', count: 1 }, spot: 'auto' }, [h1, spot1, west]],
+  ])('market: %s', (_name, req, expected) => {
+    expect(matchOffers([h1, spot1, west], req).offers).toEqual(expected);
+    expect(dropReason(spot1, { gpu: { model: 'A100', count: 1 } })).toBe('gpu-model');
+  });
+
   it('keeps the input order', () => {
     expect(matchOffers([p5, h4, h1], { gpu: { model: 'H100', count: 1, atLeast: true } }).offers).toEqual([p5, h4, h1]);
   });
@@ -140,6 +150,12 @@ describe('explainNoMatch', () => {
     expect(why([h1], {})).toContain('--gpu');
     expect(why([h1], { gpu: { model: 'H100', count: 1 }, instanceTypes: ['x'] })).toContain('types here: h100x1');
     expect(why([h1], { gpu: { model: 'H100', count: 1 }, regions: ['eu'] })).toBe('nothing in eu; regions here: r1');
+  });
+  it('a market not sold there names the markets there and the fix', () => {
+    expect(why([h1], { gpu: { model: 'H100', count: 1 }, spot: 'only' })).toBe(
+      'no spot offer for GPU H100:1; here only on-demand (--spot auto falls back to on-demand)',
+    );
+    expect(why([spot1], { gpu: { model: 'H100', count: 1 } })).toContain('(--spot or --spot auto asks for spot)');
   });
   it('formats the ask as typed', () => {
     expect(formatGpuRequest({ model: 'H100', count: 4, atLeast: true })).toBe('H100:4+');
