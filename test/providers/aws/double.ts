@@ -145,10 +145,14 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
       regions: [REGION],
       endpoint: moto.url,
       credentials: TEST_CREDENTIALS,
-      configureClient,
       deployment: CONFORMANCE_DEPLOYMENT,
       ...opts,
       ...more,
+      // The double's recording and arming stay under a hook of the caller's (contract recorders).
+      configureClient: (client) => {
+        configureClient(client);
+        (more.configureClient ?? opts.configureClient)?.(client);
+      },
     });
 
   const ec2 = new EC2Client({ region: REGION, endpoint: moto.url, credentials: TEST_CREDENTIALS, maxAttempts: 1 });
