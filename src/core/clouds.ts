@@ -94,6 +94,7 @@ const CONTAINER: ImageSupport = {
 const vendor = (pattern: string, format: string, example: string): ImageSupport => ({ kind: 'vendor-image', pattern, format, example });
 const undocumented = (): CloudRateLimit => ({ perSecond: 2, source: 'not documented: conservative default' });
 const ON_DEMAND: readonly Market[] = ['on-demand'];
+const ON_DEMAND_AND_SPOT: readonly Market[] = ['on-demand', 'spot'];
 const DISK = { min: 10, max: 16_384 };
 const CONTAINER_DISK = { min: 10, max: 4_096 };
 
@@ -125,7 +126,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     credentials: 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)',
     regions: [...AWS_REGIONS, ...AWS_REGIONS_2],
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT,
   },
   gcp: {
     rateLimit: { perSecond: 20, source: 'https://cloud.google.com/compute/api-quota' },

@@ -17,6 +17,7 @@ import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
 import { checkGcpBilling } from './gcp-billing';
 import { checkAwsRunInstances } from './aws-run';
+import { checkAwsSpot } from './aws-spot';
 import { checkRunPodCreate } from './runpod-create';
 import { motoMissing } from '../harness/moto';
 import { HTTP_CONTRACTS } from './clouds';
@@ -180,6 +181,18 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
       process.stdout.write(`contract aws: image and disk parameters ${r.ours.join('&')}\n`);
       expect(r.failures).toEqual([]);
       expect(r.ours.some((p) => p.startsWith('BlockDeviceMapping.1.Ebs.VolumeSize='))).toBe(true);
+    },
+    300_000,
+  );
+
+  it.skipIf(motoMissing())(
+    "aws: our spot fixtures parse in botocore with their values, and our spot requests' parameters are boto3's (at moto)",
+    async () => {
+      const r = await checkAwsSpot();
+      reports.push(r);
+      process.stdout.write(`contract aws: spot parameters ${Object.values(r.ours).flat().join('&')}\n`);
+      expect(r.failures).toEqual([]);
+      expect(r.ours.RunInstances).toContain('InstanceMarketOptions.MarketType=spot');
     },
     300_000,
   );
