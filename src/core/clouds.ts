@@ -214,7 +214,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'VERDA_CLIENT_ID and VERDA_CLIENT_SECRET',
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT, // spot instances (src/providers/verda/map.ts)
   },
   massedcompute: {
     rateLimit: undocumented(),
@@ -234,7 +234,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'NEBIUS_IAM_TOKEN and NEBIUS_PROJECT_ID (or NEBIUS_PROJECTS)',
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT, // preemptible VMs (src/providers/nebius/map.ts)
   },
   docker: {
     rateLimit: false,

@@ -71,6 +71,13 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
         for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
         expect(report.failures).toEqual([]);
       }, 300_000);
+    if (c.spot)
+      it(`${c.cloud}: asking for spot, our plan and create match ${c.client}'s`, async () => {
+        const report = { ...(await checkHttpCloud({ ...c, request: { ...c.request, spot: 'only' } })), cloud: `${c.cloud} (spot)` };
+        reports.push(report);
+        for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
+        expect(report.failures).toEqual([]);
+      }, 300_000);
   }
 
   it("nebius: our .proto files declare what the SDK's descriptors declare, and our addresses are the SDK's", async () => {
