@@ -1,5 +1,5 @@
 /**
- * Where P5's milliseconds go: `npx tsx bench/p5-timeline.ts [--runs N] [--partitions N]`. Runs
+ * Where P5's milliseconds go: `npx tsx bench/p5-timeline.ts [--runs N] [--refusals N] [--partitions N]`. Runs
  * P5's failover (9 Capacity answers, then the 10th offer) N times (default 4) after 5 s of quiet
  * each, and prints the last run's history as a timeline (server event times, ms from the start)
  * with every wait named, then per failed attempt the sum of each kind of wait over all runs but
@@ -29,6 +29,8 @@ const arg = (name: string, fallback: number): number => {
 };
 const RUNS = arg('--runs', 4);
 const PARTITIONS = arg('--partitions', 0);
+/** `--refusals N`: how many offers answer Capacity before one works (P5: 9; 0 is P2's single-attempt launch). */
+const REFUSALS = arg('--refusals', FAILOVER_OFFERS - 1);
 const log = (s: string): void => void process.stderr.write(`[timeline] ${s}\n`);
 
 type Wait = 'wft-queue' | 'wft-run' | 'act-queue' | 'act-run' | 'act-to-wft';
@@ -68,7 +70,8 @@ function waitsOf(events: HistoryEvent[]): { e: HistoryEvent; wait?: Wait; ms: nu
     const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
     if (done) {
       lastActivityEnd = t;
-      return { e, wait: 'act-run', ms: since(done.startedEventId), label: `${k} ${act(done.scheduledEventId)}` };
+      const why = e.activityTaskFailedEventAttributes?.failure?.message;
+      return { e, wait: 'act-run', ms: since(done.startedEventId), label: `${k} ${act(done.scheduledEventId)}${why ? `: ${why.slice(0, 80)}` : ''}` };
     }
     if (e.workflowTaskScheduledEventAttributes && lastActivityEnd !== undefined) {
       const ms = t - lastActivityEnd;
@@ -86,7 +89,7 @@ async function oneRun(lab: Awaited<ReturnType<typeof startLab>>, i: number): Pro
   fake.clearRules();
   await forgetCapacity(lab.client, lab.taskQueue);
   fake.script(
-    ...Array.from({ length: FAILOVER_OFFERS - 1 }, (_, k) => ({ primitive: 'create' as const, region: `r${k}`, error: 'Capacity' as const, times: -1 })),
+    ...Array.from({ length: REFUSALS }, (_, k) => ({ primitive: 'create' as const, region: `r${k}`, error: 'Capacity' as const, times: -1 })),
   );
   const h = await lab.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue: lab.taskQueue,
@@ -135,6 +138,7 @@ async function main(): Promise<void> {
     const totals = new Map<Wait, number>();
     const warm = runs.length > 1 ? runs.slice(1) : runs;
     for (const run of warm) for (const w of waitsOf(run)) if (w.wait) totals.set(w.wait, (totals.get(w.wait) ?? 0) + w.ms);
+    process.stdout.write(`\n${last.length} events to Ready\n`);
     const toReady = warm.map((r) => timeOf(r[r.length - 1]!) - timeOf(r[0]!));
     process.stdout.write(`\nper run (mean of ${warm.length}): start → Ready ${Math.round(toReady.reduce((a, b) => a + b, 0) / warm.length)} ms\n`);
     for (const [wait, ms] of totals)
