@@ -103,6 +103,19 @@ function make(rule: Rule, code: string, message: string, retryAfterMs?: number):
   });
 }
 
+/** Capacity codes that say the zone itself is unusable (any market), not that a type is sold out. */
+const ZONE_WIDE_CAPACITY = new Set(['UNSUPPORTED_OPERATION', 'RESOURCE_OPERATION_RATE_EXCEEDED', 'SERVICE_UNAVAILABLE_FOR_LOCATION']);
+
+/**
+ * A create's error for its offer's market: a spot stock-out (ZONE_RESOURCE_POOL_EXHAUSTED and the
+ * like; Compute has no spot bid, so no "price too low") blocks only that spot offer, whose key
+ * carries `/spot`, so the zone's on-demand offers stay open. Anything else is returned as it is.
+ */
+export function forMarket(err: unknown, market: string | undefined): unknown {
+  if (market !== 'spot' || !(err instanceof ProviderError) || err.kind !== 'Capacity' || ZONE_WIDE_CAPACITY.has(err.code ?? '')) return err;
+  return new ProviderError('Capacity', `${err.message} (spot)`, { block: 'offer', ...(err.code === undefined ? {} : { code: err.code }) });
+}
+
 /** Classify the errors of a finished Compute operation (first known code wins). */
 export function classifyOperation(errors: OperationErrorItem[]): ProviderError {
   const known = errors.find((e) => OPERATION_CODES[e.code] !== undefined);

@@ -1,6 +1,13 @@
 /**
  * Pure GCP ↔ gpuprov mapping: names, labels, request ids, offers, the instance body,
  * and the literal status table.
+ *
+ * Spot (https://cloud.google.com/compute/docs/instances/create-use-spot): a Spot VM is an insert
+ * with `scheduling.provisioningModel: 'SPOT'` (the Discovery document's `Scheduling`); host
+ * maintenance must be `TERMINATE` and `automaticRestart` false (a Spot VM cannot restart itself).
+ * `instanceTerminationAction: 'DELETE'`: a reclaimed VM is deleted with its auto-delete boot disk,
+ * so it bills nothing afterwards (`STOP`, Google's default, keeps the disk and bills it). Spot
+ * capacity counts against the `PREEMPTIBLE_` GPU quotas ({@link gpuQuotaMetric}).
  */
 import { createHash } from 'node:crypto';
 import { ProviderError } from '../../core/errors';
@@ -10,6 +17,7 @@ import { ownedName } from '../deployment';
 import type { InstanceSpec, InstanceStatus, Location, Observed, Offer, QuotaShortfall } from '../../core/provider';
 import { PRICE_DATE, type CatalogEntry } from './catalog';
 import type { PriceLookup } from '../price-cache';
+import { spotPriceKey } from './pricing';
 import type { GcpInstance, GcpQuota } from './api';
 
 export const CLOUD = 'gcp';
@@ -86,35 +94,55 @@ export function regionOfZone(zone: string): string {
 
 /**
  * One offer per (rung × zone), in `entries` order, then zone name; priced from `live` (the Billing
- * Catalog, by region) where it has the rung, else from the dated ladder.
+ * Catalog, by region) where it has the rung, else from the dated ladder. With `spot`, each is
+ * followed by its spot twin where the catalog has the rung's spot price (there is no dated spot
+ * table: a spot offer always carries a live price, with the on-demand one beside it).
  */
-export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) => string[], live?: PriceLookup): Offer[] {
+export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) => string[], live?: PriceLookup, spot = false): Offer[] {
   const offers: Offer[] = [];
   for (const e of entries) {
     for (const zone of [...zonesFor(e)].sort()) {
       const p = live?.(regionOfZone(zone), e.machineType);
-      offers.push({
-        cloud: CLOUD,
-        region: regionOfZone(zone),
-        zone,
-        instanceType: e.machineType,
-        ...(e.gpuModel === undefined
-          ? {}
-          : { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB === undefined ? {} : { memoryGiB: e.gpuMemoryGiB }) } }),
-        vcpus: e.vcpus,
-        memoryGiB: e.memoryGiB,
-        ...(p
-          ? { pricePerHour: p.pricePerHour, priceSource: 'api', pricedAt: p.pricedAt }
-          : { pricePerHour: e.pricePerHour, priceSource: 'catalog', pricedAt: PRICE_DATE }),
-        currency: 'USD',
-        spot: false,
-        extra: {
-          ...(e.attachAccelerator && e.acceleratorType ? { acceleratorType: e.acceleratorType, acceleratorCount: e.gpuCount } : {}),
-        },
-      });
+      const onDemand = onDemandOffer(e, zone, p);
+      offers.push(onDemand);
+      const s = spot ? live?.(regionOfZone(zone), spotPriceKey(e.machineType)) : undefined;
+      if (s) {
+        offers.push({
+          ...onDemand,
+          pricePerHour: s.pricePerHour,
+          onDemandPricePerHour: onDemand.pricePerHour!,
+          priceSource: 'api',
+          pricedAt: s.pricedAt,
+          spot: true,
+          market: 'spot',
+        });
+      }
     }
   }
   return offers;
+}
+
+/** The rung's on-demand offer in `zone`, priced live (`p`) or from the dated ladder. */
+function onDemandOffer(e: CatalogEntry, zone: string, p: ReturnType<PriceLookup>): Offer {
+  return {
+    cloud: CLOUD,
+    region: regionOfZone(zone),
+    zone,
+    instanceType: e.machineType,
+    ...(e.gpuModel === undefined
+      ? {}
+      : { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB === undefined ? {} : { memoryGiB: e.gpuMemoryGiB }) } }),
+    vcpus: e.vcpus,
+    memoryGiB: e.memoryGiB,
+    ...(p
+      ? { pricePerHour: p.pricePerHour, priceSource: 'api', pricedAt: p.pricedAt }
+      : { pricePerHour: e.pricePerHour, priceSource: 'catalog', pricedAt: PRICE_DATE }),
+    currency: 'USD',
+    spot: false,
+    extra: {
+      ...(e.attachAccelerator && e.acceleratorType ? { acceleratorType: e.acceleratorType, acceleratorCount: e.gpuCount } : {}),
+    },
+  };
 }
 
 /** What `prepare` hands to `create` (kept in history). */
@@ -148,10 +176,16 @@ export function instanceBody(project: string, offer: Offer, prepared: Prepared, 
         ...(offer.gpu ? [{ key: 'install-nvidia-driver', value: 'True' }] : []),
       ],
     },
-    // GPU VMs cannot live-migrate: host maintenance must stop them.
-    scheduling: offer.gpu ? { onHostMaintenance: 'TERMINATE', automaticRestart: true } : { onHostMaintenance: 'MIGRATE', automaticRestart: true },
+    scheduling: schedulingOf(offer),
     ...(accelerators.length ? { guestAccelerators: accelerators } : {}),
   };
+}
+
+/** The insert's `scheduling`: spot (see the header), else GPU VMs stop for host maintenance (they cannot live-migrate). */
+export function schedulingOf(offer: Offer): Record<string, unknown> {
+  if (offer.market === 'spot')
+    return { provisioningModel: 'SPOT', instanceTerminationAction: 'DELETE', onHostMaintenance: 'TERMINATE', automaticRestart: false };
+  return offer.gpu ? { onHostMaintenance: 'TERMINATE', automaticRestart: true } : { onHostMaintenance: 'MIGRATE', automaticRestart: true };
 }
 
 /** A listed instance → Observed (an endpoint only once Running with a NAT IP). */
@@ -193,7 +227,7 @@ export function gpuQuotaMetric(model: string, spot = false): string | undefined 
 export function quotaShortfallsOf(offers: readonly Offer[], quotas: ReadonlyMap<string, readonly GcpQuota[]>): QuotaShortfall[] {
   const out = new Map<string, QuotaShortfall>();
   for (const o of offers) {
-    const metric = o.gpu ? gpuQuotaMetric(o.gpu.model, o.spot) : undefined;
+    const metric = o.gpu ? gpuQuotaMetric(o.gpu.model, o.market === 'spot') : undefined;
     const q = metric ? quotas.get(o.region)?.find((x) => x.metric === metric) : undefined;
     if (!o.gpu || !q || q.limit - q.usage >= o.gpu.count) continue;
     const free = Math.max(0, q.limit - q.usage);
