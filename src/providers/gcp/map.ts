@@ -223,19 +223,29 @@ export function gpuQuotaMetric(model: string, spot = false): string | undefined 
   return m && spot ? `PREEMPTIBLE_${m}` : m;
 }
 
-/** GPU offers whose region's quota (limit − usage) cannot fit their GPU count; quotas not listed are not judged. */
+/**
+ * GPU offers whose region's quota (limit − usage) cannot fit their GPU count; quotas not listed are
+ * not judged. A spot offer counts against the PREEMPTIBLE_ quota. A shortfall names a region and
+ * type, so it drops that type's offers of both markets: it is reported only when every market
+ * planned there falls short (spot short beside a fitting on-demand offer is left to the create,
+ * whose PREEMPTIBLE_ quota refusal blocks only the spot offer: ./errors.ts `forMarket`).
+ */
 export function quotaShortfallsOf(offers: readonly Offer[], quotas: ReadonlyMap<string, readonly GcpQuota[]>): QuotaShortfall[] {
-  const out = new Map<string, QuotaShortfall>();
+  const byKey = new Map<string, { fits: boolean; short: QuotaShortfall[] }>();
   for (const o of offers) {
-    const metric = o.gpu ? gpuQuotaMetric(o.gpu.model, o.market === 'spot') : undefined;
+    if (!o.gpu) continue;
+    const metric = gpuQuotaMetric(o.gpu.model, o.market === 'spot');
     const q = metric ? quotas.get(o.region)?.find((x) => x.metric === metric) : undefined;
-    if (!o.gpu || !q || q.limit - q.usage >= o.gpu.count) continue;
+    const key = `${o.region}/${o.instanceType}`;
+    const seen = byKey.get(key) ?? { fits: false, short: [] };
+    byKey.set(key, seen);
+    if (!q || q.limit - q.usage >= o.gpu.count) {
+      seen.fits = true;
+      continue;
+    }
     const free = Math.max(0, q.limit - q.usage);
-    out.set(`${o.region}/${o.instanceType}`, {
-      region: o.region,
-      instanceType: o.instanceType,
-      message: `quota ${q.metric} in ${o.region}: ${free} of ${q.limit} free, ${o.instanceType} needs ${o.gpu.count}`,
-    });
+    const message = `quota ${q.metric} in ${o.region}: ${free} of ${q.limit} free, ${o.instanceType} needs ${o.gpu.count}`;
+    if (!seen.short.some((s) => s.message === message)) seen.short.push({ region: o.region, instanceType: o.instanceType, message });
   }
-  return [...out.values()];
+  return [...byKey.values()].filter((k) => !k.fits && k.short.length > 0).map((k) => ({ ...k.short[0]!, message: k.short.map((s) => s.message).join('; ') }));
 }
