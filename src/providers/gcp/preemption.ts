@@ -8,11 +8,11 @@
  *   https://cloud.google.com/compute/docs/instances/create-use-spot). The
  *   aggregated form (`globalOperations.aggregatedList`, same filter) lists every zone's in one
  *   paged call.
- * - The operation is there from the notice on: Compute Engine sends the guest an ACPI G2 soft
- *   off and, by default, 30 seconds later a G3 mechanical off for Spot VMs (the Discovery
- *   document's `Scheduling.skipGuestOsShutdown`, which we never set), then stops or deletes the
- *   instance per `instanceTerminationAction`. So noticeAt = the operation's `insertTime`,
- *   deadline = noticeAt + {@link SPOT_SHUTDOWN_MS}.
+ * - Compute Engine sends the guest an ACPI G2 soft off and, by default, 30 seconds later a G3
+ *   mechanical off for Spot VMs (the Discovery document's `Scheduling.skipGuestOsShutdown`, which
+ *   we never set), then stops or deletes the instance per `instanceTerminationAction`. The API
+ *   gives no earlier sign than the operation (the guest's metadata server does, not the API), so
+ *   noticeAt = the operation's `insertTime`, deadline = noticeAt + {@link SPOT_SHUTDOWN_MS}.
  * - With `DELETE` (what gpuprov asks, src/providers/gcp/map.ts) the instance is gone soon after;
  *   only the operation is left. The inventory reports such an instance, deleted on preemption,
  *   for {@link GONE_SHOWN_MS} after the notice, so the account watcher calls the loss `preempted`
