@@ -15,7 +15,9 @@ import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter } from '../cloud-adapter';
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
-import { findAdcFile, findProject, parseRegions } from './config';
+import { findAdcFile, findProject, parseRegions, type GcpOptions } from './config';
+
+export type { GcpOptions } from './config';
 import { forMarket } from './errors';
 import { deletedOnPreemption, withPreemptions } from './preemption';
 import { GcpPricing } from './pricing';
@@ -35,40 +37,6 @@ import {
   toOffers,
   type Prepared,
 } from './map';
-
-/** Settings of {@link GcpProvider}; `fromEnv` fills them from the environment. */
-export interface GcpOptions extends DeploymentOption {
-  /** Project id (`GOOGLE_CLOUD_PROJECT` / `GCLOUD_PROJECT`). */
-  project?: string;
-  /** ADC / service-account JSON file (`GOOGLE_APPLICATION_CREDENTIALS` or gcloud's ADC file). */
-  keyFilename?: string;
-  /** Compute base URL override (`GCP_COMPUTE_ENDPOINT`); without a key file no auth is sent. */
-  endpoint?: string;
-  /** Regions to plan in (`GCP_REGIONS`, default us-central1). */
-  regions?: string[];
-  /** Boot image family and its project for CPU offers (`GCP_IMAGE_FAMILY`, `GCP_IMAGE_PROJECT`). */
-  imageFamily?: string;
-  imageProject?: string;
-  /**
-   * Boot image family and its project for GPU offers (`GCP_GPU_IMAGE_FAMILY`,
-   * `GCP_GPU_IMAGE_PROJECT`): an image with the NVIDIA driver, default {@link GPU_IMAGE}.
-   */
-  gpuImageFamily?: string;
-  gpuImageProject?: string;
-  /** How long create waits on the insert operation within its attempt (default 60 s). */
-  insertWaitMs?: number;
-  /** VPC network name (default `default`). */
-  network?: string;
-  /** `maxResults` per list page. */
-  pageSize?: number;
-  /**
-   * Cloud Billing Catalog base URL (`GCP_BILLING_ENDPOINT`); default Google's, but none (table
-   * prices only, as with `false`) when Compute is overridden (a test never reaches Google).
-   */
-  billingEndpoint?: string | false;
-  /** Where live prices are cached (`fromEnv`: `<state dir>/prices/gcp.json`); default memory only. */
-  priceCacheFile?: string;
-}
 
 /** Stock Ubuntu for CPU offers. */
 export const CPU_IMAGE = { project: 'ubuntu-os-cloud', family: 'ubuntu-2204-lts' } as const;
