@@ -142,7 +142,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     credentials: 'GOOGLE_APPLICATION_CREDENTIALS (a service-account key file) and GOOGLE_CLOUD_PROJECT',
     regions: GCP_REGIONS,
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT,
   },
   lambda: {
     rateLimit: { perSecond: 1, source: 'https://docs.lambdalabs.com/cloud/rate-limiting/' },

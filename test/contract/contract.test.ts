@@ -16,6 +16,7 @@ import { AwsPricing, productFilters } from '../../src/providers/aws/pricing';
 import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
 import { checkGcpBilling } from './gcp-billing';
+import { checkGcpSpot } from './gcp-spot';
 import { checkAwsRunInstances } from './aws-run';
 import { checkAwsSpot } from './aws-spot';
 import { checkRunPodCreate } from './runpod-create';
@@ -217,6 +218,13 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     expect(r.failures).toEqual([]);
     expect(r.pages.ours).toBeGreaterThan(1);
     expect(r.pages.vendor).toBe(r.pages.ours);
+  }, 300_000);
+
+  it("gcp: our spot life (SPOT insert, preemption lists) matches google-cloud-compute's requests, and the client parses the fixture's answers", async () => {
+    const r = await checkGcpSpot();
+    reports.push(r);
+    for (const n of r.notes) process.stdout.write(`contract gcp spot: ${n}\n`);
+    expect(r.failures).toEqual([]);
   }, 300_000);
 
   it('nebius: a field number changed on purpose in a copy of our protos is caught', async () => {

@@ -12,6 +12,7 @@ import { AwsQuotas } from '../../src/providers/aws/quotas';
 import { motoMissing } from '../harness/moto';
 import { checkSpecCloud, judgeExchanges, sortFindings, summaryLine, toExchange, type SpecReport } from './spec-check';
 import { recordEc2Life, recordEc2SpotLife } from './spec-aws';
+import { recordSpotLife } from './gcp-spot';
 import { NOT_JUDGED, SPEC_CONTRACTS } from './specs';
 import { vendorsMissing } from './vendor';
 
@@ -37,6 +38,17 @@ describe.skipIf(vendorsMissing())("contract: requests and answers judged by the 
       lines.push(r);
       expect(fail(r)).toEqual([]);
     }, 300_000);
+
+  it("gcp (spot): our spot life's requests (SPOT insert, preemption lists) and the fixture's answers fit the Discovery document", async () => {
+    const gcp = SPEC_CONTRACTS.find((c) => c.cloud === 'gcp')!;
+    const r = await judgeExchanges('gcp', gcp.source.kind, { ...gcp.source }, await recordSpotLife());
+    const line: Line = r.missing
+      ? { cloud: 'gcp (spot)', unavailable: `not judged: ${r.missing}` }
+      : { cloud: 'gcp (spot)', spec: r.spec, validator: r.validator, requests: r.requests, answers: r.answers, ...sortFindings('gcp', r.findings) };
+    lines.push(line);
+    expect(fail(line)).toEqual([]);
+    if (!r.missing) expect(r.answers).toBeGreaterThan(0);
+  }, 300_000);
 
   /** AWS JSON services (fixtures of ours): requests and answers against botocore's models. */
   async function awsJson(
