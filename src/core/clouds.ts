@@ -94,6 +94,7 @@ const CONTAINER: ImageSupport = {
 const vendor = (pattern: string, format: string, example: string): ImageSupport => ({ kind: 'vendor-image', pattern, format, example });
 const undocumented = (): CloudRateLimit => ({ perSecond: 2, source: 'not documented: conservative default' });
 const ON_DEMAND: readonly Market[] = ['on-demand'];
+const ON_DEMAND_AND_SPOT: readonly Market[] = ['on-demand', 'spot'];
 const DISK = { min: 10, max: 16_384 };
 const CONTAINER_DISK = { min: 10, max: 4_096 };
 
@@ -182,7 +183,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'never',
     credentials: 'VAST_API_KEY',
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT,
   },
   hyperstack: {
     rateLimit: undocumented(),
