@@ -3,7 +3,7 @@
  * path pattern), how to start a fresh fixture with our adapter pointed at it, and what the
  * vendor's driver needs to reach the same fixture.
  */
-import type { CloudProvider, ResourceRequest } from '../../src/core/provider';
+import type { CloudProvider, ResourceRequest, SpotMode } from '../../src/core/provider';
 import type { HttpFixture } from '../fixtures/http-fixture';
 import { API_KEY as VAST_KEY } from '../fixtures/vastai/server';
 import { startVastaiDouble } from '../providers/vastai/double';
@@ -38,6 +38,8 @@ export interface HttpContract {
   request: ResourceRequest;
   /** `--image` (and `--disk-gb` where the cloud sizes disks, src/core/image-disk.ts) for a second life whose create carries them. */
   imageDisk?: { image: string; diskGb?: number };
+  /** `--spot` for a life whose plan lists the cloud's spot offers and whose create buys the first (a cloud that sells spot). */
+  spot?: SpotMode;
   start(): Promise<ContractEnv>;
 }
 
@@ -60,6 +62,8 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     // US: the cheapest ask there has direct ports, so create asks for direct SSH.
     request: { vmName: 'contract', gpu: { model: 'RTX4090', count: 1 }, regions: ['US'], k8s: false },
     imageDisk: { image: 'pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime', diskGb: 80 },
+    // Spot first: the life searches both markets and bids on the cheapest interruptible ask.
+    spot: 'only',
     start: async () => {
       const d = await startVastaiDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: VAST_KEY }, close: () => d.close() };

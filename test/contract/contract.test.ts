@@ -70,6 +70,14 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
         for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
         expect(report.failures).toEqual([]);
       }, 300_000);
+    const spot = c.spot;
+    if (spot)
+      it(`${c.cloud}: with --spot ${spot}, our bid search and spot create match ${c.client}'s`, async () => {
+        const report = { ...(await checkHttpCloud({ ...c, request: { ...c.request, spot } })), cloud: `${c.cloud} (--spot ${spot})` };
+        reports.push(report);
+        for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
+        expect(report.failures).toEqual([]);
+      }, 300_000);
   }
 
   it("nebius: our .proto files declare what the SDK's descriptors declare, and our addresses are the SDK's", async () => {
