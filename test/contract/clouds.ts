@@ -159,6 +159,8 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     shape: { values: ['body.provider.type'] },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
     imageDisk: { image: 'ubuntu_22_cuda_12', diskGb: 120 },
+    // The cheapest H100 is the spot ask (c8): the life creates a spot pod by its cloudId.
+    spot: 'only',
     start: async () => {
       const d = await startPrimeIntellectDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: PRIME_KEY }, close: () => d.close() };

@@ -72,7 +72,7 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
       }, 300_000);
     const spot = c.spot;
     if (spot)
-      it(`${c.cloud}: with --spot ${spot}, our bid search and spot create match ${c.client}'s`, async () => {
+      it(`${c.cloud}: with --spot ${spot}, our spot plan and create match ${c.client}'s`, async () => {
         const report = { ...(await checkHttpCloud({ ...c, request: { ...c.request, spot } })), cloud: `${c.cloud} (--spot ${spot})` };
         reports.push(report);
         for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
