@@ -159,7 +159,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     shape: { values: ['body.provider.type'] },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
     imageDisk: { image: 'ubuntu_22_cuda_12', diskGb: 120 },
-    // The cheapest H100 is the spot ask (c8): the life creates a spot pod by its cloudId.
+    // The spot ask (c8) is the fixture's cheapest offer: the life creates a spot pod by its cloudId.
     spot: 'only',
     start: async () => {
       const d = await startPrimeIntellectDouble();

@@ -33,7 +33,7 @@ describe('primeintellect: spot (isSpot asks)', () => {
     const spot = both.filter((o) => o.market === 'spot');
     expect(spot).toHaveLength(1);
     // FIN-01 sells the same shape on demand at 2.19 (c2).
-    expect(spot[0]).toMatchObject({ region: 'FIN-01', pricePerHour: 1.09, onDemandPricePerHour: 2.19, priceSource: 'api', extra: { cloudId: 'c8' } });
+    expect(spot[0]).toMatchObject({ region: 'FIN-01', pricePerHour: 0.59, onDemandPricePerHour: 2.19, priceSource: 'api', extra: { cloudId: 'c8' } });
     expect(offerKey(spot[0]!)).toMatch(/\/spot$/);
     expect((await planned(d.provider, { ...request, spot: 'only' })).map(cloudIdOf)).toEqual(['c8']);
   });
@@ -42,7 +42,7 @@ describe('primeintellect: spot (isSpot asks)', () => {
     const [offer] = await planned(d.provider, { ...request, spot: 'only' });
     const spec = specFor('pi-spot');
     const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
-    expect(d.server.pods.get(id)!.body).toMatchObject({ pod: { cloudId: 'c8', maxPrice: 1.09 } });
+    expect(d.server.pods.get(id)!.body).toMatchObject({ pod: { cloudId: 'c8', maxPrice: 0.59 } });
     const at = locationOf(offer!);
     expect((await d.provider.observe(at, 'pi-spot'))[0]?.preemption).toBeUndefined();
     d.server.reclaim(id);
