@@ -173,7 +173,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'not-promised', // some upstream providers hand out containers
     credentials: 'PRIME_API_KEY',
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT,
   },
   vastai: {
     rateLimit: { perSecond: 2, source: 'https://docs.vast.ai/api-reference/rate-limits-and-errors' },
@@ -183,7 +183,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'never',
     credentials: 'VAST_API_KEY',
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT,
   },
   hyperstack: {
     rateLimit: undocumented(),

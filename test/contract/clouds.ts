@@ -3,7 +3,7 @@
  * path pattern), how to start a fresh fixture with our adapter pointed at it, and what the
  * vendor's driver needs to reach the same fixture.
  */
-import type { CloudProvider, ResourceRequest } from '../../src/core/provider';
+import type { CloudProvider, ResourceRequest, SpotMode } from '../../src/core/provider';
 import type { HttpFixture } from '../fixtures/http-fixture';
 import { API_KEY as VAST_KEY } from '../fixtures/vastai/server';
 import { startVastaiDouble } from '../providers/vastai/double';
@@ -38,8 +38,8 @@ export interface HttpContract {
   request: ResourceRequest;
   /** `--image` (and `--disk-gb` where the cloud sizes disks, src/core/image-disk.ts) for a second life whose create carries them. */
   imageDisk?: { image: string; diskGb?: number };
-  /** The cloud sells spot: one more life asks for it (`spot: 'only'`), so the spot plan and create are diffed too. */
-  spot?: boolean;
+  /** `--spot` for a life whose plan lists the cloud's spot offers and whose create buys the first (a cloud that sells spot). */
+  spot?: SpotMode;
   start(): Promise<ContractEnv>;
 }
 
@@ -62,6 +62,8 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     // US: the cheapest ask there has direct ports, so create asks for direct SSH.
     request: { vmName: 'contract', gpu: { model: 'RTX4090', count: 1 }, regions: ['US'], k8s: false },
     imageDisk: { image: 'pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime', diskGb: 80 },
+    // Spot first: the life searches both markets and bids on the cheapest interruptible ask.
+    spot: 'only',
     start: async () => {
       const d = await startVastaiDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: VAST_KEY }, close: () => d.close() };
@@ -87,7 +89,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     shape: { values: ['body.action', 'body.grant_type', 'query.isSpot', 'query.currency', 'body.is_spot'] },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
     imageDisk: { image: 'ubuntu-24.04-cuda-12.8-open-docker', diskGb: 120 },
-    spot: true,
+    spot: 'only',
     start: async () => {
       const d = await startVerdaDouble();
       return {
@@ -158,6 +160,8 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     shape: { values: ['body.provider.type'] },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
     imageDisk: { image: 'ubuntu_22_cuda_12', diskGb: 120 },
+    // The spot ask (c8) is the fixture's cheapest offer: the life creates a spot pod by its cloudId.
+    spot: 'only',
     start: async () => {
       const d = await startPrimeIntellectDouble();
       return { provider: d.provider, http: d.server.http, credentials: { apiKey: PRIME_KEY }, close: () => d.close() };

@@ -102,14 +102,18 @@ async function life(provider: CloudProvider, request: ResourceRequest, spec: Ins
   await provider.cleanup(at, spec.vmName);
 }
 
-/** Our adapter's whole life at a fresh fixture (and a second with `--image`/`--disk-gb`), recorded. */
+/** Our adapter's whole life at a fresh fixture (a second with `--image`/`--disk-gb`, a third with `--spot`), recorded. */
 export async function recordLives(c: SpecContract): Promise<Exchange[]> {
   const out: Exchange[] = [];
-  for (const extra of [undefined, c.imageDisk]) {
-    if (extra === undefined && out.length) continue;
+  const lives = [
+    { request: c.request, spec: SPEC },
+    ...(c.imageDisk ? [{ request: { ...c.request, ...c.imageDisk }, spec: { ...SPEC, ...c.imageDisk } }] : []),
+    ...(c.spot ? [{ request: { ...c.request, spot: c.spot }, spec: SPEC }] : []),
+  ];
+  for (const { request, spec } of lives) {
     const env = await c.start();
     try {
-      await life(env.provider, { ...c.request, ...extra }, { ...SPEC, ...extra });
+      await life(env.provider, request, spec);
       out.push(...env.http.requests.map(toExchange));
     } finally {
       await env.close();

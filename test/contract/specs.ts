@@ -21,7 +21,7 @@
  */
 import type { ContractEnv } from './clouds';
 import { HTTP_CONTRACTS } from './clouds';
-import type { ResourceRequest } from '../../src/core/provider';
+import type { ResourceRequest, SpotMode } from '../../src/core/provider';
 import { startRunPodDouble } from '../providers/runpod/double';
 
 export type SpecKind = 'openapi' | 'discovery' | 'botocore-query' | 'botocore-json';
@@ -38,6 +38,8 @@ export interface SpecContract {
   source: SpecSource;
   request: ResourceRequest;
   imageDisk?: { image: string; diskGb?: number };
+  /** A life with `--spot` (a cloud that sells spot): its bid search and spot create are judged too. */
+  spot?: SpotMode;
   start(): Promise<Pick<ContractEnv, 'provider' | 'http' | 'close'>>;
 }
 
@@ -48,7 +50,7 @@ const github = (cloud: string, at: string): SpecSource => elsewhere(cloud, `publ
 const contract = (cloud: string, source: SpecSource): SpecContract => {
   const c = HTTP_CONTRACTS.find((h) => h.cloud === cloud);
   if (!c) throw new Error(`no HTTP contract for ${cloud}`);
-  return { cloud, source, request: c.request, ...(c.imageDisk ? { imageDisk: c.imageDisk } : {}), start: () => c.start() };
+  return { cloud, source, request: c.request, ...(c.imageDisk ? { imageDisk: c.imageDisk } : {}), ...(c.spot ? { spot: c.spot } : {}), start: () => c.start() };
 };
 
 export const SPEC_CONTRACTS: SpecContract[] = [

@@ -41,11 +41,19 @@ describe('vastai: classify documented error bodies', () => {
     retryAfterMs?: number;
     code?: string;
   }[] = [
-    { name: '404 no_such_ask on create', status: 404, body: BODIES.noSuchAsk404, op: 'create', kind: 'Capacity', code: 'no_such_ask' },
-    { name: '404 with the code only inside msg', status: 404, body: BODIES.noSuchAskMsgOnly, op: 'create', kind: 'Capacity', code: 'no_such_ask' },
-    { name: '410 no_such_ask (cancel_unavail)', status: 410, body: BODIES.noSuchAsk410, op: 'create', kind: 'Capacity' },
+    { name: '404 no_such_ask on create', status: 404, body: BODIES.noSuchAsk404, op: 'create', kind: 'Capacity', block: 'offer', code: 'no_such_ask' },
+    {
+      name: '404 with the code only inside msg',
+      status: 404,
+      body: BODIES.noSuchAskMsgOnly,
+      op: 'create',
+      kind: 'Capacity',
+      block: 'offer',
+      code: 'no_such_ask',
+    },
+    { name: '410 no_such_ask (cancel_unavail)', status: 410, body: BODIES.noSuchAsk410, op: 'create', kind: 'Capacity', block: 'offer' },
     { name: 'invalid_args', status: 400, body: BODIES.invalidArgs, kind: 'InvalidRequest' },
-    { name: 'invalid_price', status: 400, body: BODIES.invalidPrice, kind: 'InvalidRequest' },
+    { name: 'invalid_price (a spot bid below the minimum)', status: 400, body: BODIES.invalidPrice, kind: 'Capacity', block: 'offer' },
     { name: 'no_ssh_key_for_vm', status: 400, body: BODIES.noSshKeyForVm, kind: 'InvalidRequest' },
     { name: 'insufficient credit blocks the cloud', status: 400, body: BODIES.credit, kind: 'Quota', block: 'cloud' },
     { name: '401', status: 401, body: BODIES.unauthorized, kind: 'Credentials' },

@@ -53,6 +53,8 @@ const Pod = z.object({
   ip: Loose,
   sshConnection: Loose,
   dataCenterId: z.string().nullish(),
+  /** A spot pod (made from an `isSpot` availability's `cloudId`). */
+  isSpot: z.boolean().nullish(),
 });
 export type PrimePod = z.infer<typeof Pod>;
 

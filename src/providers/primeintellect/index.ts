@@ -2,6 +2,20 @@
  * Prime Intellect adapter. Offers come from availability (one per data centre); the worker's SSH
  * key is registered through the API; the login user, host and port come from `sshConnection`.
  * Identity is the pod name `gpuprov-<vm>-<deployment hash>` (no tags; the list is filtered client-side).
+ *
+ * Spot (checked December 2026 against the API's OpenAPI document as catalogued in
+ * github.com/api-evangelist/prime-intellect `openapi/prime-intellect-pods-api-openapi.yml` and
+ * `…-availability-api-openapi.yml`, and the official CLI prime==0.18.0):
+ * - an availability item with `isSpot: true` is a spot ask with its own `cloudId` and its price in
+ *   `prices` like any other; `plan` lists those (`market: 'spot'`) only with `request.spot`, from
+ *   the same one availability call, the cheapest on-demand box of the same place and shape beside;
+ * - create has no market field (`PodRequestConfig`, `additionalProperties: false`): the spot ask's
+ *   `cloudId` makes a spot pod, as `prime pods create` does when one picks a "(spot)" provider
+ *   (prime_cli/commands/pods.py); `maxPrice` is the offer's price as for on-demand; a refusal is
+ *   classified as today (Capacity for that offer, whose key carries /spot);
+ * - pods carry `isSpot`; the API exposes no reclaim notice or state (`PodStatusEnum`: PROVISIONING,
+ *   PENDING, ACTIVE, STOPPED, ERROR, DELETING, UNKNOWN, TERMINATED), so a spot pod found STOPPED
+ *   (gpuprov never stops pods) is reported as a preemption, first seen, no deadline (map.ts).
  */
 import { z } from 'zod';
 import { ProviderError } from '../../core/errors';
@@ -56,7 +70,7 @@ export class PrimeIntellectProvider extends CloudAdapter {
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Prime Intellect: only GPU pods are planned; ask for a GPU');
     const count = req.gpu.count;
-    return toOffers(await this.api.availability(count), new Date().toISOString());
+    return toOffers(await this.api.availability(count), new Date().toISOString(), req.spot !== undefined);
   }
 
   /** Registers the worker's key (first of `publicKeys`) once, named by its hash; `sshKeyId` goes into create. */
@@ -111,6 +125,7 @@ export class PrimeIntellectProvider extends CloudAdapter {
     // The list may lag on connection details: ask the status endpoint for active pods without them.
     const lacking = mine.filter((p) => p.status.toUpperCase() === 'ACTIVE' && !p.sshConnection?.toString().trim()).map((p) => p.id);
     const fresh = lacking.length ? await this.api.podStatus(lacking) : [];
+    const seenAt = new Date().toISOString();
     return mine
       .map((p): PrimePod => {
         const s = fresh.find((f) => f.podId === p.id);
@@ -118,7 +133,7 @@ export class PrimeIntellectProvider extends CloudAdapter {
           ? { ...p, status: s.status, sshConnection: s.sshConnection ?? p.sshConnection, installationStatus: s.installationStatus ?? p.installationStatus }
           : p;
       })
-      .map((p) => toObserved(p, at))
+      .map((p) => toObserved(p, at, seenAt))
       .filter((o): o is Observed => o !== undefined);
   }
 
@@ -129,7 +144,8 @@ export class PrimeIntellectProvider extends CloudAdapter {
   }
 
   async inventory(at: Location): Promise<Owned[]> {
-    return ownedAtDataCentre(await this.api.pods(), this.deployment, at, toObserved);
+    const seenAt = new Date().toISOString();
+    return ownedAtDataCentre(await this.api.pods(), this.deployment, at, (p, a) => toObserved(p, a, seenAt));
   }
 }
 

@@ -1,6 +1,9 @@
-/** Pure Prime Intellect → gpuprov mapping: one offer per data centre, status table, sshConnection parsing. */
+/**
+ * Pure Prime Intellect → gpuprov mapping: one offer per data centre and market (spot asks only
+ * when asked for), status table, a stopped spot pod as a preemption, sshConnection parsing.
+ */
 import { ownedName } from '../deployment';
-import { type InstanceStatus, type Json, type Location, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
+import { type InstanceStatus, type Json, type Location, type Observed, type Offer, type Preemption, type SshEndpoint } from '../../core/provider';
 import type { PrimeAvailability, PrimePod } from './api';
 
 export const CLOUD = 'primeintellect';
@@ -30,20 +33,25 @@ function priceOf(a: PrimeAvailability): number | undefined {
 }
 
 /**
- * One offer per (data centre, GPU type, GPU count): the cheapest on-demand box there with stock
+ * One offer per (data centre, GPU type, GPU count, market): the cheapest box there with stock
  * (the price is per box), cheapest first; `planOffers` keeps the ones that match the request.
+ * `isSpot` asks are skipped unless `withSpot`; a spot offer carries the on-demand price of its
+ * place and shape beside it (the cheapest on-demand box there, absent when there is none).
  */
-export function toOffers(items: PrimeAvailability[], pricedAt: string): Offer[] {
+export function toOffers(items: PrimeAvailability[], pricedAt: string, withSpot = false): Offer[] {
   const best = new Map<string, PrimeAvailability>();
+  const place = (a: PrimeAvailability): string => `${regionOf(a)}|${a.gpuType}|${a.gpuCount}`;
   for (const a of items) {
-    if (a.isSpot || OUT_OF_STOCK.has((a.stockStatus ?? '').toLowerCase())) continue;
-    const key = `${regionOf(a)}|${a.gpuType}|${a.gpuCount}`;
+    if ((a.isSpot && !withSpot) || OUT_OF_STOCK.has((a.stockStatus ?? '').toLowerCase())) continue;
+    const key = `${place(a)}|${a.isSpot ? 'spot' : ''}`;
     const cur = best.get(key);
     if (!cur || (priceOf(a) ?? Infinity) < (priceOf(cur) ?? Infinity)) best.set(key, a);
   }
   return [...best.values()]
     .map((a): Offer => {
       const p = priceOf(a);
+      const beside = a.isSpot ? best.get(`${place(a)}|`) : undefined;
+      const onDemand = beside && priceOf(beside);
       const extra: Json = {
         cloudId: a.cloudId,
         gpuType: a.gpuType,
@@ -66,6 +74,7 @@ export function toOffers(items: PrimeAvailability[], pricedAt: string): Offer[] 
         ...(a.vcpu?.defaultCount ? { vcpus: a.vcpu.defaultCount } : {}),
         ...(a.memory?.defaultCount ? { memoryGiB: a.memory.defaultCount } : {}),
         ...(p === undefined ? {} : { pricePerHour: p, currency: 'USD', priceSource: 'api' as const, pricedAt }),
+        ...(a.isSpot ? { market: 'spot' as const, ...(onDemand === undefined ? {} : { onDemandPricePerHour: onDemand }) } : {}),
         extra,
       };
     })
@@ -108,7 +117,17 @@ export function hasIdentity(pod: PrimePod, vmName: string, deployment: string, a
   return pod.name === ownedName(vmName, deployment) && (pod.dataCenterId ?? at.region) === at.region;
 }
 
-export function toObserved(pod: PrimePod, at: Location): Observed | undefined {
+/**
+ * A spot pod the provider stopped: gpuprov never stops pods, and the API has no reclaim state or
+ * notice (PodStatusEnum), so a `STOPPED` spot pod is read as reclaimed, noticed when first seen.
+ */
+export function preemptionOf(pod: PrimePod, seenAt: string): Preemption | undefined {
+  if (pod.isSpot !== true || pod.status.toUpperCase() !== 'STOPPED') return undefined;
+  return { noticeAt: seenAt, detail: `spot pod ${pod.status}${pod.installationFailure ? ` (${pod.installationFailure})` : ''}` };
+}
+
+/** `seenAt`: this look's time, the notice time of a preemption it finds. */
+export function toObserved(pod: PrimePod, at: Location, seenAt: string = new Date().toISOString()): Observed | undefined {
   const raw = pod.status.toUpperCase();
   let status = raw in STATUS ? STATUS[raw] : 'Pending';
   if (status === null || status === undefined) return undefined;
@@ -116,6 +135,7 @@ export function toObserved(pod: PrimePod, at: Location): Observed | undefined {
   if (status === 'Running' && FAILED_INSTALL.has(install)) status = 'Failed';
   const endpoint = status === 'Running' ? parseSshConnection(pod.sshConnection) : undefined;
   const reason = status === 'Failed' ? (pod.installationFailure ?? `${raw}${install ? `/${install}` : ''}`) : raw in STATUS ? undefined : raw;
+  const preemption = preemptionOf(pod, seenAt);
   return {
     id: pod.id,
     status,
@@ -123,5 +143,6 @@ export function toObserved(pod: PrimePod, at: Location): Observed | undefined {
     ...(endpoint ? { endpoint } : {}),
     location: { cloud: CLOUD, region: pod.dataCenterId ?? at.region },
     ...(pod.gpuName ? { instanceType: pod.gpuName } : {}),
+    ...(preemption ? { preemption } : {}),
   };
 }

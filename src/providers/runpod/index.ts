@@ -1,6 +1,20 @@
 /**
  * RunPod adapter (REST v2). Pods are containers: no cloud-init, no k3s. Identity is the pod
  * name `gpuprov-<vm>-<deployment hash>` (v2 pods carry no tags we can filter on); the owner also travels in the env.
+ *
+ * On-demand only: RunPod's API no longer sells spot (checked December 2026), so `plan` lists no
+ * spot offers whatever `request.spot` says and the row in src/core/clouds.ts stays on-demand:
+ * - REST v2, the API this adapter speaks (runpod/docs `api-reference-v2/openapi.json`, 2.0.0):
+ *   `CreatePodRequest` has no interruptible or bid field and admits no other
+ *   (`unevaluatedProperties: false`); `GpuType.price` quotes `secure` and `community` only;
+ *   `PodStatus` has no reclaimed state.
+ * - REST v1's `PodCreateInput.interruptible` (`api-reference/openapi.json`) went with v1, retired
+ *   on 2026-11-15 (`api-reference-v2/migrate-from-v1.mdx`).
+ * - GraphQL `podRentInterruptable` (`bidPerGpu`, priced by `lowestPrice.minimumBidPrice`): RunPod
+ *   wrote on 2026-04-13 that it "is being removed from the runpod api"
+ *   (https://github.com/runpod/runpodctl/pull/267); its docs dropped every spot page on 2026-05-06
+ *   (runpod/docs 8e5aebdb) and `pods/pricing.mdx` sells on-demand and savings plans only; the
+ *   official SDK (runpod==1.11.0) creates pods with `podFindAndDeployOnDemand` only.
  */
 import { ProviderError } from '../../core/errors';
 import { type InstanceSpec, type Json, type Location, type Observed, type Offer, type Owned, type ResourceRequest } from '../../core/provider';

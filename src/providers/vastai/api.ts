@@ -28,6 +28,8 @@ const Bundle = z.object({
   direct_port_count: z.number().nullish(),
   static_ip: z.boolean().nullish(),
   vms_enabled: z.boolean().nullish(),
+  /** The machine's current minimum bid, $/h per machine (interruptible). */
+  min_bid: z.number().nullish(),
 });
 export type VastBundle = z.infer<typeof Bundle>;
 
@@ -51,6 +53,8 @@ const Instance = z.object({
   gpu_name: z.string().nullish(),
   num_gpus: z.number().nullish(),
   dph_total: z.number().nullish(),
+  /** An interruptible (bid) instance. */
+  is_bid: z.boolean().nullish(),
 });
 export type VastInstance = z.infer<typeof Instance>;
 
@@ -65,6 +69,8 @@ export interface CreateBody {
   env: Record<string, string>;
   onstart: string;
   cancel_unavail: boolean;
+  /** Interruptible only: the bid, $/h per machine; absent = on-demand. */
+  price?: number;
 }
 
 export class VastApi extends HttpApi {

@@ -12,9 +12,11 @@ export function vendorError(body: unknown): { code?: string; text?: string } {
 }
 
 const CODES: Record<string, Verdict> = {
-  no_such_ask: { kind: 'Capacity' },
+  no_such_ask: { kind: 'Capacity', block: 'offer' },
   invalid_args: { kind: 'InvalidRequest' },
-  invalid_price: { kind: 'InvalidRequest' },
+  // Only a spot create sends a price (the ask's `min_bid`): refused, the bid is below the machine's
+  // minimum now, so this spot offer has no capacity at it (the offer key's /spot spares on-demand).
+  invalid_price: { kind: 'Capacity', block: 'offer' },
   no_ssh_key_for_vm: { kind: 'InvalidRequest' },
   // Not in the public docs (assumed): a balance problem stops every offer of this cloud.
   insufficient_credit: { kind: 'Quota', block: 'cloud' },
@@ -31,8 +33,9 @@ const RULES: HttpRules = {
   codes: CODES,
   rules: (e) => {
     if (e.status === 402) return { kind: 'Quota', block: 'cloud' };
-    // The ask went away between search and accept.
-    if (e.status === 410 || (e.status === 404 && e.op === 'create')) return { kind: 'Capacity' };
+    // The ask went away between search and accept; 410 also when `cancel_unavail` finds that it
+    // cannot start now (a spot bid below the winning one): this offer only.
+    if (e.status === 410 || (e.status === 404 && e.op === 'create')) return { kind: 'Capacity', block: 'offer' };
     return undefined;
   },
   credentials: 'VAST_API_KEY',

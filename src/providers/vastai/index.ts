@@ -2,6 +2,20 @@
  * Vast.ai adapter. Offers are marketplace asks (one machine each); identity is the instance
  * `label` `gpuprov-<vm>-<deployment hash>`, filtered server-side. A create may fail and still make an instance
  * (dstack saw it on spot asks): observe/delete by label find it, so teardown cleans it up.
+ *
+ * Spot is Vast.ai's interruptible market (docs.vast.ai api-reference/creating-instances-with-api,
+ * "Interruptible (Bid) Instances"; api-reference/openapi.yaml `searchOffers`, `createInstance`):
+ * - plan: only with `request.spot`, a second search with `type: 'bid'` (the API prices it at each
+ *   machine's minimum bid, `min_bid`), listed as spot offers beside the on-demand search's, whose
+ *   `dph_total` for the same ask is the on-demand price beside (absent when that ask is not in it);
+ * - bid policy: we bid the ask's listed `min_bid` exactly, no margin; the offer's price is that bid
+ *   plus storage (`dph_total`), so the matcher's cap (`maxPricePerHour`) bounds what we bid;
+ * - create: the same `PUT /asks/{id}/` with `price` (per-machine bid, $/h); `cancel_unavail: true`
+ *   (the API defaults it to false for interruptibles) so a bid that cannot start now answers 410
+ *   `no_such_ask` instead of leaving a paused instance; that and `invalid_price` are Capacity for the
+ *   spot offer (errors.ts);
+ * - outbid: the instance is stopped (guides/reference/faq/rental-types) and listed with `is_bid`:
+ *   `Observed.preemption` (map.ts `preemptionOf`), noticed when first seen, no deadline.
  */
 import { ProviderError } from '../../core/errors';
 import { renderShellScript } from '../cloud-init';
@@ -24,7 +38,7 @@ export interface VastOptions extends DeploymentOption {
   diskGb?: number;
 }
 
-/** Vast.ai on-demand container instances, reached directly (public IP + mapped port) or via the proxy. */
+/** Vast.ai container instances, on-demand or interruptible (spot), reached directly (public IP + mapped port) or via the proxy. */
 export class VastProvider extends CloudAdapter {
   private readonly api: VastApi;
   private readonly image: string;
@@ -41,8 +55,12 @@ export class VastProvider extends CloudAdapter {
   async plan(req: ResourceRequest): Promise<Offer[]> {
     if (!req.gpu) throw new ProviderError('InvalidRequest', 'Vast.ai: only GPU instances are planned; ask for a GPU');
     // A marketplace: a model nobody offers right now plans to no offers, not to an error.
-    const bundles = await this.api.searchOffers(searchQuery(req, req.diskGb ?? this.diskGb));
-    return bestOffers(bundles, req, new Date().toISOString());
+    const disk = req.diskGb ?? this.diskGb;
+    const now = new Date().toISOString();
+    if (!req.spot) return bestOffers(await this.api.searchOffers(searchQuery(req, disk)), req, now);
+    const [onDemand, bids] = await Promise.all([this.api.searchOffers(searchQuery(req, disk)), this.api.searchOffers(searchQuery(req, disk, 'bid'))]);
+    const beside = new Map(onDemand.map((b) => [b.id, b.dph_total]));
+    return [...bestOffers(bids, req, now, { onDemand: beside }), ...bestOffers(onDemand, req, now)];
   }
 
   /** Registers the worker's key on the account once (Vast adds account keys to new instances). */
@@ -66,8 +84,10 @@ export class VastProvider extends CloudAdapter {
   }
 
   async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
-    const x = offer.extra as { askId?: unknown; direct?: unknown } | undefined;
+    const x = offer.extra as { askId?: unknown; direct?: unknown; bid?: unknown } | undefined;
     if (typeof x?.askId !== 'number') throw new ProviderError('InvalidRequest', 'Vast.ai create: offer lacks its ask id');
+    const bid = offer.market === 'spot' ? x.bid : undefined;
+    if (offer.market === 'spot' && typeof bid !== 'number') throw new ProviderError('InvalidRequest', 'Vast.ai create: spot offer lacks its bid');
     const boot = spec.bootScript;
     const onstart = renderShellScript({ script: onstartScript(spec.publicKeys.slice(1), boot?.script), env: boot?.env ?? {} });
     const id = await this.api.create(x.askId, {
@@ -79,13 +99,15 @@ export class VastProvider extends CloudAdapter {
       env: dockerEnv(spec.openPorts, spec.vmName, this.deployment),
       onstart,
       cancel_unavail: true,
+      ...(typeof bid === 'number' ? { price: bid } : {}),
     });
     return String(id);
   }
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const list = await this.mine(at, vmName);
-    return list.map((i) => toObserved(i, at)).filter((o): o is Observed => o !== undefined);
+    const seenAt = new Date().toISOString();
+    return list.map((i) => toObserved(i, at, seenAt)).filter((o): o is Observed => o !== undefined);
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {
@@ -99,11 +121,12 @@ export class VastProvider extends CloudAdapter {
 
   /** One list of every instance of the account (paged), kept when its label is this deployment's. */
   async inventory(at: Location): Promise<Owned[]> {
+    const seenAt = new Date().toISOString();
     return ownedByName(
       await this.api.instancesByLabel(),
       this.deployment,
       (i) => i.label,
-      (i) => (!i.geolocation || regionOf(i.geolocation) === at.region ? toObserved(i, at) : undefined),
+      (i) => (!i.geolocation || regionOf(i.geolocation) === at.region ? toObserved(i, at, seenAt) : undefined),
     );
   }
 

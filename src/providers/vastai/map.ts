@@ -1,6 +1,9 @@
-/** Pure Vast.ai → gpuprov mapping: asks → offers, status table, direct or proxy SSH endpoint. */
+/**
+ * Pure Vast.ai → gpuprov mapping: asks → offers (on-demand, and interruptible `bid` asks as spot
+ * offers), status table, an outbid instance as a preemption, direct or proxy SSH endpoint.
+ */
 import { shQuote } from '../cloud-init';
-import type { InstanceStatus, Location, Observed, Offer, ResourceRequest, SshEndpoint } from '../../core/provider';
+import type { InstanceStatus, Location, Observed, Offer, Preemption, ResourceRequest, SshEndpoint } from '../../core/provider';
 import { matchOffers } from '../../core/offer-match';
 import { gpuModelMatches, parseGpuName } from '../../core/gpu-names';
 import type { VastBundle, VastInstance } from './api';
@@ -96,13 +99,16 @@ export function vastGpuNames(model: string): string[] {
 /** Reliability (0..1) below which an ask is not worth a boot attempt. */
 export const MIN_RELIABILITY = 0.95;
 
+/** The search's `type`: on-demand asks, or interruptible ones (`bid`, priced at each machine's minimum bid). */
+export type AskType = 'on-demand' | 'bid';
+
 /**
- * The search body, filtered server-side (a market of thousands of asks): on-demand, rentable,
- * verified asks of this GPU model and count (`gte` for `N+`), under the price cap, reliable, with
- * room for our disk, in the requested countries; priced with `allocated_storage` so `dph_total`
- * includes the disk; cheapest first.
+ * The search body, filtered server-side (a market of thousands of asks): rentable, verified asks
+ * of this GPU model and count (`gte` for `N+`), under the price cap, reliable, with room for our
+ * disk, in the requested countries; priced with `allocated_storage` so `dph_total` includes the
+ * disk; cheapest first. `type` picks the market.
  */
-export function searchQuery(req: ResourceRequest, diskGb: number): Record<string, unknown> {
+export function searchQuery(req: ResourceRequest, diskGb: number, type: AskType = 'on-demand'): Record<string, unknown> {
   const gpu = req.gpu;
   return {
     rentable: { eq: true },
@@ -113,7 +119,7 @@ export function searchQuery(req: ResourceRequest, diskGb: number): Record<string
     reliability: { gte: MIN_RELIABILITY },
     disk_space: { gte: diskGb },
     ...(req.regions?.length ? { geolocation: { in: req.regions } } : {}),
-    type: 'on-demand',
+    type,
     allocated_storage: diskGb,
     order: [['dph_total', 'asc']],
     limit: 200,
@@ -124,27 +130,39 @@ export function instanceTypeOf(b: Pick<VastBundle, 'gpu_name' | 'num_gpus'>): st
   return `${b.num_gpus}x ${b.gpu_name}`;
 }
 
+/** Spot pricing beside the asks of a `bid` search: each ask's on-demand `dph_total`, by ask id (from the on-demand search). */
+export interface SpotBeside {
+  onDemand: ReadonlyMap<number, number>;
+}
+
 /**
  * Each ask is one machine: the offer's zone is the machine, so blocking an offer blocks that host
- * only. Cheapest first, then most reliable.
+ * only. Cheapest first, then most reliable. With `spot` the asks are a `bid` search's: spot
+ * offers priced at the machine's minimum bid plus storage (`dph_total`), the bid sent
+ * (`extra.bid`) is that minimum (`min_bid`), and an ask without one is skipped.
  */
-export function toOffers(bundles: VastBundle[], pricedAt: string): Offer[] {
+export function toOffers(bundles: VastBundle[], pricedAt: string, spot?: SpotBeside): Offer[] {
   return [...bundles]
+    .filter((b) => !spot || (typeof b.min_bid === 'number' && b.min_bid > 0))
     .sort((a, b) => a.dph_total - b.dph_total || (b.reliability ?? 0) - (a.reliability ?? 0))
-    .map((b): Offer => ({
-      cloud: CLOUD,
-      region: regionOf(b.geolocation),
-      zone: `m${b.machine_id ?? `ask${b.id}`}`,
-      instanceType: instanceTypeOf(b),
-      gpu: { model: b.gpu_name, count: b.num_gpus, ...(b.gpu_ram ? { memoryGiB: Math.round(b.gpu_ram / 1024) } : {}) },
-      ...(b.cpu_cores_effective ? { vcpus: Math.floor(b.cpu_cores_effective) } : {}),
-      ...(b.cpu_ram ? { memoryGiB: Math.round(b.cpu_ram / 1024) } : {}),
-      pricePerHour: b.dph_total,
-      currency: 'USD',
-      priceSource: 'api',
-      pricedAt,
-      extra: { askId: b.id, direct: (b.direct_port_count ?? 0) > 0 && !!b.public_ipaddr },
-    }));
+    .map((b): Offer => {
+      const onDemand = spot?.onDemand.get(b.id);
+      return {
+        cloud: CLOUD,
+        region: regionOf(b.geolocation),
+        zone: `m${b.machine_id ?? `ask${b.id}`}`,
+        instanceType: instanceTypeOf(b),
+        gpu: { model: b.gpu_name, count: b.num_gpus, ...(b.gpu_ram ? { memoryGiB: Math.round(b.gpu_ram / 1024) } : {}) },
+        ...(b.cpu_cores_effective ? { vcpus: Math.floor(b.cpu_cores_effective) } : {}),
+        ...(b.cpu_ram ? { memoryGiB: Math.round(b.cpu_ram / 1024) } : {}),
+        pricePerHour: b.dph_total,
+        ...(spot ? { market: 'spot' as const, ...(onDemand === undefined ? {} : { onDemandPricePerHour: onDemand }) } : {}),
+        currency: 'USD',
+        priceSource: 'api',
+        pricedAt,
+        extra: { askId: b.id, direct: (b.direct_port_count ?? 0) > 0 && !!b.public_ipaddr, ...(spot && b.min_bid ? { bid: b.min_bid } : {}) },
+      };
+    });
 }
 
 /**
@@ -152,8 +170,8 @@ export function toOffers(bundles: VastBundle[], pricedAt: string): Offer[] {
  * the shared matcher accepts (so the cut never drops a matching ask for a non-matching one).
  * `planOffers` applies the same matcher again.
  */
-export function bestOffers(bundles: VastBundle[], req: ResourceRequest, pricedAt: string): Offer[] {
-  return matchOffers(toOffers(bundles, pricedAt), req).offers.slice(0, MAX_OFFERS);
+export function bestOffers(bundles: VastBundle[], req: ResourceRequest, pricedAt: string, spot?: SpotBeside): Offer[] {
+  return matchOffers(toOffers(bundles, pricedAt, spot), req).offers.slice(0, MAX_OFFERS);
 }
 
 /** Direct (`public_ipaddr` + host port mapped to 22/tcp) when published, else the proxy `ssh_host:ssh_port`. */
@@ -164,14 +182,27 @@ export function sshEndpoint(i: VastInstance): SshEndpoint | undefined {
   return undefined;
 }
 
-export function toObserved(i: VastInstance, at: Location): Observed | undefined {
+/**
+ * An interruptible instance the market paused: outbid, or displaced by an on-demand renter
+ * ("Your instance is stopped", docs.vast.ai guides/reference/faq/rental-types). The API gives no
+ * notice time and no deadline, so `noticeAt` is when this look saw it.
+ */
+export function preemptionOf(i: VastInstance, seenAt: string): Preemption | undefined {
+  if (i.is_bid !== true || i.actual_status !== 'stopped') return undefined;
+  const why = [i.intended_status && `intended ${i.intended_status}`, i.status_msg].filter(Boolean).join(', ');
+  return { noticeAt: seenAt, detail: `outbid: interruptible instance stopped${why ? ` (${why})` : ''}` };
+}
+
+/** `seenAt`: this look's time, the notice time of a preemption it finds. */
+export function toObserved(i: VastInstance, at: Location, seenAt: string = new Date().toISOString()): Observed | undefined {
   const raw = i.actual_status ?? '';
   let status = raw in STATUS ? STATUS[raw] : 'Pending';
   if (status === null || status === undefined) return undefined;
   let reason = raw in STATUS && status !== 'Failed' ? undefined : raw;
+  const preemption = preemptionOf(i, seenAt);
   // dstack's hard-failure signs: the container never started, or the host stopped it for good.
   if (raw === 'created' && /OCI runtime create failed/i.test(i.status_msg ?? '')) [status, reason] = ['Failed', i.status_msg ?? raw];
-  if (raw === 'stopped' && i.intended_status === 'stopped') [status, reason] = ['Failed', i.status_msg ?? 'stopped by the host'];
+  if (raw === 'stopped' && i.intended_status === 'stopped' && !preemption) [status, reason] = ['Failed', i.status_msg ?? 'stopped by the host'];
   const endpoint = status === 'Running' ? sshEndpoint(i) : undefined;
   return {
     id: String(i.id),
@@ -180,6 +211,7 @@ export function toObserved(i: VastInstance, at: Location): Observed | undefined 
     ...(endpoint ? { endpoint } : {}),
     location: { cloud: CLOUD, region: i.geolocation ? regionOf(i.geolocation) : at.region, ...(at.zone ? { zone: at.zone } : {}) },
     ...(i.gpu_name && i.num_gpus ? { instanceType: instanceTypeOf({ gpu_name: i.gpu_name, num_gpus: i.num_gpus }) } : {}),
+    ...(preemption ? { preemption } : {}),
   };
 }
 
