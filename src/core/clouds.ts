@@ -21,7 +21,10 @@
  * | docker         |       — | container image (daemon) | no             | cloud      | never        | when named | any           |
  * | local          |       — | no                       | no             | region     | never        | fallback   | 2             |
  *
- * Every cloud sells on-demand only today (`markets`); spot and reserved go in that list.
+ * Markets (`markets`): every cloud sells on-demand; aws, gcp, primeintellect, vastai, verda and
+ * nebius also sell spot (preemptible, interruptible: each adapter's header says how its API sells
+ * it and shows a reclaim); runpod's current API no longer does (its header says why). Reserved
+ * capacity goes in that list too.
  *
  * Rates are activities per second, from each vendor's documented API limits (searched December
  * 2026), below the documented rate because one activity may make a few calls:

@@ -59,7 +59,7 @@ export type SpotMode = 'only' | 'auto';
 /** See {@link Offer.priceSource}. */
 export type PriceSource = 'api' | 'catalog';
 
-/** How a VM is paid for (`Offer.market`; a cloud's row in src/core/clouds.ts lists those it sells). Only on-demand is sold today. */
+/** How a VM is paid for (`Offer.market`; a cloud's row in src/core/clouds.ts lists those it sells). */
 export type Market = 'on-demand' | 'spot' | 'reserved';
 
 /** One concrete place to try: cloud × region (× zone) × instance type, with its price when known. */
