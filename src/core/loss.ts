@@ -51,6 +51,7 @@ const clock = (iso: string): string => (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(i
 export function lossMessage(c: LossCause): string {
   if (c.kind !== 'preempted') return c.detail ?? SENTENCE[c.kind];
   const when = [c.noticeAt ? `notice ${clock(c.noticeAt)}` : '', c.deadline ? `deadline ${clock(c.deadline)}` : ''].filter(Boolean).join(', ');
+  if (!when && !c.detail) return `preempted: ${SENTENCE.preempted}`;
   return `preempted${when ? ` (${when})` : ''}${c.detail ? `: ${c.detail}` : ''}`;
 }
 

@@ -75,7 +75,7 @@ describe('the preempted cause for people', () => {
     expect(lossMessage({ kind: 'preempted', noticeAt: AT, detail: 'i-1 marked-for-termination' })).toBe(
       'preempted (notice 12:00:00): i-1 marked-for-termination',
     );
-    expect(lossMessage({ kind: 'preempted' })).toBe('preempted');
+    expect(lossMessage({ kind: 'preempted' })).toBe('preempted: the spot market reclaimed its instance');
   });
   it('preemptedCauseOf takes the earliest notice of the listed instances', () => {
     expect(preemptedCauseOf([{ id: 'i-1' }])).toBeUndefined();
