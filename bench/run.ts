@@ -22,15 +22,16 @@ import { SimulatedK3sCloud } from '../test/k3s/sim/simulated-cloud';
 import { dist, round, sleep, type Dist } from './stats';
 import { measureRate } from './rate-limit';
 import { P8_LAUNCHES, P8_PARALLEL, SLOW_ANSWER_MS, hedgedRuns, scarcityRuns } from './p8-scarcity';
+import { P11_BOOT_MS, P11_NOTICE_MS, P11_SCALE, preemptRuns } from './p11-preempt';
 import { TARGETS, targetText, verdict } from './targets';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
 
 const quick = process.argv.includes('--quick');
 const N = quick
-  ? { p1: 2, p3PerSchedule: 5, p3TypicalMs: 8_000, p4: 100, p5: 2, rate: 100, p8: 6 }
-  : { p1: 15, p3PerSchedule: 16, p3TypicalMs: 40_000, p4: 500, p5: 10, rate: 500, p8: P8_LAUNCHES };
-/** `--only P4,RATE,P8`: run only these metrics (P2 and P5 run together). */
+  ? { p1: 2, p3PerSchedule: 5, p3TypicalMs: 8_000, p4: 100, p5: 2, rate: 100, p8: 6, p11: 2 }
+  : { p1: 15, p3PerSchedule: 16, p3TypicalMs: 40_000, p4: 500, p5: 10, rate: 500, p8: P8_LAUNCHES, p11: 5 };
+/** `--only P4,RATE,P8,P11`: run only these metrics (P2 and P5 run together). */
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? '').toUpperCase().split(',')) : undefined;
 const want = (...metrics: string[]): boolean => !only || metrics.some((m) => only.has(m));
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
       { name: 'p4', caps: { pollIntervalMs: 1_000, typicalBootMs: P4_BOOT_MS } },
       { name: 'p5' },
       { name: 'p8' },
+      { name: 'p11', caps: { pollIntervalMs: 200, typicalBootMs: P11_BOOT_MS } },
       // P8's hedged half: `fake` is the fake cloud whose hedge lanes are regions (src/core/hedge.ts);
       // on any other name one attempt holds the whole cloud and --parallel runs serially.
       { name: 'fake' },
@@ -255,6 +257,27 @@ async function main(): Promise<void> {
         '',
         '',
       ]);
+    }
+
+    // ---- P11 --------------------------------------------------------------------------------
+    if (want('P11')) {
+      log(`P11: ${N.p11} spot preemptions under --recover, notice ${P11_NOTICE_MS} ms and boot ${P11_BOOT_MS} ms (120 s and 60 s ×${P11_SCALE})`);
+      const p11 = await preemptRuns(lab.client, lab.taskQueue, lab.fake('p11'), N.p11);
+      const toReady = dist(p11.map((r) => r.noticeToReadyMs));
+      const margin = dist(p11.map((r) => r.beforeDeadlineMs));
+      const maxBilled = Math.max(...p11.map((r) => r.maxBilled));
+      results.P11 = {
+        n: N.p11,
+        scale: P11_SCALE,
+        noticeMs: P11_NOTICE_MS,
+        bootMs: P11_BOOT_MS,
+        noticeToReadyMs: toReady,
+        beforeDeadlineMs: margin,
+        runs: p11,
+        maxBilled,
+      };
+      rows.push([`P11 notice → replacement Ready (notice ${P11_NOTICE_MS} ms, boot ${P11_BOOT_MS} ms)`, ms(toReady), '', '']);
+      rows.push(['P11 replacement Ready before the deadline by', `${ms(margin)}; most billed at once ${maxBilled}`, '≤ 2 billed', verdict(maxBilled <= 2)]);
     }
 
     // ---- P3 ---------------------------------------------------------------------------------

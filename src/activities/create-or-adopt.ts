@@ -37,7 +37,7 @@ export interface Found {
 export async function findExisting(provider: CloudProvider, offer: Offer, spec: InstanceSpec): Promise<Found> {
   const at = locationOf(offer);
   const existing = await provider.observe(at, spec.vmName);
-  const live = existing.filter((o) => o.status !== 'Terminating' && o.status !== 'Stopping' && o.status !== 'Failed');
+  const live = existing.filter((o) => o.status !== 'Terminating' && o.status !== 'Stopping' && o.status !== 'Failed' && !spec.besides?.includes(o.id));
   const own = live.find((o) => madeByThisCreate(o, spec));
   if (!own && live.length > 0) {
     const ids = live.map((o) => o.id).join(', ');

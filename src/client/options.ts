@@ -131,7 +131,7 @@ export const START_FLAGS = [
   {
     name: 'recover',
     type: 'boolean',
-    meaning: `when the VM is lost (its instance vanished or failed), delete what is left and launch it again under the same name, with a fresh plan; at most ${DEFAULT_TUNING.maxRecoveries} times, and --budget counts every run`,
+    meaning: `when the VM is lost (its instance vanished or failed), delete what is left and launch it again under the same name, with a fresh plan; at most ${DEFAULT_TUNING.maxRecoveries} times, and --budget counts every run. A spot VM given notice is replaced before the deadline (the old instance deleted when the new one is Ready); with --spot auto, ${DEFAULT_TUNING.spotAutoPreemptions} preemptions within a day make the replacement on-demand`,
     default: 'off: a lost VM is torn down and stays lost',
     example: '--recover',
   },

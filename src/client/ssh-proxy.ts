@@ -14,11 +14,24 @@ import { pinHostKey } from './user-files';
 
 const REACHABLE = new Set(['ready', 'k8s-failed']);
 
-/** Why `s` offers nothing to connect to, or undefined when it does. */
-export function notConnectable(s: Pick<VmStatus, 'name' | 'stage' | 'endpoint' | 'hostKey'>): string | undefined {
-  if (!REACHABLE.has(s.stage)) return `${s.name} is ${s.stage}: nothing to connect to (npx provision status ${s.name})`;
-  if (!s.endpoint || !s.hostKey) return `${s.name} has no endpoint or host key yet (npx provision status ${s.name})`;
+type Reachable = Pick<VmStatus, 'name' | 'stage' | 'endpoint' | 'hostKey' | 'retiring'>;
+
+/**
+ * Where `ssh NAME` goes: the VM's endpoint once it is up; while a `--recover` replacement
+ * launches, the preempted instance it replaces (until that one is deleted, at the replacement's Ready).
+ */
+export function connectTarget(s: Reachable): { endpoint: NonNullable<VmStatus['endpoint']>; hostKey: string } | undefined {
+  if (REACHABLE.has(s.stage) && s.endpoint && s.hostKey) return { endpoint: s.endpoint, hostKey: s.hostKey };
+  const r = s.retiring;
+  if (!REACHABLE.has(s.stage) && r && !r.goneAt && r.endpoint && r.hostKey) return { endpoint: r.endpoint, hostKey: r.hostKey };
   return undefined;
+}
+
+/** Why `s` offers nothing to connect to, or undefined when it does. */
+export function notConnectable(s: Reachable): string | undefined {
+  if (connectTarget(s)) return undefined;
+  if (!REACHABLE.has(s.stage)) return `${s.name} is ${s.stage}: nothing to connect to (npx provision status ${s.name})`;
+  return `${s.name} has no endpoint or host key yet (npx provision status ${s.name})`;
 }
 
 /** Runs the proxy for `name`; resolves to the exit code (ssh shows stderr). */
@@ -31,13 +44,13 @@ export async function sshProxy(name: string, env: NodeJS.ProcessEnv): Promise<nu
   } finally {
     await conn.connection.close();
   }
-  const why = notConnectable(s);
-  if (why) {
-    err(why);
+  const target = connectTarget(s);
+  if (!target) {
+    err(notConnectable(s) ?? `${name}: nothing to connect to`);
     return 1;
   }
-  await pinHostKey(env, name, s.hostKey!);
-  const { host, port } = s.endpoint!;
+  await pinHostKey(env, name, target.hostKey);
+  const { host, port } = target.endpoint;
   return new Promise<number>((resolve) => {
     const sock = tcpConnect({ host, port });
     sock.on('error', (e) => {

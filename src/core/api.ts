@@ -178,6 +178,30 @@ export interface VmStatus {
   recovered?: RecoveryRecord;
   /** Why the VM was lost (stage `lost`; absent before, and in statuses from before it). */
   lossCause?: LossCause;
+  /** A `--recover` replacement's run: the preempted instance it replaces, still up until it is deleted (src/core/recovery.ts). */
+  retiring?: RetiringInstance;
+}
+
+/**
+ * The preempted instance a replacement launch runs beside (src/core/recovery.ts, row `replace`):
+ * deleted when the replacement is Ready or at `deadline`, whichever comes first; billed meanwhile.
+ */
+export interface RetiringInstance {
+  location: Location;
+  instanceIds: string[];
+  /** The idempotency key of its create: its deletion spares the replacement (same name). */
+  createdBy: string;
+  /** Its offer (price, market): billed until `goneAt`, remembered by the capacity memory. */
+  offer: Offer;
+  /** ISO: when the cloud reclaims it. */
+  deadline: string;
+  /** ISO: from when its bill is this run's (the earlier runs' spend ends there, `RecoveryRecord.spentUsd`). */
+  since: string;
+  /** Its endpoint and host key: `ssh NAME` reaches it until the replacement is Ready. */
+  endpoint?: SshEndpoint;
+  hostKey?: string;
+  /** ISO: when its deletion finished. */
+  goneAt?: string;
 }
 
 /** What `--recover` carries from a lost run to the relaunch (continue-as-new), and shows in the status. */
@@ -194,6 +218,10 @@ export interface RecoveryRecord {
   spentUsd: number;
   /** Set when a loss was not recovered (the bound reached, the budget spent, a teardown asked): why. */
   gaveUp?: string;
+  /** ISO times of the recent `preempted` losses (within `Tuning.spotAutoWindowMs`; absent: none). */
+  preemptions?: string[];
+  /** `spot: 'auto'` preempted too often: this run asks on-demand only (src/core/recovery.ts). */
+  onDemand?: boolean;
 }
 
 /** Tear the VM down (also retries a leaked teardown at once). */

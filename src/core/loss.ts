@@ -10,6 +10,10 @@
  * | an instance `Failed`                              | `failed`    |
  * | instances, none alive, none Failed (Stopped, …)   | `stopped`   |
  * | an instance the cloud announced it reclaims (spot) | `preempted` (with `noticeAt`, `deadline`) |
+ *
+ * A preemption is a loss at once, even while the instance still runs (`preemptedCauseOf`; the
+ * account watcher's digest, src/core/watcher-digest.ts): its notice is the time a `--recover`
+ * replacement has to start before the deadline (src/core/recovery.ts).
  */
 import type { Observed } from './provider';
 
@@ -37,9 +41,36 @@ const SENTENCE: Readonly<Record<LossKind, string>> = {
 /** The detail of a loss the backstop health check (not the account watcher) found. */
 export const BACKSTOP_DETAIL = 'the backstop health check saw the instance gone or not running';
 
-/** The readable message of a cause (what the status, `list` and `explain` show). */
+/** `12:00:00` (UTC) of an ISO time; the text itself when it is not one. */
+const clock = (iso: string): string => (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(iso) ? iso.slice(11, 19) : iso);
+
+/**
+ * The readable message of a cause (what the status, `list`, `explain` and the Web UI show); a
+ * preemption says when: `preempted (notice 12:00:00, deadline 12:02:00)` (UTC), then the cloud's words.
+ */
 export function lossMessage(c: LossCause): string {
-  return c.detail ?? SENTENCE[c.kind];
+  if (c.kind !== 'preempted') return c.detail ?? SENTENCE[c.kind];
+  const when = [c.noticeAt ? `notice ${clock(c.noticeAt)}` : '', c.deadline ? `deadline ${clock(c.deadline)}` : ''].filter(Boolean).join(', ');
+  if (!when && !c.detail) return `preempted: ${SENTENCE.preempted}`;
+  return `preempted${when ? ` (${when})` : ''}${c.detail ? `: ${c.detail}` : ''}`;
+}
+
+/**
+ * The cause when the cloud announced a reclaim of one of `seen` (src/core/provider.ts
+ * `Preemption`): `preempted`, with the earliest notice and its deadline; undefined when none.
+ */
+export function preemptedCauseOf(seen: readonly Pick<Observed, 'id' | 'preemption'>[]): LossCause | undefined {
+  const hit = seen
+    .filter((o) => o.preemption !== undefined)
+    .sort((a, b) => (a.preemption!.noticeAt < b.preemption!.noticeAt ? -1 : a.preemption!.noticeAt > b.preemption!.noticeAt ? 1 : 0))[0];
+  if (!hit?.preemption) return undefined;
+  const p = hit.preemption;
+  return {
+    kind: 'preempted',
+    noticeAt: p.noticeAt,
+    ...(p.deadline ? { deadline: p.deadline } : {}),
+    detail: `${hit.id}${p.detail ? ` ${p.detail}` : ' reclaimed by the cloud'}`,
+  };
 }
 
 /** The cause, from what the cloud still lists for the VM's name (none of it alive). */

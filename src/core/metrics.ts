@@ -21,6 +21,8 @@ export const METRICS = {
   spendPerHour: 'gpuprov_spend_per_hour_dollars',
   /** Counter {cloud}: orphaned instances deleted by the account watcher (src/workflows/watcher.ts). */
   orphansSwept: 'gpuprov_orphans_swept_total',
+  /** Counter {cloud, notice: yes|no, next: replace|relaunch|stay}: VMs lost to a spot preemption, and what `--recover` did. */
+  preemptions: 'gpuprov_preemptions_total',
 } as const;
 
 /** Bucket bounds (seconds) of the two duration histograms: boots take seconds to tens of minutes. */

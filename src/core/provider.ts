@@ -116,6 +116,11 @@ export interface InstanceSpec {
   image?: string;
   /** Boot (or container) disk size in GB (`--disk-gb`), within `Capabilities.diskGb`; absent: the adapter's default. */
   diskGb?: number;
+  /**
+   * Instances of this VM name the create runs beside: a preempted instance a `--recover`
+   * replacement replaces (src/core/recovery.ts). Never adopted, never a reason to refuse the name.
+   */
+  besides?: string[];
 }
 
 /**

@@ -7,6 +7,7 @@
  * | failed/cancelled, compensated    | its create (`createdAt`)    | its confirmed deletion (`endedAt`)           |
  * | failed, compensation running     | its create                  | now (still billed while leaked)              |
  * | the winner (`ready`)             | its create                  | the VM's `endedAt` once gone, else now       |
+ * | a replacement's `retiring` instance (preempted) | `since` (the run before counted it until then) | its `goneAt`, else now |
  *
  * Histories from before `createdAt` existed fall back to the attempt's `startedAt` (marked
  * `estimated`). An offer without a price counts 0 USD and sets `unknownPrice`. The attempt in
@@ -14,7 +15,7 @@
  * A VM relaunched by `--recover` adds what its earlier runs spent (`recovered.spentUsd`).
  */
 import { offerKey } from './offers';
-import type { AttemptRecord, VmStatus } from './api';
+import type { AttemptRecord, RetiringInstance, VmStatus } from './api';
 
 export interface AttemptSpend {
   index: number;
@@ -38,11 +39,22 @@ export interface Spend {
   unknownPrice: boolean;
   /** USD per hour being billed now (for a budget's timer). */
   ratePerHour: number;
-  /** Part of `totalUsd` spent by the runs before the last `--recover` relaunch. */
+  /** Part of `totalUsd` spent by the runs before the last `--recover` relaunch (and its retiring instance since). */
   priorUsd?: number;
 }
 
-export type SpendInput = Pick<VmStatus, 'attempts' | 'endedAt'> & { recovered?: { spentUsd: number } | undefined };
+export type SpendInput = Pick<VmStatus, 'attempts' | 'endedAt'> & {
+  recovered?: { spentUsd: number } | undefined;
+  retiring?: Pick<RetiringInstance, 'offer' | 'since' | 'goneAt'> | undefined;
+};
+
+/** The retiring instance's bill in this run: USD, and whether it still runs (the overlap of a replacement counts). */
+function retiringSpend(r: SpendInput['retiring'], nowMs: number): { usd: number; running: boolean; pricePerHour: number } {
+  if (!r) return { usd: 0, running: false, pricePerHour: 0 };
+  const untilMs = r.goneAt === undefined ? nowMs : Date.parse(r.goneAt);
+  const pricePerHour = r.offer.pricePerHour ?? 0;
+  return { usd: (pricePerHour * Math.max(0, untilMs - Date.parse(r.since))) / 3_600_000, running: r.goneAt === undefined, pricePerHour };
+}
 
 /** Round to a hundredth of a cent (display and JSON; the sum is taken before rounding). */
 export const roundUsd = (usd: number): number => Math.round(usd * 10_000) / 10_000;
@@ -61,10 +73,11 @@ function attemptSpend(a: AttemptRecord, vmEndedAt: string | undefined, nowMs: nu
 /** Spend of every attempt of `s` at `nowMs` (epoch ms; in a workflow, `Date.now()` is deterministic). */
 export function spendSoFar(s: SpendInput, nowMs: number): Spend {
   const attempts = s.attempts.map((a) => attemptSpend(a, s.endedAt, nowMs));
-  const priorUsd = s.recovered?.spentUsd ?? 0;
+  const old = retiringSpend(s.retiring, nowMs);
+  const priorUsd = (s.recovered?.spentUsd ?? 0) + old.usd;
   const totalUsd = attempts.reduce((sum, a) => sum + a.usd, priorUsd);
   const unknownPrice = attempts.some((a) => a.billedMs > 0 && a.pricePerHour === undefined);
-  const ratePerHour = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), 0);
+  const ratePerHour = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), old.running ? old.pricePerHour : 0);
   return {
     totalUsd: roundUsd(totalUsd),
     attempts: attempts.map((a) => ({ ...a, usd: roundUsd(a.usd) })),
@@ -88,8 +101,9 @@ export const BUDGET_WARN_FRACTION = 0.8;
  */
 export function budgetPlan(s: SpendInput, budgetUsd: number, nowMs: number): BudgetPlan {
   const attempts = s.attempts.map((a) => attemptSpend(a, s.endedAt, nowMs));
-  const spent = attempts.reduce((sum, a) => sum + a.usd, s.recovered?.spentUsd ?? 0);
-  const rate = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), 0);
+  const old = retiringSpend(s.retiring, nowMs);
+  const spent = attempts.reduce((sum, a) => sum + a.usd, (s.recovered?.spentUsd ?? 0) + old.usd);
+  const rate = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), old.running ? old.pricePerHour : 0);
   const at = (target: number): number | undefined => {
     if (spent >= target) return nowMs;
     if (rate <= 0) return undefined;

@@ -19,6 +19,11 @@ export interface Tuning extends K3sTuning {
   continueAsNewAfterEvents: number;
   /** `--recover`: relaunches of one VM after a loss before it stays `lost` (src/core/recovery.ts). */
   maxRecoveries: number;
+  /** `spot: 'auto'`: this many preemptions within `spotAutoWindowMs` make the next launch on-demand only (src/core/recovery.ts). */
+  spotAutoPreemptions: number;
+  spotAutoWindowMs: number;
+  /** How long the capacity memory keeps a preempted offer (its next plans try it last). */
+  preemptedMemoryMs: number;
 }
 
 /** Timings of the k3s step (part of {@link Tuning}). */
@@ -45,6 +50,9 @@ export const DEFAULT_TUNING: Tuning = {
   retryUntilUpDelayMs: 30_000,
   continueAsNewAfterEvents: 4_000,
   maxRecoveries: 5,
+  spotAutoPreemptions: 3,
+  spotAutoWindowMs: 24 * 60 * 60_000,
+  preemptedMemoryMs: 30 * 60_000,
   k3sBootMaxWaitMs: BOOT_INSTALL_MAX_WAIT_MS,
   k3sProbeIntervalMs: 15_000,
   k3sInstallTimeoutMs: 20 * 60_000,

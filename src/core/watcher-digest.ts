@@ -9,6 +9,8 @@
  * | an instance or side resource of a name an open VM owns         | counted only (`owned`: no decision)              |
  * | an instance or side resource of a name no open VM owns         | `unowned`: name, ids with create keys, sides     |
  * | an owner placed here in `ready`/`k8s-failed`, no alive instance | `lost`: workflow, name, ids still listed, cause  |
+ * | such an owner whose alive instances all carry a `preemption`   | `lost` at once, cause `preempted` (notice, deadline) |
+ * | such an owner with an alive instance without one (a replacement) | alive: no row                                  |
  * | an owner placed here in another stage, no alive instance       | counted in `settling` (its own workflow acts)    |
  * | an owner open elsewhere (another region, cloud, task queue)    | owns its name here; never lost from here         |
  * | the owners' stages                                             | `cadence` (src/core/watcher.ts)                  |
@@ -18,7 +20,7 @@
  * about names it has not seen for half `ledgerKeepMs` (at most `EXPIRING_ASKED` a cycle), so
  * neither the question nor the answer grows with the fleet.
  */
-import { lossCauseOf } from './loss';
+import { lossCauseOf, preemptedCauseOf } from './loss';
 import type { Owned, SideResource } from './provider';
 import { ALIVE, UP_STAGES, cadenceOf, type CycleView, type OrphanSeen, type OwnerVm, type UnownedName, type ViewDigest } from './watcher';
 
@@ -53,11 +55,13 @@ export function digestOf(view: CycleView, expiring: readonly string[] = []): Vie
   let settling = 0;
   for (const [vmName, own] of owners) {
     const seen = byName.get(vmName) ?? [];
-    if (seen.some((o) => ALIVE.has(o.status))) continue;
+    // A preempted instance still runs but is lost already; a replacement beside it is not.
+    if (seen.some((o) => ALIVE.has(o.status) && !o.preemption)) continue;
+    const preempted = preemptedCauseOf(seen);
     for (const owner of own) {
       if (owner.elsewhere) continue;
       if (!UP_STAGES.has(owner.stage)) settling += 1;
-      else lost.push({ vmName, workflowId: owner.workflowId, instanceIds: seen.map((o) => o.id).sort(), cause: lossCauseOf(seen) });
+      else lost.push({ vmName, workflowId: owner.workflowId, instanceIds: seen.map((o) => o.id).sort(), cause: preempted ?? lossCauseOf(seen) });
     }
   }
   const present = expiring.filter((n) => byName.has(n) || sides.has(n) || owners.has(n));
@@ -71,7 +75,8 @@ export function digestOf(view: CycleView, expiring: readonly string[] = []): Vie
  */
 export function viewSignature(view: CycleView): string {
   const owners = view.owners.map((o) => `${o.workflowId}=${o.stage}`).sort();
-  const instances = view.instances.map((i) => `${i.vmName}/${i.id}=${i.status}`).sort();
+  // A notice changes the view (`!p`): the long poll returns at once, the instance still Running.
+  const instances = view.instances.map((i) => `${i.vmName}/${i.id}=${i.status}${i.preemption ? '!p' : ''}`).sort();
   if (!view.sides?.length) return JSON.stringify([owners, instances]);
   return JSON.stringify([owners, instances, view.sides.map((r) => `${r.vmName}/${r.kind}:${r.id}`).sort()]);
 }

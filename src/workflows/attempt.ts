@@ -73,6 +73,7 @@ function instanceSpecOf(host: AttemptHost, index: number, caps: Capabilities): I
     openPorts: openPortsFor(caps, k3sWanted(spec.k8s, caps)),
     ...(spec.image !== undefined ? { image: spec.image } : {}),
     ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
+    ...(host.status.retiring && !host.status.retiring.goneAt ? { besides: host.status.retiring.instanceIds } : {}),
   };
 }
 

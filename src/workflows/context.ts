@@ -7,6 +7,7 @@ import { CancellationScope, setCurrentDetails, upsertSearchAttributes, workflowI
 import { locationOf, offerKey } from '../core/offers';
 import type { Offer } from '../core/provider';
 import { API_VERSION, type Stage, type VmSpec, type VmStatus } from '../core/api';
+import { recoveryLine, replacementSpec, retiringLine } from '../core/recovery';
 import { SA } from '../core/search-attributes';
 import { withTuning, type Tuning } from '../core/tuning';
 import { logStage } from './telemetry';
@@ -46,6 +47,12 @@ export class VmContext {
     this.syncAttributes();
     setCurrentDetails(this.details());
     if (stage !== from) logStage(this.status, from);
+  }
+
+  /** The spec the launch plans with: a replacement's one attempt at a time, on-demand only when its record says so (src/core/recovery.ts). */
+  launchSpec(): VmSpec {
+    const s = this.status;
+    return replacementSpec(s.spec, { replacing: s.retiring !== undefined, onDemand: s.recovered?.onDemand === true });
   }
 
   /** Point the VM at an offer (a new attempt) without changing stage. */
@@ -98,6 +105,8 @@ export class VmContext {
     if (s.leak)
       lines.push(`LEAKED: ${s.leak.instanceIds.join(', ') || '(by identity)'} at ${s.leak.location.cloud}/${s.leak.location.region} — ${s.leak.lastError}`);
     if (s.error) lines.push(`error: ${s.error.kind}: ${s.error.message}`);
+    if (s.recovered) lines.push(`recovered: ${recoveryLine(s.recovered)}`);
+    if (s.retiring) lines.push(`retiring: ${retiringLine(s.retiring)}`);
     if (s.budget) lines.push(`budget $${s.budget.usd}${s.budget.reachedAt ? ': REACHED, torn down' : s.budget.warnedAt ? ': 80 % spent' : ''}`);
     lines.push(`run: ${workflowInfo().runId}`);
     return lines.join('\n\n');

@@ -27,7 +27,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
   const first = await firstPlan(ctx, plan);
   if ('outcome' in first) return first.outcome;
   let planned = first.planned;
-  const parallel = parallelOf(ctx.status.spec.parallel);
+  const parallel = parallelOf(ctx.launchSpec().parallel);
   if (parallel > 1) return runHedged(ctx, planned, parallel, plan);
   let search: SearchState = newSearch(planned.offers, ctx.status.attempts);
 

@@ -15,7 +15,7 @@ export type Plan = () => Promise<PlanOutput>;
 
 /** The plan call of `ctx`'s launch (stage `planning` while it runs). */
 export function planFor(ctx: VmContext): Plan {
-  const spec = ctx.status.spec;
+  const spec = ctx.launchSpec();
   const request = planRequestOf(spec);
   return async () => {
     ctx.setStage('planning');

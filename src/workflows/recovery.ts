@@ -1,35 +1,77 @@
 /**
- * `--recover` glue of vmWorkflow: once a lost VM's remains are torn down, take the row of
- * src/core/recovery.ts's table. Relaunching is the caller's continue-as-new (a fresh plan, the same
- * workflow ID and name); this file only decides, records and logs. Issues no command, so VMs
- * without the flag (and every saved history) replay unchanged.
+ * `--recover` glue of vmWorkflow: take the row of src/core/recovery.ts's table. A `replace` is
+ * decided before anything is torn down (the old instance keeps running, ./retire.ts); a
+ * `relaunch` once the lost VM's remains are torn down. Relaunching is the caller's
+ * continue-as-new (a fresh plan, the same workflow ID and name); this file decides, records and logs.
  */
 import { workflowInfo } from '@temporalio/workflow';
-import type { RecoveryRecord } from '../core/api';
+import type { RecoveryRecord, RetiringInstance } from '../core/api';
 import type { LossCause } from '../core/loss';
-import { decideAfterLoss, RECOVERY_MEMO } from '../core/recovery';
+import { decideAfterLoss, RECOVERY_MEMO, type LossDecision } from '../core/recovery';
 import { spendSoFar } from '../core/spend';
 import type { VmContext } from './context';
-import { vmLog } from './telemetry';
+import { countPreemption, vmLog } from './telemetry';
 
-/**
- * After a loss: the record to relaunch with, or undefined (the VM stays `lost`; when recovery was
- * asked, the status says why it stopped). `cause`: the account watcher's, or the backstop health
- * check's; `lostAtMs`: when the Ready wait saw the loss.
- */
-export function afterLoss(ctx: VmContext, cause: LossCause, stopAsked: boolean, lostAtMs: number): RecoveryRecord | undefined {
+function decide(ctx: VmContext, cause: LossCause, stopAsked: boolean, lostAtMs: number): LossDecision {
   const s = ctx.status;
-  const d = decideAfterLoss({
+  const t = ctx.tuning;
+  return decideAfterLoss({
     spec: s.spec,
     recovered: s.recovered,
     fleetSlot: workflowInfo().parent !== undefined,
     stopAsked,
     spentUsd: spendSoFar(s, Date.now()).totalUsd,
-    maxRecoveries: ctx.tuning.maxRecoveries,
+    maxRecoveries: t.maxRecoveries,
+    spotAutoPreemptions: t.spotAutoPreemptions,
+    spotAutoWindowMs: t.spotAutoWindowMs,
     lostAt: new Date(lostAtMs).toISOString(),
     cause,
   });
-  if (d.kind === 'relaunch') {
+}
+
+/**
+ * Right after a loss, before any teardown: the replacement's record and the old instance to
+ * retire when the table says `replace` (a preemption with its deadline ahead), else undefined.
+ */
+export function replacementAfterLoss(
+  ctx: VmContext,
+  cause: LossCause,
+  stopAsked: boolean,
+  lostAtMs: number,
+): { recovered: RecoveryRecord; retiring: RetiringInstance } | undefined {
+  const s = ctx.status;
+  if (cause.kind !== 'preempted' || !s.spec.recover || !s.location || !s.offer || !s.createdBy) return undefined;
+  const d = decide(ctx, cause, stopAsked, lostAtMs);
+  if (d.kind !== 'replace') return undefined;
+  countPreemption(s, true, 'replace');
+  vmLog(s, 'warn', `preempted; replacing under the same name before ${d.deadline} (recovery ${d.record.count})`, {
+    recoveries: d.record.count,
+    reason: d.record.lastReason,
+    ...(d.record.onDemand ? { onDemand: true } : {}),
+  });
+  const retiring: RetiringInstance = {
+    location: s.location,
+    instanceIds: s.instanceIds,
+    createdBy: s.createdBy,
+    offer: s.offer,
+    deadline: d.deadline,
+    since: d.record.lastLostAt,
+    ...(s.endpoint ? { endpoint: s.endpoint } : {}),
+    ...(s.hostKey ? { hostKey: s.hostKey } : {}),
+  };
+  return { recovered: d.record, retiring };
+}
+
+/**
+ * After a loss and its teardown: the record to relaunch with, or undefined (the VM stays `lost`;
+ * when recovery was asked, the status says why it stopped). `cause`: the account watcher's, or the
+ * backstop health check's; `lostAtMs`: when the Ready wait saw the loss.
+ */
+export function afterLoss(ctx: VmContext, cause: LossCause, stopAsked: boolean, lostAtMs: number): RecoveryRecord | undefined {
+  const s = ctx.status;
+  const d = decide(ctx, cause, stopAsked, lostAtMs);
+  if (cause.kind === 'preempted') countPreemption(s, cause.deadline !== undefined, d.kind === 'stay' ? 'stay' : 'relaunch');
+  if (d.kind !== 'stay') {
     vmLog(s, 'warn', `lost; relaunching under the same name (recovery ${d.record.count})`, { recoveries: d.record.count, reason: d.record.lastReason });
     return d.record;
   }

@@ -66,3 +66,10 @@ export function recordGone(s: VmStatus, cloud: string, sinceMs: number): void {
   metricMeter.createHistogram(METRICS.timeToGone, 'float', 's', 'teardown to nothing billed').record(seconds, { cloud });
   vmLog(s, 'info', 'gone: nothing is billed any more', { seconds });
 }
+
+/** A VM lost to a spot preemption: with a notice or not, and what `--recover` did next. */
+export function countPreemption(s: VmStatus, notice: boolean, next: 'replace' | 'relaunch' | 'stay'): void {
+  metricMeter
+    .createCounter(METRICS.preemptions, '1', 'VMs lost to a spot preemption, and what --recover did')
+    .add(1, { cloud: s.offer?.cloud ?? 'unknown', notice: notice ? 'yes' : 'no', next });
+}

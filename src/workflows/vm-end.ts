@@ -11,11 +11,16 @@ import { recordGone } from './telemetry';
 import type { VmEntity } from './vm-entity';
 import { notifyParent } from './vm-notify';
 
+/** Stage `lost`, saying why (`lossCause`, and the watcher's words as the error). */
+export function lostStage(vm: VmEntity): void {
+  vm.setStage('lost', { ...(vm.watcherLoss ? { error: { kind: 'InstanceLost', message: lossMessage(vm.watcherLoss) } } : {}), lossCause: vm.lossCause });
+}
+
 /** Stage `lost` (saying why) or `tearing-down`, then delete everything the VM holds. */
 export async function tearDown(vm: VmEntity, lost: boolean): Promise<void> {
   const s = vm.status;
-  const why = lost ? { ...(vm.watcherLoss ? { error: { kind: 'InstanceLost', message: lossMessage(vm.watcherLoss) } } : {}), lossCause: vm.lossCause } : {};
-  vm.setStage(lost ? 'lost' : 'tearing-down', why);
+  if (lost) lostStage(vm);
+  else vm.setStage('tearing-down');
   if (!s.location) return;
   const sinceMs = Date.now();
   await runTeardown(vm, {

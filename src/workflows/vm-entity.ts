@@ -9,7 +9,7 @@
  * `await`, breaks saved histories.
  */
 import { ApplicationFailure, condition, workflowInfo } from '@temporalio/workflow';
-import type { InstanceLost, LaunchResult, RecoveryRecord, VmSpec, VmStatus } from '../core/api';
+import type { InstanceLost, LaunchResult, RecoveryRecord, RetiringInstance, VmSpec, VmStatus } from '../core/api';
 import { FAILURE_TYPES } from '../core/failures';
 import { BACKSTOP_DETAIL, causeOfSignal, lossCauseOf, type LossCause } from '../core/loss';
 import type { Capabilities } from '../core/provider';
@@ -35,6 +35,8 @@ export interface VmWorkflowInput {
   carried?: VmCarried;
   /** Set only by a `--recover` relaunch (continue-as-new without `carried`): the losses so far. */
   recovered?: RecoveryRecord;
+  /** Set only by a `--recover` replacement (src/core/recovery.ts, row `replace`): the preempted instance to delete once it is Ready. */
+  retiring?: RetiringInstance;
 }
 
 /** Why the Ready stage ended. */
@@ -64,6 +66,7 @@ export class VmEntity extends VmContext {
     this.launched = input.carried !== undefined;
     this.pollIntervalMs = input.carried?.pollIntervalMs ?? 5_000;
     if (!input.carried && input.recovered) this.status.recovered = input.recovered;
+    if (!input.carried && input.retiring) this.status.retiring = input.retiring;
   }
 
   // ---- messages ----

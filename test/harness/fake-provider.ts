@@ -17,6 +17,7 @@ import type {
   Observed,
   Offer,
   Owned,
+  Preemption,
   ResourceRequest,
   SideResource,
 } from '../../src/core/provider';
@@ -50,6 +51,10 @@ export interface FakeInstance {
   bootMs: number;
   status: InstanceStatus;
   port: number;
+  /** Set by `preempt`: the cloud announced the reclaim (reported by observe and inventory). */
+  preemption?: Preemption;
+  /** Epoch ms at which a preempted instance stops (`Stopped`, not billed; listed until deleted). */
+  reclaimAt?: number;
 }
 
 export interface FakeCall {
@@ -166,6 +171,32 @@ export class FakeProvider implements CloudProvider {
       Object.assign(s, { instances: [], deleted: [], calls: [], sideResources: [], delays: {}, rules: o.rules, bootMs: o.bootMs });
       if (o.offers) s.offers = o.offers;
     });
+  }
+  /**
+   * A spot preemption of `id`: with `noticeMs` the instance reports `preemption {noticeAt,
+   * deadline}` and keeps running until the deadline, then stops; without, it stops at once with
+   * `preemption` set. A stopped one stays listed (not billed) until deleted.
+   */
+  preempt(id: string, o: { noticeMs?: number } = {}): Preemption | undefined {
+    let out: Preemption | undefined;
+    this.mutate((s) => {
+      const i = s.instances.find((x) => x.id === id);
+      if (!i) return;
+      const now = Date.now();
+      const notice = o.noticeMs !== undefined && o.noticeMs > 0;
+      i.reclaimAt = now + (notice ? o.noticeMs! : 0);
+      i.preemption = {
+        noticeAt: new Date(now).toISOString(),
+        ...(notice ? { deadline: new Date(i.reclaimAt).toISOString() } : {}),
+        detail: 'fake spot reclaim',
+      };
+      out = i.preemption;
+    });
+    return out;
+  }
+  /** Instances of `vmName` still billed (not stopped by a preemption), at this moment. */
+  billed(vmName?: string): FakeInstance[] {
+    return this.live(vmName).filter((i) => this.statusOf(i) !== 'Stopped');
   }
   /** The instance disappears as if the cloud reclaimed it. */
   vanish(id: string): void {
@@ -318,6 +349,7 @@ export class FakeProvider implements CloudProvider {
       instanceType: i.instanceType,
       createKey: createKeyOf(i.idempotencyKey),
       ...(status === 'Running' ? { endpoint: { host: '127.0.0.1', port: i.port, user: 'fake' } } : {}),
+      ...(i.preemption ? { preemption: i.preemption } : {}),
     };
   }
 
@@ -327,6 +359,7 @@ export class FakeProvider implements CloudProvider {
   }
 
   private statusOf(i: FakeInstance): InstanceStatus {
+    if (i.reclaimAt !== undefined && Date.now() >= i.reclaimAt) return 'Stopped';
     return Date.now() - i.createdAt >= i.bootMs ? 'Running' : 'Pending';
   }
 

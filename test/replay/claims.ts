@@ -114,4 +114,26 @@ export const CLAIMS: Claim[] = [
       expect(last(h)).toBe('WorkflowExecutionCompleted');
     },
   },
+  {
+    file: 'preempt-replace.run1.json',
+    says: 'a Ready --recover VM told it is preempted with a deadline ahead: no teardown, continued as new at once',
+    check: (h) => {
+      expect(workflowTypeOf(h)).toBe('vmWorkflow');
+      expect(signalNames(h)).toContain('instanceLost');
+      expect(activityTypes(h)).not.toContain('releaseAt');
+      expect(last(h)).toBe('WorkflowExecutionContinuedAsNew');
+    },
+  },
+  {
+    file: 'preempt-replace.run2.json',
+    says: 'the replacement run: a launch beside the retiring instance, its deletion (a timer to the deadline cut short at Ready), teardown',
+    check: (h) => {
+      expect(workflowTypeOf(h)).toBe('vmWorkflow');
+      expect(startedAttributes(h).continuedExecutionRunId).toEqual(expect.any(String));
+      expect(scheduledAt(h, 'prepareAndCreate')).toHaveLength(1);
+      expect(scheduledAt(h, 'releaseAt')).toHaveLength(2); // the retiring instance, then the teardown
+      expect(eventTypes(h)).toContain('TimerStarted');
+      expect(last(h)).toBe('WorkflowExecutionCompleted');
+    },
+  },
 ];

@@ -2,7 +2,7 @@
  * Records the saved histories (only with GPUPROV_RECORD_HISTORIES=1), each on the run's dev server:
  * a single-attempt launch, a failover with compensation, a standalone teardown; a hedged launch
  * (--parallel 2); a VM that
- * continued as new while Ready (both runs); a fleet applied, scaled up and down, torn down (and
+ * continued as new while Ready (both runs); a preempted VM replaced before its deadline (both runs); a fleet applied, scaled up and down, torn down (and
  * one of its slots); k3s VMs on simulated k3s hosts by the boot route and by SSH push.
  * One scenario: `-t <name>`. A history is written only after its claim (claims.ts) holds and the
  * secret scan finds nothing.
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, inject, it } from 'vitest';
 import { loadOrCreateSshIdentity } from '../../src/ssh/identity';
-import { teardownSignal } from '../../src/core/api';
+import { instanceLostSignal, teardownSignal } from '../../src/core/api';
 import type { teardownWorkflow } from '../../src/workflows';
 import { requireServer, requireTool, testEnv } from '../harness/temporal';
 import { startLab, waitStage } from '../workflows/helpers';
@@ -111,6 +111,33 @@ describe.skipIf(!record || !requireServer())('record histories (FakeProvider)', 
       const run1 = save('continue-as-new.run1.json', h.workflowId, { runId: first });
       const can = run1.events.at(-1)!;
       save('continue-as-new.run2.json', h.workflowId, { runId: attributesOf(can).newExecutionRunId as string });
+    } finally {
+      await lab.stop();
+    }
+  });
+
+  it('records a preempted --recover VM replaced before its deadline, both runs', async () => {
+    const lab = await startLab();
+    try {
+      const h = await lab.start({ name: 'hist-preempt', k8s: 'off', recover: true }, { healthIntervalMs: 60_000 });
+      const ready = await waitStage(h, 'ready');
+      const first = (await h.describe()).runId;
+      const id = ready.instanceIds[0]!;
+      lab.fake.setBootMs(500);
+      const notice = lab.fake.preempt(id, { noticeMs: 60_000 })!;
+      // What the account watcher sends for it (the watcher's own cadence is minutes here).
+      await h.signal(instanceLostSignal, { instanceIds: [id], cause: { kind: 'preempted', ...notice }, reason: 'preempted' });
+      let runId = first;
+      for (let i = 0; i < 300 && runId === first; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        runId = (await h.describe()).runId;
+      }
+      await waitStage(h, 'ready');
+      for (let i = 0; i < 100 && lab.fake.liveCount('hist-preempt') > 1; i++) await new Promise((r) => setTimeout(r, 100));
+      await h.signal(teardownSignal);
+      expect((await h.result()).stage).toBe('terminated');
+      save('preempt-replace.run1.json', h.workflowId, { runId: first });
+      save('preempt-replace.run2.json', h.workflowId, { runId });
     } finally {
       await lab.stop();
     }

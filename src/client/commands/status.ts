@@ -6,7 +6,8 @@ import { leaf } from '../define';
 import { vmNameArg } from '../args';
 import { attemptsRows, duration, price, spendLine, table, where } from '../output';
 import { spendSoFar } from '../../core/spend';
-import { recoveryLine } from '../../core/recovery';
+import { lossMessage } from '../../core/loss';
+import { recoveryLine, retiringLine } from '../../core/recovery';
 
 export const statusCommand: Command = leaf({
   name: 'status',
@@ -43,6 +44,8 @@ export const statusCommand: Command = leaf({
           : s.spec.recover
             ? [['recovered', '0 times (--recover: a lost VM is launched again)']]
             : []),
+        ...(s.lossCause ? [['lost', lossMessage(s.lossCause)]] : []),
+        ...(s.retiring ? [['retiring', retiringLine(s.retiring)]] : []),
         ...(s.leak
           ? [
               [

@@ -7,6 +7,8 @@ const facts = (f: Partial<LossFacts> = {}): LossFacts => ({
   stopAsked: false,
   spentUsd: 1,
   maxRecoveries: 5,
+  spotAutoPreemptions: 3,
+  spotAutoWindowMs: 24 * 3_600_000,
   lostAt: '2026-01-01T00:00:00.000Z',
   cause: { kind: 'vanished' },
   ...f,
