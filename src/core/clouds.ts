@@ -289,8 +289,8 @@ export function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]!}`;
 }
 
-/** The table's part of an adapter's capabilities: `--image`, `--disk-gb` and k3s. */
-export function tableCapabilities(cloud: CloudName): Pick<Capabilities, 'k8s'> & Required<Pick<Capabilities, 'image' | 'diskGb'>> {
+/** The table's part of an adapter's capabilities: `--image`, `--disk-gb`, k3s and the markets. */
+export function tableCapabilities(cloud: CloudName): Pick<Capabilities, 'k8s'> & Required<Pick<Capabilities, 'image' | 'diskGb' | 'markets'>> {
   const f = CLOUD_TABLE[cloud];
-  return { image: f.image, diskGb: f.diskGb, k8s: f.k3s === 'runs' };
+  return { image: f.image, diskGb: f.diskGb, k8s: f.k3s === 'runs', markets: f.markets };
 }
