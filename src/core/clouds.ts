@@ -21,7 +21,8 @@
  * | docker         |       — | container image (daemon) | no             | cloud      | never        | when named | any           |
  * | local          |       — | no                       | no             | region     | never        | fallback   | 2             |
  *
- * Every cloud sells on-demand only today (`markets`); spot and reserved go in that list.
+ * Every cloud sells on-demand only today (`markets`); spot and reserved go in that list (what
+ * `--spot` asks of it: src/core/markets.ts).
  *
  * Rates are activities per second, from each vendor's documented API limits (searched December
  * 2026), below the documented rate because one activity may make a few calls:
