@@ -112,7 +112,7 @@ export function orderReasons(offers: readonly Offer[], userClouds: readonly stri
   const spotOffers = offers.filter((o) => marketOf(o) === 'spot');
   const rest = offers.filter((o) => marketOf(o) !== 'spot');
   return [
-    ...priceReasons(spotOffers, userClouds, 0).map((r) => `spot first (--spot auto); ${r} spot`),
+    ...priceReasons(spotOffers, userClouds, 0).map((r) => `spot, before every on-demand offer (--spot auto); ${r}`),
     ...priceReasons(rest, userClouds, spotOffers.length).map((r) => `on-demand, after every spot offer; ${r}`),
   ];
 }
