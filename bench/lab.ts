@@ -94,7 +94,7 @@ interface LabServer {
   stop(): Promise<void>;
 }
 
-async function devServer(cliPath: string, dir: string, log: (s: string) => void): Promise<LabServer> {
+async function devServer(cliPath: string, dir: string, log: (s: string) => void, partitions?: number): Promise<LabServer> {
   const port = await freePort();
   log(`starting dev server on 127.0.0.1:${port}`);
   const server: DevServer = await startDevServer({
@@ -104,6 +104,7 @@ async function devServer(cliPath: string, dir: string, log: (s: string) => void)
     dbFile: join(dir, 'temporal.db'),
     namespace: 'default',
     logFile: join(dir, 'server.log'),
+    ...(partitions ? { dynamicConfig: [`matching.numTaskqueueReadPartitions=${partitions}`, `matching.numTaskqueueWritePartitions=${partitions}`] } : {}),
   });
   return { address: server.address, pids: () => [server.pid], stop: () => server.stop() };
 }
@@ -128,12 +129,14 @@ export async function startLab(o: {
   watcher?: Partial<WatcherTuning>;
   /** The Temporal client the watcher's activities list owners with (P9's synthetic visibility); default: the activity's own. */
   watcherClient?: () => Client;
+  /** Task-queue partitions of the dev server (its default: 4). */
+  partitions?: number;
   log: (s: string) => void;
 }): Promise<Lab> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
   const cli = await obtainTemporalCli({ log: o.log });
-  const server = o.cluster ? await clusterServer(cli.path, o.log) : await devServer(cli.path, dir, o.log);
+  const server = o.cluster ? await clusterServer(cli.path, o.log) : await devServer(cli.path, dir, o.log, o.partitions);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default' });
   const native = await NativeConnection.connect({ address: server.address });

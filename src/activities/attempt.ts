@@ -1,11 +1,25 @@
 /**
  * The two cloud calls of a launch attempt that change something, each one activity (one round
- * trip, six history events): prepare + create, and release (delete, wait until gone, clean up).
+ * trip, three history events): prepare + create, and release (delete, wait until gone, clean up).
  * Both are idempotent, so Temporal may retry them after a crash at any point.
+ *
+ * A create the cloud refuses for room (a failover's usual end) is released by the create activity
+ * itself, and its failure says so (`released`): the workflow then has nothing to compensate, which
+ * saves every failed attempt an activity and a workflow task. The workflow compensates anything
+ * else, and any refusal the activity could not release in time:
+ *
+ * | the create's failure kind        | released in the create activity        | the workflow      |
+ * |----------------------------------|----------------------------------------|-------------------|
+ * | Capacity, Quota                  | full (instances by this create's key, then side resources), within {@link INLINE_RELEASE_MS}; Capacity tells the capacity memory | nothing, when `released` |
+ * | Unavailable (nothing created)    | side resources                         | nothing, when `released` |
+ * | any other, or the release failed | —                                      | compensates (releaseAt) |
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES } from '../core/failures';
+import { FAILURE_TYPES, type FailureDetails } from '../core/failures';
+import type { ErrorKind } from '../core/errors';
+import { locationOf } from '../core/offers';
+import { mainTaskQueue } from '../core/rate-limits';
 import type { CapacityOffer } from '../core/capacity-memory';
 import type { ProviderRegistry } from '../providers/registry';
 import type { CloudProvider, InstanceSpec, Json, Location, Observed, Offer } from '../core/provider';
@@ -62,6 +76,12 @@ export interface ReleaseInput {
   createKeys?: string[];
 }
 
+/** How long the create activity spends releasing a refused create before leaving it to the workflow. */
+export const INLINE_RELEASE_MS = 30_000;
+
+/** The refusals the create activity releases itself (the search goes on after them). */
+const RELEASED_HERE: readonly ErrorKind[] = ['Capacity', 'Quota', 'Unavailable'];
+
 /** The create keys a release knows, or undefined when it knows none. */
 function keysOf(input: ReleaseInput): string[] | undefined {
   const keys = [...(input.createKeys ?? []), ...(input.idempotencyKeys ?? []).map(createKeyOf)];
@@ -76,6 +96,15 @@ export function goneDelays(pollIntervalMs: number): (look: number) => number {
 }
 
 const isLive = (o: Observed): boolean => o.status !== 'Terminating';
+
+/** The main task queue of the activity running now (the launch's), or undefined outside an activity (unit tests). */
+function mainQueueOf(cloud: string): string | undefined {
+  try {
+    return mainTaskQueue(Context.current().info.taskQueue, cloud);
+  } catch {
+    return undefined;
+  }
+}
 
 function heartbeatOrNothing(): void {
   try {
@@ -135,7 +164,12 @@ export function createAttemptActivities(deps: AttemptDeps) {
       } catch (err) {
         throw toFailure(err, 'prepare');
       }
-      const created = await translated(() => createOrAdopt(p, offer, prepared, s, found));
+      let created: CreateResult;
+      try {
+        created = await translated(() => createOrAdopt(p, offer, prepared, s, found));
+      } catch (err) {
+        throw await releasedIfRefused(p, offer, s, err);
+      }
       activityLog('info', created.adopted ? 'adopted the instance a previous try created' : 'instance created', {
         instanceId: created.instanceId,
         region: offer.region,
@@ -165,6 +199,30 @@ export function createAttemptActivities(deps: AttemptDeps) {
       }
     },
   };
+
+  /** The create's failure, released here when the table in the header says so (`released` in its details), else as it was. */
+  async function releasedIfRefused(p: CloudProvider, offer: Offer, s: InstanceSpec, err: unknown): Promise<unknown> {
+    const d = err instanceof ApplicationFailure ? (err.details?.[0] as FailureDetails | undefined) : undefined;
+    if (!(err instanceof ApplicationFailure) || !err.nonRetryable || !d || !RELEASED_HERE.includes(d.kind)) return err;
+    const input: ReleaseInput = {
+      at: locationOf(offer),
+      vmName: s.vmName,
+      instanceIds: [],
+      mode: d.kind === 'Unavailable' ? 'cleanup' : 'full',
+      pollIntervalMs: p.capabilities().pollIntervalMs,
+      deadlineAtMs: now() + INLINE_RELEASE_MS,
+      idempotencyKeys: [s.idempotencyKey],
+    };
+    const queue = mainQueueOf(offer.cloud);
+    try {
+      await Promise.all([release(p, input), d.kind === 'Capacity' && queue ? deps.noteCapacity?.(queue, offer) : undefined]);
+    } catch (e) {
+      activityLog('warn', 'the refused create was not released here: the workflow compensates', { error: e instanceof Error ? e.message : String(e) });
+      return err;
+    }
+    activityLog('info', `create refused (${d.kind}): released here`, { region: offer.region });
+    return ApplicationFailure.create({ type: err.type ?? d.kind, message: err.message, nonRetryable: true, details: [{ ...d, released: true }] });
+  }
 
   /** What of the name at `input.at` this release may delete, and what it must spare (none without create keys). */
   async function scopeOf(p: CloudProvider, input: ReleaseInput, keys: string[] | undefined): Promise<{ listed: Observed[]; own: string[]; spare: string[] }> {

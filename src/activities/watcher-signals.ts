@@ -35,6 +35,8 @@ export interface RecordTarget {
 export interface NameRecord {
   vmName: string;
   createKey?: string;
+  /** A Ready VM's record: the watcher looks at once (at most once per 2 s). A create's record does not wake it: nothing to see yet. */
+  wake?: boolean;
 }
 
 /** Records `names` (none: only wakes it) with the watcher of `target`; resolves to its workflow ID once accepted. */
@@ -55,12 +57,13 @@ async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: Na
   const start: WatcherInput = { deployment: deps.owner, cloud, region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
   const vmNames = [...new Set(names.map((n) => n.vmName))];
   const createKeys = names.flatMap((n) => (n.createKey ? [{ vmName: n.vmName, createKey: n.createKey }] : []));
+  const wake = names.length === 0 || names.some((n) => n.wake);
   await c.workflow.signalWithStart('accountWatcherWorkflow', {
     workflowId,
     taskQueue: target.taskQueue,
     args: [start],
     signal: watcherRecordSignal,
-    signalArgs: [{ vmNames, ...(createKeys.length > 0 ? { createKeys } : {}), ...(deps.watcher ? { tuning: deps.watcher } : {}) }],
+    signalArgs: [{ vmNames, ...(createKeys.length > 0 ? { createKeys } : {}), ...(wake ? { wake } : {}), ...(deps.watcher ? { tuning: deps.watcher } : {}) }],
     staticSummary: `account watcher: ${cloud}/${region}`,
   });
   return workflowId;

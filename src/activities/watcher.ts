@@ -203,7 +203,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
     /** Start the watcher of `at` unless it runs, record the Ready VM's name in its ledger and wake it (signal-with-start; idempotent by ID). */
     async ensureWatcher(input: WatchInput): Promise<{ workflowId?: string }> {
       beat();
-      const workflowId = await record(client(), input, input.vmName ? [input.vmName] : []);
+      const workflowId = await record(client(), input, input.vmName ? [{ vmName: input.vmName, wake: true }] : []);
       activityLog('info', 'account watcher running', { workflowId });
       return { workflowId };
     },

@@ -212,7 +212,7 @@ export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number
     blocks.push({ byAttempt: a.index + 1, scope, what, kind: b.kind, from: a.endedAt, until, forMs: Math.max(0, ms(until) - ms(a.endedAt)) });
   }
 
-  const cleanups: CleanupStory[] = history.activities
+  const steps: CleanupStory[] = history.activities
     .filter((a) => CLEANUP_ACTIVITIES.includes(a.name))
     .map((a) => ({
       of: cleanupOf(status.attempts, a.scheduledAt),
@@ -222,6 +222,10 @@ export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number
       outcome: a.failure ? 'failed' : a.endedAt ? 'done' : 'running',
       ...(a.failure ? { message: a.failure.message } : {}),
     }));
+  const byCreate: CleanupStory[] = status.attempts
+    .filter((a) => a.releasedByCreate)
+    .map((a) => ({ of: `attempt ${a.index + 1}`, what: 'released by its create activity (the cloud refused the create)', at: a.endedAt, outcome: 'done' }));
+  const cleanups = [...byCreate, ...steps].sort((a, b) => ms(a.at) - ms(b.at));
 
   const perAttempt = new Map(spend.attempts.map((s) => [s.index, s]));
   return {

@@ -89,6 +89,8 @@ export interface AttemptRecord {
   instanceIds: string[];
   /** True once a teardown of this attempt finished. */
   compensated: boolean;
+  /** The create activity released its refused create itself (no compensation step: src/activities/attempt.ts). */
+  releasedByCreate?: true;
   startedAt: string;
   /** For a failed attempt, set again once its compensation finished (the instance is gone). */
   endedAt: string;

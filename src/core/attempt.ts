@@ -13,6 +13,8 @@
  * | failed, any other type               | `failed`      | its kind     | `decide`                           | `decide`            |
  *
  * The error kind is `kindOfFailureType(type)` (search.ts); an ok end counts as `Failed` where a kind is needed.
+ * A failed end marked `released` (the create activity released its refused create itself) needs
+ * no compensation step: {@link alreadyReleased}.
  */
 import type { AttemptRecord, LaunchFailureDetails, LaunchResult } from './api';
 import type { BlockScope, ErrorKind } from './errors';
@@ -23,7 +25,7 @@ import { attemptsTable, decide, exhaustedKind, kindOfFailureType, type Decision,
 /** How one attempt ended. `createdAtMs`: workflow time of the create call (billing starts), when one was made. */
 export type AttemptEnd = { createdAtMs?: number } & (
   | { ok: true; result: Omit<LaunchResult, 'attempts'> }
-  | { ok: false; phase: Phase; type: string; message: string; block?: BlockScope; cancelled: boolean; instanceIds: string[] }
+  | { ok: false; phase: Phase; type: string; message: string; block?: BlockScope; cancelled: boolean; instanceIds: string[]; released?: true }
 );
 
 export type FailedEnd = Extract<AttemptEnd, { ok: false }>;
@@ -76,6 +78,11 @@ export function judgeFailure(at: AttemptAt, end: FailedEnd): JudgedAttempt {
     ...(decision.block ? { blocked: decision.block } : {}),
   };
   return { record, kind, decision };
+}
+
+/** The attempt's end says its create activity released everything already: the record is compensated, no step needed. */
+export function alreadyReleased(end: AttemptEnd): boolean {
+  return !end.ok && end.released === true;
 }
 
 /** A hedged attempt that reached Ready after another had won (`winner`: its index) or the launch stopped. */

@@ -21,8 +21,8 @@
  * | docker         |       — | container image (daemon) | no             | cloud      | never        | when named | any           |
  * | local          |       — | no                       | no             | region     | never        | fallback   | 2             |
  *
- * Every cloud sells on-demand only today (`markets`); spot and reserved go in that list (what
- * `--spot` asks of it: src/core/markets.ts).
+ * Markets (`markets`): aws, gcp, verda and nebius sell on-demand and spot; every other cloud
+ * on-demand only (what `--spot` asks of a row: src/core/markets.ts).
  *
  * Rates are activities per second, from each vendor's documented API limits (searched December
  * 2026), below the documented rate because one activity may make a few calls:
@@ -95,6 +95,7 @@ const CONTAINER: ImageSupport = {
 const vendor = (pattern: string, format: string, example: string): ImageSupport => ({ kind: 'vendor-image', pattern, format, example });
 const undocumented = (): CloudRateLimit => ({ perSecond: 2, source: 'not documented: conservative default' });
 const ON_DEMAND: readonly Market[] = ['on-demand'];
+const ON_DEMAND_AND_SPOT: readonly Market[] = ['on-demand', 'spot'];
 const DISK = { min: 10, max: 16_384 };
 const CONTAINER_DISK = { min: 10, max: 4_096 };
 
@@ -126,7 +127,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     credentials: 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)',
     regions: [...AWS_REGIONS, ...AWS_REGIONS_2],
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT,
   },
   gcp: {
     rateLimit: { perSecond: 20, source: 'https://cloud.google.com/compute/api-quota' },
@@ -142,7 +143,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     credentials: 'GOOGLE_APPLICATION_CREDENTIALS (a service-account key file) and GOOGLE_CLOUD_PROJECT',
     regions: GCP_REGIONS,
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT,
   },
   lambda: {
     rateLimit: { perSecond: 1, source: 'https://docs.lambdalabs.com/cloud/rate-limiting/' },
@@ -214,7 +215,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'VERDA_CLIENT_ID and VERDA_CLIENT_SECRET',
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT, // spot instances (src/providers/verda/map.ts)
   },
   massedcompute: {
     rateLimit: undocumented(),
@@ -234,7 +235,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'NEBIUS_IAM_TOKEN and NEBIUS_PROJECT_ID (or NEBIUS_PROJECTS)',
     byDefault: true,
-    markets: ON_DEMAND,
+    markets: ON_DEMAND_AND_SPOT, // preemptible VMs (src/providers/nebius/map.ts)
   },
   docker: {
     rateLimit: false,

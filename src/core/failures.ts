@@ -78,4 +78,6 @@ export interface FailureDetails {
   code?: string;
   /** The step of a multi-step activity that failed (`prepare`: nothing can have been created). */
   phase?: 'prepare';
+  /** The create activity released what the refused create may have made (src/activities/attempt.ts): nothing is left to compensate. */
+  released?: true;
 }

@@ -114,13 +114,15 @@ export interface CreateRecord {
   vmNames: string[];
   /** The create keys (`createKeyOf` of the idempotency keys) of those creates (absent from older senders and from Ready VMs). */
   createKeys?: { vmName: string; createKey: string }[];
+  /** Look at once (a Ready VM's record, or a wake-up alone); a create's record leaves the watcher's cadence alone: nothing is there to see yet. */
+  wake?: boolean;
   /** The sender's watcher settings, as {@link watcherNudgeSignal} carries them. */
   tuning?: Partial<WatcherTuning>;
 }
 
 /**
- * Record creates in the watcher's ledger (and wake it, at most once per two seconds of workflow
- * time): an instance is swept only if this deployment recorded creating its VM name here.
+ * Record creates in the watcher's ledger (and, with `wake`, wake it, at most once per two seconds
+ * of workflow time): an instance is swept only if this deployment recorded creating its VM name here.
  */
 export const watcherRecordSignal = defineSignal<[CreateRecord]>('watcherRecord');
 

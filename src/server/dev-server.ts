@@ -46,6 +46,8 @@ export interface DevServerOptions {
   /** Aborting it during the health wait stops the server and rejects with the abort reason. */
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
+  /** `KEY=VALUE` dynamic-config values (`--dynamic-config-value`; VALUE is JSON, e.g. `matching.numTaskqueueReadPartitions=1`). */
+  dynamicConfig?: readonly string[];
 }
 
 export interface DevServer {
@@ -129,6 +131,7 @@ export function devServerArgs(o: DevServerOptions): string[] {
   args.push('--log-format', o.logFormat ?? 'json', '--log-level', 'warn');
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   for (const p of o.sqlitePragmas ?? DEFAULT_SQLITE_PRAGMAS) args.push('--sqlite-pragma', p);
+  for (const v of o.dynamicConfig ?? []) args.push('--dynamic-config-value', v);
   return args;
 }
 

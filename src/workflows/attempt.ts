@@ -113,6 +113,7 @@ export async function runAttempt(host: AttemptHost, offer: Offer, index: number,
       cancelled: f.cancelled,
       instanceIds: p.instanceIds,
       ...(f.block ? { block: f.block } : {}),
+      ...(f.released ? { released: f.released } : {}),
       ...(p.billedFromMs !== undefined ? { createdAtMs: p.billedFromMs } : {}),
     };
   }
@@ -183,9 +184,23 @@ export function failedAttempt(host: Pick<AttemptHost, 'status'>, at: AttemptAt, 
 /**
  * Release what the attempt of `record` may have made (never cancellable; runTeardown) and mark the
  * record compensated. `capacity`: the attempt answered Capacity, and the release tells the
- * deployment's capacity memory (never failing the release).
+ * deployment's capacity memory (never failing the release). `released`: the create activity
+ * released it already (src/core/attempt.ts `alreadyReleased`): only the record is marked.
  */
-export async function compensate(ctx: VmContext, record: JudgedAttempt['record'], decision: Decision, caps: Capabilities, capacity: boolean): Promise<void> {
+export async function compensate(
+  ctx: VmContext,
+  record: JudgedAttempt['record'],
+  decision: Decision,
+  caps: Capabilities,
+  o: { capacity: boolean; released: boolean },
+): Promise<void> {
+  if (o.released) record.releasedByCreate = true;
+  else await release(ctx, record, decision, caps, o.capacity);
+  record.compensated = true;
+  record.endedAt = new Date().toISOString();
+}
+
+async function release(ctx: VmContext, record: JudgedAttempt['record'], decision: Decision, caps: Capabilities, capacity: boolean): Promise<void> {
   const note = capacity ? capacityNote(record.offer) : undefined;
   await runTeardown(ctx, {
     at: locationOf(record.offer),
@@ -196,8 +211,6 @@ export async function compensate(ctx: VmContext, record: JudgedAttempt['record']
     ...(note ? { capacity: note } : {}),
     idempotencyKeys: [attemptIdempotencyKey(workflowInfo().workflowId, workflowInfo().runId, record.index)],
   });
-  record.compensated = true;
-  record.endedAt = new Date().toISOString();
 }
 
 /**

@@ -12,13 +12,15 @@ export interface FailureInfo {
   cancelled: boolean;
   /** Set by a multi-step activity whose first step failed (`prepare`: nothing was created). */
   phase?: 'prepare';
+  /** The create activity released what its refused create may have made: nothing to compensate. */
+  released?: true;
 }
 
 export function failureInfo(err: unknown): FailureInfo {
   if (isCancellation(err)) return { type: SDK_FAILURE_KINDS.Cancelled, message: 'cancelled', cancelled: true };
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
-    const d = cause.details?.[0] as { block?: unknown; phase?: unknown } | undefined;
+    const d = cause.details?.[0] as { block?: unknown; phase?: unknown; released?: unknown } | undefined;
     const block = BLOCK_SCOPES.find((s) => s === d?.block);
     return {
       type: isFailureType(cause.type) ? cause.type : SDK_FAILURE_KINDS.Error,
@@ -26,6 +28,7 @@ export function failureInfo(err: unknown): FailureInfo {
       cancelled: false,
       ...(block ? { block } : {}),
       ...(d?.phase === 'prepare' ? { phase: 'prepare' as const } : {}),
+      ...(d?.released === true ? { released: true as const } : {}),
     };
   }
   if (cause instanceof TimeoutFailure) {

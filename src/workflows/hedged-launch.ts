@@ -7,7 +7,7 @@
 import { CancellationScope } from '@temporalio/workflow';
 import type { PlanOutput } from '../activities';
 import type { LaunchResult, Stage, VmStatus } from '../core/api';
-import { attemptRecord, exhaustedLaunch, failedLaunch, judgeLost, type LaunchOutcome } from '../core/attempt';
+import { alreadyReleased, attemptRecord, exhaustedLaunch, failedLaunch, judgeLost, type LaunchOutcome } from '../core/attempt';
 import { isFatal } from '../core/errors';
 import { offersToStart, roundExhausted, settle } from '../core/hedge';
 import type { Capabilities, Offer } from '../core/provider';
@@ -130,7 +130,7 @@ class Hedge {
       this.aborted ??= failedLaunch('fatal', kind, `${kind}: ${end.ok ? '' : end.message}`, this.search.attempts);
       this.cancelOthers(index);
     }
-    await compensate(this.ctx, record, decision, caps, !end.ok && !end.cancelled && kind === 'Capacity');
+    await compensate(this.ctx, record, decision, caps, { capacity: !end.ok && !end.cancelled && kind === 'Capacity', released: alreadyReleased(end) });
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure, setHandler, CancellationScope } from '@temporalio/workflow';
 import { cancelSignal, statusQuery, type LaunchFailureDetails, type LaunchResult, type VmSpec } from '../core/api';
-import { attemptRecord, exhaustedLaunch, failedLaunch, type LaunchOutcome } from '../core/attempt';
+import { alreadyReleased, attemptRecord, exhaustedLaunch, failedLaunch, type LaunchOutcome } from '../core/attempt';
 import { isFatal } from '../core/errors';
 import { FAILURE_TYPES } from '../core/failures';
 import { parallelOf } from '../core/hedge';
@@ -69,8 +69,9 @@ async function serialAttempt(
   const { record, kind, decision } = failedAttempt(ctx, at, end);
   const after = afterFailure(search, next.index, next.offer, kind, decision, record);
   ctx.status.attempts = after.attempts;
-  ctx.setStage('compensating');
-  await compensate(ctx, record, decision, caps, !end.cancelled && kind === 'Capacity');
+  const released = alreadyReleased(end);
+  if (!released) ctx.setStage('compensating');
+  await compensate(ctx, record, decision, caps, { capacity: !end.cancelled && kind === 'Capacity', released });
   ctx.status.instanceIds = [];
   if (end.cancelled || ctx.cancelRequested) return { search: after, outcome: { kind: 'cancelled', attempts: after.attempts } };
   if (decision.next === 'abort' || isFatal(kind)) return { search: after, outcome: failedLaunch('fatal', kind, `${kind}: ${end.message}`, after.attempts) };

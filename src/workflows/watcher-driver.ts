@@ -93,7 +93,7 @@ export class WatcherDriver {
     this.adopt(rec.tuning);
     this.ledger = recordCreates(this.ledger, rec.vmNames, Date.now(), rec.createKeys);
     this.state.ledger = this.ledger.length;
-    if (Date.now() - this.wokenAtMs >= RECORD_WAKE_MS) this.wake();
+    if (rec.wake && Date.now() - this.wokenAtMs >= RECORD_WAKE_MS) this.wake();
   }
 
   /** The `sweepNow` Update: look at once with every orphan due (and the named unknown ones); answers that cycle's deletions. */

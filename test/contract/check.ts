@@ -8,7 +8,7 @@
  */
 import { locationOf } from '../../src/core/offers';
 import type { CloudProvider, InstanceSpec, ResourceRequest } from '../../src/core/provider';
-import type { HttpContract } from './clouds';
+import type { ContractEnv, HttpContract } from './clouds';
 import { ACCEPTED_DIFFERENCES, KNOWN_ADAPTER_MISMATCHES, type KnownDifference } from './known';
 import { byCall, diffShapes, differenceKey, shapeOf, type Difference } from './shapes';
 import { bare, runDriver } from './vendor';
@@ -85,9 +85,29 @@ export const IMAGE_DISK_RUN = 'image-disk';
  * `imageDisk`, the request and spec carry `--image`/`--disk-gb` (and the report says so).
  */
 export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`, imageDisk?: HttpContract['imageDisk']): Promise<CloudReport> {
+  const life = (env: ContractEnv): Promise<void> => exercise(env.provider, { ...c.request, ...imageDisk }, { ...SPEC, ...imageDisk });
+  const label = imageDisk ? `${c.cloud} (${imageDisk.diskGb === undefined ? '--image' : '--image, --disk-gb'})` : c.cloud;
+  return checkHttpLife(c, life, { driver, label, ...(imageDisk ? { also: `${c.cloud} ${IMAGE_DISK_RUN}` } : {}) });
+}
+
+/** How {@link checkHttpLife} runs the vendor's side and names the report. */
+export interface LifeOptions {
+  driver: string;
+  label: string;
+  /** Rows of known.ts under this name count too (see {@link judge}). */
+  also?: string;
+  /** Sets up the vendor's fresh fixture before its driver runs (state the driver only reads). */
+  before?: (env: ContractEnv) => Promise<void> | void;
+}
+
+/**
+ * `life` through our adapter at a fresh fixture, then the vendor's driver (given our requests by
+ * call) at another; failures and differences as {@link checkHttpCloud} says.
+ */
+export async function checkHttpLife(c: HttpContract, life: (env: ContractEnv) => Promise<void>, o: LifeOptions): Promise<CloudReport> {
   const ours = await c.start();
   try {
-    await exercise(ours.provider, { ...c.request, ...imageDisk }, { ...SPEC, ...imageDisk });
+    await life(ours);
   } finally {
     await ours.close();
   }
@@ -95,8 +115,9 @@ export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`, 
   const vendorEnv = await c.start();
   let result;
   try {
+    await o.before?.(vendorEnv);
     const sent = Object.fromEntries([...mine.calls].map(([call, reqs]) => [call, reqs.map(bare)]));
-    result = await runDriver(driver, { url: vendorEnv.baseUrl ?? vendorEnv.http.url, credentials: vendorEnv.credentials, ours: sent });
+    result = await runDriver(o.driver, { url: vendorEnv.baseUrl ?? vendorEnv.http.url, credentials: vendorEnv.credentials, ours: sent });
   } finally {
     await vendorEnv.close();
   }
@@ -121,9 +142,9 @@ export async function checkHttpCloud(c: HttpContract, driver = `${c.cloud}.py`, 
     else if (!v) continue;
     else found.push(...diffShapes(c.cloud, route.call, shapeOf(route, o, c.shape), shapeOf(route, v, c.shape)));
   }
-  const j = judge(c.cloud, found, imageDisk && `${c.cloud} ${IMAGE_DISK_RUN}`);
+  const j = judge(c.cloud, found, o.also);
   return {
-    cloud: imageDisk ? `${c.cloud} (${imageDisk.diskGb === undefined ? '--image' : '--image, --disk-gb'})` : c.cloud,
+    cloud: o.label,
     client: result.client,
     version: result.version,
     mismatches: j.mismatches,

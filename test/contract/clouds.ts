@@ -38,6 +38,8 @@ export interface HttpContract {
   request: ResourceRequest;
   /** `--image` (and `--disk-gb` where the cloud sizes disks, src/core/image-disk.ts) for a second life whose create carries them. */
   imageDisk?: { image: string; diskGb?: number };
+  /** The cloud sells spot: one more life asks for it (`spot: 'only'`), so the spot plan and create are diffed too. */
+  spot?: boolean;
   start(): Promise<ContractEnv>;
 }
 
@@ -85,6 +87,7 @@ export const HTTP_CONTRACTS: HttpContract[] = [
     shape: { values: ['body.action', 'body.grant_type', 'query.isSpot', 'query.currency', 'body.is_spot'] },
     request: { vmName: 'contract', gpu: { model: 'H100', count: 1 }, k8s: true },
     imageDisk: { image: 'ubuntu-24.04-cuda-12.8-open-docker', diskGb: 120 },
+    spot: true,
     start: async () => {
       const d = await startVerdaDouble();
       return {

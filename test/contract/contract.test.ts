@@ -16,7 +16,9 @@ import { AwsPricing, productFilters } from '../../src/providers/aws/pricing';
 import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
 import { checkGcpBilling } from './gcp-billing';
+import { checkGcpSpot } from './gcp-spot';
 import { checkAwsRunInstances } from './aws-run';
+import { checkAwsSpot } from './aws-spot';
 import { checkRunPodCreate } from './runpod-create';
 import { motoMissing } from '../harness/moto';
 import { HTTP_CONTRACTS } from './clouds';
@@ -66,6 +68,13 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     if (imageDisk)
       it(`${c.cloud}: with --image${imageDisk.diskGb === undefined ? '' : ' and --disk-gb'}, our create matches ${c.client}'s`, async () => {
         const report = await checkHttpCloud(c, undefined, imageDisk);
+        reports.push(report);
+        for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
+        expect(report.failures).toEqual([]);
+      }, 300_000);
+    if (c.spot)
+      it(`${c.cloud}: asking for spot, our plan and create match ${c.client}'s`, async () => {
+        const report = { ...(await checkHttpCloud({ ...c, request: { ...c.request, spot: 'only' } })), cloud: `${c.cloud} (spot)` };
         reports.push(report);
         for (const n of report.notes) process.stdout.write(`contract ${report.cloud}: ${n}\n`);
         expect(report.failures).toEqual([]);
@@ -184,6 +193,18 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     300_000,
   );
 
+  it.skipIf(motoMissing())(
+    "aws: our spot fixtures parse in botocore with their values, and our spot requests' parameters are boto3's (at moto)",
+    async () => {
+      const r = await checkAwsSpot();
+      reports.push(r);
+      process.stdout.write(`contract aws: spot parameters ${Object.values(r.ours).flat().join('&')}\n`);
+      expect(r.failures).toEqual([]);
+      expect(r.ours.RunInstances).toContain('InstanceMarketOptions.MarketType=spot');
+    },
+    300_000,
+  );
+
   it("runpod: our create's image and disk build the runpod SDK's deploy mutation (the SDK speaks GraphQL only)", async () => {
     const r = await checkRunPodCreate();
     reports.push(r);
@@ -197,6 +218,13 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     expect(r.failures).toEqual([]);
     expect(r.pages.ours).toBeGreaterThan(1);
     expect(r.pages.vendor).toBe(r.pages.ours);
+  }, 300_000);
+
+  it("gcp: our spot life (SPOT insert, preemption lists) matches google-cloud-compute's requests, and the client parses the fixture's answers", async () => {
+    const r = await checkGcpSpot();
+    reports.push(r);
+    for (const n of r.notes) process.stdout.write(`contract gcp spot: ${n}\n`);
+    expect(r.failures).toEqual([]);
   }, 300_000);
 
   it('nebius: a field number changed on purpose in a copy of our protos is caught', async () => {

@@ -18,6 +18,7 @@ images = compute_v1.ImagesClient(**kw)
 firewalls = compute_v1.FirewallsClient(**kw)
 instances = compute_v1.InstancesClient(**kw)
 zone_ops = compute_v1.ZoneOperationsClient(**kw)
+global_ops = compute_v1.GlobalOperationsClient(**kw)
 
 
 def q(call, key, default=None):
@@ -87,6 +88,17 @@ if op:
     if d.ours("operation-wait"):
         d.call("operation-wait", lambda: need(zone_ops.wait(project=project, zone=zone, operation=op).status, "status"))
     d.call("list", running)
+    # Spot: the preemption lists (a preempted instance is recorded at this fixture), every answer parsed.
+    for r in d.ours("zone-operations")[:1]:
+        pz = r["path"].split("/")[-2]
+        d.call("zone-operations", lambda: need([o for o in zone_ops.list(compute_v1.ListZoneOperationsRequest(
+            project=project, zone=pz, filter=q("zone-operations", "filter"), max_results=page_size("zone-operations")))
+            if o.operation_type == "compute.instances.preempted" and o.target_id and o.insert_time], "a preempted operation"))
+    if d.ours("aggregated-operations"):
+        d.call("aggregated-operations", lambda: need([o for _, scoped in global_ops.aggregated_list(
+            compute_v1.AggregatedListGlobalOperationsRequest(project=project, filter=q("aggregated-operations", "filter"),
+                                                             max_results=page_size("aggregated-operations")))
+            for o in scoped.operations if o.operation_type == "compute.instances.preempted"], "a preempted operation"))
     if d.ours("get"):
         d.call("get", lambda: instances.get(project=project, zone=zone, instance=name))
     d.call("delete", lambda: instances.delete(project=project, zone=zone, instance=name).name)

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { NebiusProvider } from '../../src/providers/nebius';
 import { readServiceAccountFile } from '../../src/providers/nebius/auth';
 import { serviceAccountCredentials } from '../fixtures/nebius/iam';
-import { PROJECTS, startNebiusServer } from '../fixtures/nebius/server';
-import { exercise, judge, type CloudReport } from './check';
+import { PROJECTS, startNebiusServer, type NebiusServer } from '../fixtures/nebius/server';
+import { SPEC, exercise, judge, type CloudReport } from './check';
 import type { Difference } from './shapes';
 import { runDriver } from './vendor';
 
@@ -53,7 +53,24 @@ export async function checkNebiusGrpc(): Promise<CloudReport> {
   }
 }
 
-/** The RPCs our adapter makes over a whole life and one sweep listing, authenticated with the service-account file. */
+/** A spot offer's life: planned with `spot`, created preemptible, reclaimed by the fixture, seen preempted, deleted. */
+async function spotLife(provider: NebiusProvider, server: NebiusServer): Promise<void> {
+  const offer = (await provider.plan({ vmName: 'contract-spot', gpu: { model: 'H100', count: 1 }, regions: [REGION], k8s: true, spot: 'only' })).find(
+    (o) => o.market === 'spot',
+  );
+  if (!offer) throw new Error('nebius: the fixture planned no spot offer');
+  const at = { cloud: 'nebius', region: REGION };
+  const spec = { ...SPEC, vmName: 'contract-spot', idempotencyKey: 'contract-spot/1' };
+  const id = await provider.create(offer, await provider.prepare(offer, spec), spec);
+  for (let i = 0; i < 6 && !(await provider.observe(at, spec.vmName)).some((o) => o.status === 'Running'); i++);
+  server.preempt(id);
+  if (!(await provider.observe(at, spec.vmName)).some((o) => o.preemption)) throw new Error('nebius: a reclaimed preemptible instance was not seen preempted');
+  await provider.delete(at, spec.vmName, [id]);
+  for (let i = 0; i < 6 && (await provider.observe(at, spec.vmName)).length > 0; i++);
+  await provider.cleanup(at, spec.vmName);
+}
+
+/** The RPCs our adapter makes over a whole life, a spot life and one sweep listing, authenticated with the service-account file. */
 async function runOurs(file: string): Promise<string[]> {
   const server = await startNebiusServer();
   try {
@@ -66,6 +83,7 @@ async function runOurs(file: string): Promise<string[]> {
       sleep: async () => {},
     });
     await exercise(provider, { vmName: 'contract', gpu: { model: 'H100', count: 1 }, regions: [REGION], k8s: true });
+    await spotLife(provider, server);
     await provider.sideInventory({ cloud: 'nebius', region: REGION });
     return [...new Set(server.log)];
   } finally {

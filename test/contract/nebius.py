@@ -1,7 +1,9 @@
 """Nebius through the official `nebius` SDK (async gRPC clients), pointed at our gRPC fixture
 (insecure, one address for every service), authenticated by the SDK's own service-account flow
 (credentials file -> signed JWT -> TokenExchangeService.Exchange -> Bearer token). Makes every RPC our
-adapter makes, with requests built the way the adapter builds them (see src/providers/nebius).
+adapter makes, with requests built the way the adapter builds them (see src/providers/nebius), for a
+regular VM and for a preemptible (spot) one: the platform's allowed_for_preemptibles, the spot
+estimate, the preemptible create, and the preemptible instance listed back.
 The SDK decodes each answer with its own descriptors (which the proto check matched to ours).
 """
 import asyncio
@@ -16,11 +18,11 @@ from nebius.api.nebius.billing.v1 import (CalculatorServiceClient, EstimateBatch
                                           ResourceSpec)
 from nebius.api.nebius.common.v1 import GetByNameRequest, ResourceMetadata
 from nebius.api.nebius.compute.v1 import (AttachedDiskSpec, CreateDiskRequest, CreateInstanceRequest, DeleteDiskRequest,
-                                          DeleteInstanceRequest, DiskServiceClient, DiskSpec, ExistingDisk, InstanceServiceClient,
-                                          ListDisksRequest,
+                                          DeleteInstanceRequest, DiskServiceClient, DiskSpec, ExistingDisk, FollowsSpotPriceSpec,
+                                          InstanceRecoveryPolicy, InstanceServiceClient, ListDisksRequest,
                                           InstanceSpec, InstanceStatus, IPAddress, ListInstancesRequest, ListPlatformsRequest,
-                                          NetworkInterfaceSpec, PlatformServiceClient, PublicIPAddress, ResourcesSpec,
-                                          SourceImageFamily)
+                                          NetworkInterfaceSpec, PlatformServiceClient, PreemptibleSpec, PublicIPAddress,
+                                          ResourcesSpec, SourceImageFamily)
 from nebius.api.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceClient
 
 d = Driver("nebius")
@@ -55,6 +57,16 @@ async def not_found(coro):
         return None
 
 
+def preemptible(create):
+    """The same create, for a preemptible VM as the adapter asks for one (src/providers/nebius/map.ts PREEMPTIBLE)."""
+    spot = CreateInstanceRequest.FromString(create.SerializeToString())
+    spot.metadata.name = NAME + "-spot"
+    spot.spec.preemptible = PreemptibleSpec(on_preemption=PreemptibleSpec.PreemptionPolicy.STOP)
+    spot.spec.follows_spot_price = FollowsSpotPriceSpec()
+    spot.spec.recovery_policy = InstanceRecoveryPolicy.FAIL
+    return spot
+
+
 async def main():
     sdk = SDK(resolver=Constant(addr), address_options={addr: [(INSECURE, True)]}, credentials_file_name=d.cred["credentials_file"],
               domain=addr, user_agent_prefix="gpuprov-contract")
@@ -66,16 +78,30 @@ async def main():
         if not (plat and subnet):
             return
         preset = plat.spec.presets[0].name
+        need(plat.status.allowed_for_preemptibles, f"{plat.metadata.name}: allowed_for_preemptibles not decoded true")
         create = CreateInstanceRequest(
             metadata=ResourceMetadata(parent_id=project, name=NAME, labels={"gpuprov-vm-name": "contract"}),
             spec=InstanceSpec(resources=ResourcesSpec(platform=plat.metadata.name, preset=preset),
                               network_interfaces=[NetworkInterfaceSpec(name="eth0", subnet_id=subnet, ip_address=IPAddress(),
                                                                        public_ip_address=PublicIPAddress())],
                               cloud_init_user_data="#cloud-config\n"))
-        estimate = EstimateBatchRequest(resource_specs=[ResourceSpec(spec=REGISTRY.pack_any(create))], currency="usd",
+        spot = preemptible(create)
+
+        def estimate(req):
+            return EstimateBatchRequest(resource_specs=[ResourceSpec(spec=REGISTRY.pack_any(req))], currency="usd",
                                         filter_aggregation_unit=FilterAggregationUnit(
                                             filter_aggregation_unit_values=[FilterAggregationUnit.FilterAggregationUnitValue.FILTER_AGGREGATION_UNIT_HOUR]))
-        await call("CalculatorService.EstimateBatch", lambda: CalculatorServiceClient(sdk).estimate_batch(estimate))
+
+        calculator = CalculatorServiceClient(sdk)
+        regular = await call("CalculatorService.EstimateBatch", lambda: calculator.estimate_batch(estimate(create)))
+
+        async def spot_estimate():
+            """The spot price is the preemptible spec's estimate: below the regular one."""
+            r = await calculator.estimate_batch(estimate(spot))
+            need(float(r.resource_costs[0].general.total.cost) < float(regular.resource_costs[0].general.total.cost), f"spot {r} not below {regular}")
+            return r
+
+        await call("CalculatorService.EstimateBatch", spot_estimate)
         disks = DiskServiceClient(sdk)
         await call("DiskService.GetByName", lambda: not_found(disks.get_by_name(GetByNameRequest(parent_id=project, name=NAME + "-boot"))))
         disk_op = await call("DiskService.Create", lambda: disks.create(CreateDiskRequest(
@@ -117,6 +143,23 @@ async def main():
         await call("InstanceService.List", running)
         await call("InstanceService.GetByName", lambda: instances.get_by_name(GetByNameRequest(parent_id=project, name=NAME)))
         await call("InstanceService.Delete", lambda: instances.delete(DeleteInstanceRequest(id=op.resource_id)))
+        for _ in range(4):
+            await instances.list(ListInstancesRequest(parent_id=project, page_size=100))
+        spot.spec.boot_disk = create.spec.boot_disk
+        spot_op = await call("InstanceService.Create", lambda: instances.create(spot))
+        if not spot_op:
+            return
+
+        async def listed_preemptible():
+            page = await instances.list(ListInstancesRequest(parent_id=project, page_size=100))
+            mine = need([i for i in page.items if i.metadata.id == spot_op.resource_id], f"{spot_op.resource_id} not listed")
+            need(mine[0].spec.check_presence("preemptible") and mine[0].spec.preemptible.on_preemption == PreemptibleSpec.PreemptionPolicy.STOP,
+                 f"not decoded preemptible: {mine[0].spec}")
+            need(mine[0].spec.which_field_in_oneof("pricing_model") == "follows_spot_price", f"pricing model: {mine[0].spec}")
+            return mine
+
+        await call("InstanceService.List", listed_preemptible)
+        await call("InstanceService.Delete", lambda: instances.delete(DeleteInstanceRequest(id=spot_op.resource_id)))
         for _ in range(4):
             await instances.list(ListInstancesRequest(parent_id=project, page_size=100))
         await call("DiskService.Delete", lambda: disks.delete(DeleteDiskRequest(id=disk_op.resource_id)))

@@ -1,30 +1,76 @@
 /**
  * The EC2 requests of one adapter life at moto (plan, prepare, create with `--image`/`--disk-gb`,
- * observe, delete, cleanup), as the AWS SDK serialized them, for the spec judge. moto's answers
- * are moto's, not a fixture of ours, so only the requests are judged.
+ * observe, delete, cleanup), as the AWS SDK serialized them, for the spec judge; and one spot life
+ * (plan with `--spot only`, the spot create, observe of a spot instance marked for termination,
+ * delete), whose spot answers are our fixtures (test/fixtures/aws/spot.ts) and are judged too.
+ * moto's own answers are moto's, not a fixture of ours, so only their requests are judged.
  */
 import type { EC2Client } from '@aws-sdk/client-ec2';
+import { locationOf } from '../../src/core/offers';
 import { AWS_IMAGE_DISK } from './aws-run';
 import { exercise, SPEC } from './check';
 import type { Exchange } from './spec-check';
-import { startAwsDouble } from '../providers/aws/double';
+import { spotPriceHistoryXml, spotRequest, spotRequestsXml, withSpotRequestIds } from '../fixtures/aws/spot';
+import { startAwsDouble, type AwsDouble } from '../providers/aws/double';
+
+/** A recorder of every request body our adapter's EC2 clients send. */
+function recorder(): { out: Exchange[]; record: (client: EC2Client) => void } {
+  const out: Exchange[] = [];
+  const record = (client: EC2Client): void => {
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const body = (args.request as { body?: unknown }).body;
+        if (typeof body === 'string') out.push({ method: 'POST', path: '/', query: [], headers: {}, body });
+        return next(args);
+      },
+      { step: 'build', name: 'gpuprovSpecRecord' },
+    );
+  };
+  return { out, record };
+}
 
 export async function recordEc2Life(): Promise<Exchange[]> {
   const d = await startAwsDouble();
   try {
-    const out: Exchange[] = [];
-    const record = (client: EC2Client): void => {
-      client.middlewareStack.add(
-        (next) => async (args) => {
-          const body = (args.request as { body?: unknown }).body;
-          if (typeof body === 'string') out.push({ method: 'POST', path: '/', query: [], headers: {}, body });
-          return next(args);
-        },
-        { step: 'build', name: 'gpuprovSpecRecord' },
-      );
-    };
+    const { out, record } = recorder();
     const provider = d.makeProvider({ configureClient: record });
     await exercise(provider, { vmName: 'contract', gpu: { model: 'T4', count: 1 }, k8s: false, ...AWS_IMAGE_DISK }, { ...SPEC, ...AWS_IMAGE_DISK });
+    return out;
+  } finally {
+    await d.close();
+  }
+}
+
+const SIR = 'sir-0c0ffee0c0ffee0c0';
+
+/** The spot life; each exchange our fixture answered carries that answer. */
+export async function recordEc2SpotLife(): Promise<Exchange[]> {
+  const d: AwsDouble = await startAwsDouble();
+  try {
+    const { out, record } = recorder();
+    const provider = d.makeProvider({ configureClient: record });
+    const served = (action: string, xml: string): void => {
+      const x = [...out].reverse().find((e) => typeof e.body === 'string' && e.body.startsWith(`Action=${action}&`));
+      if (!x) throw new Error(`aws spot life: no ${action} was sent`);
+      x.response = { status: 200, contentType: 'text/xml;charset=UTF-8', body: xml };
+    };
+    const prices = spotPriceHistoryXml();
+    d.answer('DescribeSpotPriceHistory', prices);
+    const offers = await provider.plan({ vmName: 'contract', gpu: { model: 'T4', count: 1 }, k8s: false, spot: 'only' });
+    served('DescribeSpotPriceHistory', prices);
+    const offer = offers.find((o) => o.market === 'spot' && o.instanceType === 'g4dn.xlarge');
+    if (!offer) throw new Error('aws spot life: no spot offer planned');
+    const spec = { ...SPEC, vmName: 'contract-spot', idempotencyKey: 'contract/spot' };
+    const id = await provider.create(offer, await provider.prepare(offer, spec), spec);
+    d.rewrite('DescribeInstances', (xml) => withSpotRequestIds(xml, (i) => (i === id ? SIR : undefined)));
+    const requests = spotRequestsXml([spotRequest(SIR, id, 'marked-for-termination', '2026-12-04T01:02:03.000Z')]);
+    d.answer('DescribeSpotInstanceRequests', requests);
+    const seen = await provider.observe(locationOf(offer), spec.vmName);
+    if (!seen[0]?.preemption) throw new Error('aws spot life: the marked instance was observed without its preemption');
+    served('DescribeSpotInstanceRequests', requests);
+    d.rewrite('DescribeInstances', undefined);
+    await provider.delete(locationOf(offer), spec.vmName, [id]);
+    await provider.cleanup(locationOf(offer), spec.vmName);
     return out;
   } finally {
     await d.close();

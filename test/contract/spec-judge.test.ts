@@ -3,6 +3,7 @@
  * each kind of definition CI has (Discovery, botocore) and for OpenAPI (a small document of our own,
  * since CI has no vendor's); an accepted row that no longer occurs is reported stale.
  */
+import { spotRequest, spotRequestsXml } from '../fixtures/aws/spot';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +52,21 @@ describe.skipIf(vendorsMissing())('the spec judge catches a mismatch injected on
     expect(r.findings.map(specKey)).toEqual([
       'aws-ec2 request POST RunInstances params.Bogus.N.Name: unknown member Bogus',
       'aws-ec2 request POST RunInstances params.MaxCount: type integer',
+    ]);
+  }, 300_000);
+
+  it('aws: a spot answer with an element EC2 does not have, a state outside the enum and a word for a time is three mismatches', async () => {
+    const marked = spotRequest('sir-1', 'i-0123456789abcdef0', 'marked-for-termination', '2026-12-04T01:02:03.000Z');
+    const xml = spotRequestsXml([marked])
+      .replace('<state>active</state>', '<state>running</state><bogus>1</bogus>')
+      .replace('<updateTime>2026-12-04T01:02:03.000Z</updateTime>', '<updateTime>soon</updateTime>');
+    const x = { method: 'POST', path: '/', query: [] as [string, string][], headers: {}, body: 'Action=DescribeSpotInstanceRequests&Version=2016-11-15' };
+    const r = await judgeExchanges('aws-ec2', 'botocore-query', { service: 'ec2' }, [{ ...x, response: { status: 200, body: xml } }]);
+    expect(r.answers).toBe(1);
+    expect(r.findings.map(specKey).sort()).toEqual([
+      'aws-ec2 answer POST DescribeSpotInstanceRequests 200 body.spotInstanceRequestSet[].bogus: unknown member',
+      expect.stringMatching(/^aws-ec2 answer POST DescribeSpotInstanceRequests 200 body\.spotInstanceRequestSet\[\]\.state: enum \[/),
+      'aws-ec2 answer POST DescribeSpotInstanceRequests 200 body.spotInstanceRequestSet[].status.updateTime: type timestamp',
     ]);
   }, 300_000);
 

@@ -11,7 +11,8 @@ import { AwsPricing } from '../../src/providers/aws/pricing';
 import { AwsQuotas } from '../../src/providers/aws/quotas';
 import { motoMissing } from '../harness/moto';
 import { checkSpecCloud, judgeExchanges, sortFindings, summaryLine, toExchange, type SpecReport } from './spec-check';
-import { recordEc2Life } from './spec-aws';
+import { recordEc2Life, recordEc2SpotLife } from './spec-aws';
+import { recordSpotLife } from './gcp-spot';
 import { NOT_JUDGED, SPEC_CONTRACTS } from './specs';
 import { vendorsMissing } from './vendor';
 
@@ -37,6 +38,17 @@ describe.skipIf(vendorsMissing())("contract: requests and answers judged by the 
       lines.push(r);
       expect(fail(r)).toEqual([]);
     }, 300_000);
+
+  it("gcp (spot): our spot life's requests (SPOT insert, preemption lists) and the fixture's answers fit the Discovery document", async () => {
+    const gcp = SPEC_CONTRACTS.find((c) => c.cloud === 'gcp')!;
+    const r = await judgeExchanges('gcp', gcp.source.kind, { ...gcp.source }, await recordSpotLife());
+    const line: Line = r.missing
+      ? { cloud: 'gcp (spot)', unavailable: `not judged: ${r.missing}` }
+      : { cloud: 'gcp (spot)', spec: r.spec, validator: r.validator, requests: r.requests, answers: r.answers, ...sortFindings('gcp', r.findings) };
+    lines.push(line);
+    expect(fail(line)).toEqual([]);
+    if (!r.missing) expect(r.answers).toBeGreaterThan(0);
+  }, 300_000);
 
   /** AWS JSON services (fixtures of ours): requests and answers against botocore's models. */
   async function awsJson(
@@ -83,18 +95,21 @@ describe.skipIf(vendorsMissing())("contract: requests and answers judged by the 
   }, 300_000);
 
   it.skipIf(motoMissing())(
-    "aws (ec2): every EC2 request of our adapter's life at moto fits botocore's ec2 model",
+    "aws (ec2): every EC2 request of our adapter's lives at moto (on-demand and spot), and our spot fixtures' answers, fit botocore's ec2 model",
     async () => {
-      const exchanges = await recordEc2Life();
+      const exchanges = [...(await recordEc2Life()), ...(await recordEc2SpotLife())];
+      const bodies = exchanges.map((x) => String(x.body));
+      for (const call of ['InstanceMarketOptions.MarketType=spot', 'Action=DescribeSpotPriceHistory&', 'Action=DescribeSpotInstanceRequests&'])
+        expect(bodies.some((b) => b.includes(call))).toBe(true);
       const r = await judgeExchanges('aws-ec2', 'botocore-query', { service: 'ec2' }, exchanges);
       const line: Line = r.missing
         ? { cloud: 'aws-ec2', unavailable: `not judged: ${r.missing}` }
         : {
             cloud: 'aws-ec2',
-            spec: `${r.spec}, requests only (moto answers, not a fixture of ours)`,
+            spec: `${r.spec}, requests, and the answers of our spot fixtures (moto's answers are not ours to judge)`,
             validator: r.validator,
             requests: r.requests,
-            answers: 0,
+            answers: r.answers,
             ...sortFindings('aws-ec2', r.findings),
           };
       lines.push(line);

@@ -2,7 +2,9 @@
 
 - `botocore-query` (EC2): a form-encoded request (`Action=RunInstances&...`) is walked key by key
   through the operation's input shape, with EC2's wire names (`queryName`, else `locationName` or
-  the member name with its first letter upper-cased; lists as `Name.N`).
+  the member name with its first letter upper-cased; lists as `Name.N`); an answer our fixture
+  served (an exchange with `response`) is walked element by element through the output shape
+  (`locationName`, else the member name; list members as `<item>`).
 - `botocore-json` (JSON 1.1: Price List, Service Quotas): the operation comes from `X-Amz-Target`;
   the request body is checked against the input shape and a 2xx answer against the output shape.
 
@@ -107,6 +109,63 @@ def _judge_query(model, x):
     return action, out
 
 
+def _xml_name(name, member):
+    return member.serialization.get("name") or name
+
+
+def _local(tag):
+    return tag.split("}", 1)[-1]
+
+
+def _walk_xml(shape, el, at):
+    """(at, rule) for each element under `el` that breaks `shape` (EC2's XML: lists of <item>)."""
+    t = shape.type_name
+    if t == "structure":
+        by_xml = {_xml_name(n, m): m for n, m in shape.members.items()}
+        out = []
+        for child in el:
+            name = _local(child.tag)
+            m = by_xml.get(name)
+            out += [(f"{at}.{name}", "unknown member")] if m is None else _walk_xml(m, child, f"{at}.{name}")
+        return out
+    if t == "list":
+        out = []
+        for child in el:
+            if _local(child.tag) != shape.member.serialization.get("name", "item"):
+                out.append((f"{at}.{_local(child.tag)}", "not a list item"))
+            else:
+                out += _walk_xml(shape.member, child, f"{at}[]")
+        return out
+    if len(el):
+        return [(at, f"{t} given members")]
+    text = el.text or ""
+    if t == "timestamp":
+        from datetime import datetime
+
+        try:
+            datetime.fromisoformat(text.replace("Z", "+00:00"))
+            return []
+        except ValueError:
+            return [(at, "type timestamp")]
+    rule = _scalar(shape, text)
+    return [(at, rule)] if rule else []
+
+
+def _judge_query_answer(model, action, x):
+    import xml.etree.ElementTree as ET
+
+    r = x.get("response")
+    if not r or not (200 <= r["status"] < 300) or not isinstance(r.get("body"), str):
+        return []
+    root = ET.fromstring(r["body"])
+    if _local(root.tag) != f"{action}Response":
+        return [_f("answer", "POST", action, f"{r['status']} body", f"root {_local(root.tag)}, expected {action}Response")]
+    shape = model.operation_model(action).output_shape
+    kids = [c for c in root if _local(c.tag) != "requestId"]
+    found = _walk_xml(shape, kids, f"{r['status']} body") if shape is not None else []
+    return [_f("answer", "POST", action, a, rule) for a, rule in found]
+
+
 # --- JSON 1.1 -------------------------------------------------------------------------------------
 
 def _walk_json(shape, value, at):
@@ -162,7 +221,13 @@ def judge_botocore(kind, source, exchanges):
     out, requests = [], 0
     for x in exchanges:
         requests += 1
-        _, found = _judge_query(model, x) if kind == "botocore-query" else _judge_json(model, x, counts)
+        if kind == "botocore-query":
+            action, found = _judge_query(model, x)
+            if x.get("response") and action in model.operation_names:
+                counts["answers"] += 1
+                found += _judge_query_answer(model, action, x)
+        else:
+            _, found = _judge_json(model, x, counts)
         for f in found:
             if f not in out:
                 out.append(f)

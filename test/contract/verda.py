@@ -1,4 +1,5 @@
-"""Verda (ex DataCrunch) through the official `verda` client, pointed at our fixture."""
+"""Verda (ex DataCrunch) through the official `verda` client, pointed at our fixture. Asks for the
+stocks our adapter asked for (on-demand, and spot in a spot life) and creates as it created."""
 from _driver import Driver, need
 from verda import VerdaClient
 from verda.instances import OSVolume
@@ -10,8 +11,10 @@ if c is None:
     raise SystemExit(0)
 # The client authenticates on construction; the token call is what the constructor sent.
 
-d.call("instance-types", lambda: need(all(t.price_per_hour >= 0 for t in c.instance_types.get()), "prices"))
-d.call("availability", lambda: need(isinstance(c.instances.get_availabilities(is_spot=False), list), "a list"))
+d.call("instance-types", lambda: need(all(t.price_per_hour >= 0 and t.spot_price_per_hour >= 0 for t in c.instance_types.get()), "prices"))
+spot_asked = sorted({dict(q["query"]).get("isSpot") == "true" for q in d.ours("availability")} or {False})
+for is_spot in spot_asked:
+    d.call("availability", lambda: need(isinstance(c.instances.get_availabilities(is_spot=is_spot), list), "a list"))
 d.call("ssh-keys", lambda: c.ssh_keys.get())
 key = d.our_body("add-ssh-key")
 key_id = d.call("add-ssh-key", lambda: c.ssh_keys.create(key["name"], key["key"]).id) if key else None
@@ -33,6 +36,7 @@ def list_running():
     for _ in range(6):
         mine = [i for i in c.instances.get() if i.id == inst.id]
         if mine and mine[0].status == "running" and mine[0].ip:
+            need(mine[0].is_spot == b.get("is_spot", False), f"is_spot {mine[0].is_spot}, created {b.get('is_spot')}")
             return mine
     raise AssertionError("never running with an ip after 6 lists")
 

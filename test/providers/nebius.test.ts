@@ -4,7 +4,8 @@ import { ProviderError } from '../../src/core/errors';
 import { NebiusProvider, fromEnv } from '../../src/providers/nebius';
 import { serviceCtor } from '../../src/providers/nebius/api';
 import { classify, decodeStatusDetails } from '../../src/providers/nebius/errors';
-import { STATUS, mapStatus, toObserved } from '../../src/providers/nebius/map';
+import { STATUS, mapStatus, priceAndOrder, toObserved } from '../../src/providers/nebius/map';
+import { offerKey } from '../../src/core/offers';
 import { runConformance, specFor } from './conformance';
 import { FAULTS, PROJECTS, TOKEN, startNebiusServer, type FaultName } from '../fixtures/nebius/server';
 import { startNebiusDouble, type NebiusDouble } from './nebius/double';
@@ -119,6 +120,7 @@ describe('nebius: mapping', () => {
         },
       },
       'eu-north1',
+      '2026-12-04T00:00:00.000Z',
     );
     expect(o.endpoint).toEqual({ host: '198.51.100.7', port: 22, user: 'ubuntu' });
   });
@@ -208,5 +210,121 @@ describe('nebius: vendor specifics against the fixture', () => {
     expect(fromEnv({ NEBIUS_IAM_TOKEN: 't' })).toBeUndefined();
     expect(fromEnv({ NEBIUS_IAM_TOKEN: 't', NEBIUS_PROJECT_ID: 'project-e00abc' })?.name).toBe('nebius');
     expect(() => new NebiusProvider({ projects: { a: 'b' } })).toThrow(/NEBIUS_IAM_TOKEN/);
+  });
+});
+
+describe('nebius: spot (preemptible VMs)', () => {
+  let d: NebiusDouble;
+  beforeAll(async () => {
+    d = await startNebiusDouble();
+  });
+  afterAll(async () => d.close());
+  const at = { cloud: 'nebius', region: 'eu-north1' };
+  const h100 = { vmName: 's', gpu: { model: 'H100', count: 1 }, k8s: false, regions: ['eu-north1'] };
+
+  it('with spot asked, lists a spot offer per preset of a platform that allows preemptible VMs: the spot price, on-demand beside', async () => {
+    const offers = await planned(d.provider, { ...h100, spot: 'auto' });
+    expect(offers.map((o) => `${o.market ?? 'on-demand'}/${o.pricePerHour}/${o.onDemandPricePerHour}/${o.priceSource}`)).toEqual([
+      'spot/1.25/2.95/api',
+      'on-demand/2.95/undefined/api',
+    ]);
+    expect(offers[0]!.pricedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await planned(d.provider, { ...h100, spot: 'only' })).toHaveLength(1);
+    // gpu-l40s-a does not allow preemptible VMs: no spot offer.
+    expect(await whyNothing(d.provider, { ...h100, gpu: { model: 'L40S', count: 1 }, spot: 'only' })).toMatch(/no spot offer/);
+  });
+
+  it('without spot, plans exactly as before: no spot offer, one calculator call per region', async () => {
+    const calls = d.server.log.length;
+    const all = await d.provider.plan({ vmName: 'p', k8s: false });
+    expect(all.filter((o) => o.market === 'spot')).toEqual([]);
+    expect(d.server.log.slice(calls).filter((rpc) => rpc === 'CalculatorService.EstimateBatch')).toHaveLength(2);
+  });
+
+  it('a failed spot estimate leaves the spot offers unpriced, saying why; the on-demand ones keep their price', () => {
+    const base = { cloud: 'nebius', region: 'eu-north1', instanceType: 'gpu-h100-sxm:1gpu-16vcpu-200gb' };
+    const offers = priceAndOrder(
+      [base, { ...base, market: 'spot' as const }],
+      '2026-12-04T00:00:00.000Z',
+      { prices: new Map([[base.instanceType, 2.95]]) },
+      { prices: new Map(), error: 'Transient: connection reset' },
+    );
+    expect(offers).toEqual([
+      { ...base, pricePerHour: 2.95, priceSource: 'api', pricedAt: '2026-12-04T00:00:00.000Z' },
+      { ...base, market: 'spot', extra: { priceError: 'Transient: connection reset' } },
+    ]);
+  });
+
+  it('creates a spot offer as a preemptible VM that takes the spot price; an on-demand one stays regular', async () => {
+    const [spot] = await planned(d.provider, { ...h100, spot: 'only' });
+    const [onDemand] = await planned(d.provider, h100);
+    const specOf = async (offer: typeof spot, vm: string): Promise<Record<string, unknown>> => {
+      const spec = specFor(vm);
+      const id = await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
+      return d.server.instances().find((i) => i.metadata.id === id)!.spec;
+    };
+    const s = await specOf(spot, 'spot-create');
+    expect(s.preemptible).toMatchObject({ on_preemption: 'STOP' });
+    expect(s.follows_spot_price).toEqual({});
+    expect(s.recovery_policy).toBe('FAIL');
+    const r = await specOf(onDemand, 'regular-create');
+    expect(r.preemptible).toBeNull();
+    expect(r.follows_spot_price ?? null).toBeNull();
+    expect(r.recovery_policy).toBe('RECOVER');
+    for (const vm of ['spot-create', 'regular-create']) {
+      await d.provider.delete(at, vm, []);
+      d.server.tick();
+      await d.provider.cleanup(at, vm);
+    }
+  });
+
+  it("no spot capacity is Capacity for the spot offer only (its key carries /spot, the on-demand offer's does not)", async () => {
+    const [spot] = await planned(d.provider, { ...h100, spot: 'only' });
+    const spec = specFor('spot-capacity');
+    const prepared = await d.provider.prepare(spot!, spec);
+    d.server.arm('InstanceService.Create', 'capacity');
+    const err = await d.provider.create(spot!, prepared, spec).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'Capacity', code: 'RESOURCE_EXHAUSTED/NotEnoughResources' });
+    expect((err as ProviderError).block).toBeUndefined(); // Capacity's default scope: the offer
+    expect(offerKey(spot!)).toBe('nebius/eu-north1/-/gpu-h100-sxm:1gpu-16vcpu-200gb/spot');
+    await d.provider.cleanup(at, 'spot-capacity');
+  });
+
+  it('observe and inventory report a preemptible VM Compute stopped as preempted; a regular or user-stopped one is not', async () => {
+    const [spot] = await planned(d.provider, { ...h100, spot: 'only' });
+    const spec = specFor('spot-reclaimed');
+    const id = await d.provider.create(spot!, await d.provider.prepare(spot!, spec), spec);
+    for (let i = 0; i < 3; i++) await d.provider.observe(at, spec.vmName);
+    const [running] = await d.provider.observe(at, spec.vmName);
+    expect(running).toMatchObject({ status: 'Running' });
+    expect(running!.preemption).toBeUndefined();
+    d.server.preempt(id);
+    const [seen] = await d.provider.observe(at, spec.vmName);
+    expect(seen).toMatchObject({ id, status: 'Stopped', reason: 'STOPPED', preemption: { detail: 'STOPPED (preemptible, stopped by Compute)' } });
+    expect(Date.parse(seen!.preemption!.noticeAt)).toBeGreaterThan(Date.now() - 60_000);
+    expect(seen!.preemption!.deadline).toBeUndefined();
+    expect(seen!.endpoint).toBeUndefined();
+    const owned = (await d.provider.inventory(at)).find((o) => o.id === id);
+    expect(owned).toMatchObject({ vmName: 'spot-reclaimed', status: 'Stopped', preemption: { detail: 'STOPPED (preemptible, stopped by Compute)' } });
+    // Asked to stop (spec.stopped): a person's stop, not a reclaim.
+    d.server.instances().find((i) => i.metadata.id === id)!.spec.stopped = true;
+    expect((await d.provider.observe(at, spec.vmName))[0]!.preemption).toBeUndefined();
+    await d.provider.delete(at, spec.vmName, [id]);
+    d.server.tick();
+    await d.provider.cleanup(at, spec.vmName);
+  });
+
+  it('a regular VM that stopped is not preempted', () => {
+    const o = toObserved(
+      {
+        metadata: { id: 'i2', parent_id: 'p', name: 'n', labels: {} },
+        spec: { resources: null, preemptible: null, stopped: false },
+        status: { state: 'STOPPED', reconciling: false },
+      },
+      'eu-north1',
+      '2026-12-04T00:00:00.000Z',
+    );
+    expect(o).toMatchObject({ status: 'Stopped' });
+    expect(o.preemption).toBeUndefined();
   });
 });

@@ -7,6 +7,7 @@ import { runConformance, specFor } from './conformance';
 import { ERROR_BODIES, type VerdaErrorKind } from '../fixtures/verda/server';
 import { startVerdaDouble, type VerdaDouble } from './verda/double';
 import { planned, whyNothing } from './planned';
+import { offerKey } from '../../src/core/offers';
 
 runConformance({
   name: 'verda',
@@ -144,5 +145,93 @@ describe('verda specifics', () => {
     expect(await d.provider.observe({ cloud: 'verda', region: 'ICE-01' }, 'vd-run')).toEqual([]);
     await d.provider.delete(at, 'vd-run', [id]);
     await d.provider.delete(at, 'vd-run', [id]);
+  });
+});
+
+describe('verda: spot', () => {
+  let d: VerdaDouble;
+  beforeAll(async () => {
+    d = await startVerdaDouble();
+  });
+  afterAll(async () => d.close());
+  const h100 = { vmName: 's', gpu: { model: 'H100', count: 1 }, k8s: false };
+  const availabilityAsked = (): string[] =>
+    d.server.http.requests.filter((r) => r.path === '/instance-availability').map((r) => new URLSearchParams(r.query).get('isSpot') ?? '');
+
+  it('with spot asked, lists spot offers from the spot stock at spot_price, the on-demand price beside', async () => {
+    const offers = await planned(d.provider, { ...h100, spot: 'auto' });
+    expect(offers.map((o) => `${o.region}/${o.market ?? 'on-demand'}/${o.pricePerHour}/${o.onDemandPricePerHour}/${o.priceSource}`)).toEqual([
+      'FIN-01/spot/0.9/2.19/api',
+      'FIN-01/on-demand/2.19/undefined/api',
+      'ICE-01/on-demand/2.19/undefined/api',
+    ]);
+    // The A100 is spot-only in FIN-01: its spot offer comes from the spot stock, not the on-demand one.
+    const a100 = await planned(d.provider, { ...h100, gpu: { model: 'A100', count: 1 }, spot: 'only' });
+    expect(a100.map((o) => `${o.region}/${o.market}/${o.pricePerHour}/${o.onDemandPricePerHour}`)).toEqual(['FIN-01/spot/0.5/1.29', 'ICE-01/spot/0.5/1.29']);
+  });
+
+  it('without spot, plans as before: the on-demand stock only, no spot offer', async () => {
+    const before = availabilityAsked().length;
+    const offers = await d.provider.plan(h100);
+    expect(offers.filter((o) => o.market === 'spot')).toEqual([]);
+    expect(availabilityAsked().slice(before)).toEqual(['false']);
+  });
+
+  it('creates a spot offer with is_spot: true, its OS volume going with it when reclaimed; an on-demand one with is_spot: false', async () => {
+    const [spot] = await planned(d.provider, { ...h100, spot: 'only' });
+    const [onDemand] = await planned(d.provider, { ...h100, regions: ['FIN-01'] });
+    const bodyOf = async (offer: typeof spot, vm: string): Promise<Record<string, unknown>> => {
+      const spec = specFor(vm, { diskGb: 120 });
+      const n = d.server.http.requests.length;
+      await d.provider.create(offer!, await d.provider.prepare(offer!, spec), spec);
+      return d.server.http.requests.slice(n).find((r) => r.method === 'POST' && r.path === '/instances')!.body as Record<string, unknown>;
+    };
+    const s = await bodyOf(spot, 'vs-spot');
+    expect(s).toMatchObject({
+      is_spot: true,
+      location_code: 'FIN-01',
+      os_volume: { name: 'gpuprov-vs-spot-os', size: 120, on_spot_discontinue: 'delete_permanently' },
+    });
+    const r = await bodyOf(onDemand, 'vs-regular');
+    expect(r).toMatchObject({ is_spot: false, os_volume: { name: 'gpuprov-vs-regular-os', size: 120 } });
+    expect((r.os_volume as Record<string, unknown>).on_spot_discontinue).toBeUndefined();
+    for (const vm of ['vs-spot', 'vs-regular']) await d.provider.delete({ cloud: 'verda', region: 'FIN-01' }, vm, []);
+  });
+
+  it('no spot stock is Capacity for the spot offer only (its key carries /spot)', async () => {
+    const [ice] = await planned(d.provider, { ...h100, regions: ['ICE-01'] });
+    const spot = { ...ice!, market: 'spot' as const };
+    const spec = specFor('vs-none');
+    const err = (await d.provider.create(spot, await d.provider.prepare(spot, spec), spec).catch((e: unknown) => e)) as ProviderError;
+    expect(err.kind).toBe('Capacity');
+    expect(err.block).toBeUndefined(); // Capacity's default scope: the offer
+    expect(offerKey(spot)).toBe('verda/ICE-01/-/1H100.80S.30V/spot');
+    expect(offerKey(ice!)).toBe('verda/ICE-01/-/1H100.80S.30V');
+  });
+
+  it('inventory reports a reclaimed spot instance as preempted; observe counts it gone; its delete is a no-op', async () => {
+    const [spot] = await planned(d.provider, { ...h100, spot: 'only' });
+    const at = { cloud: 'verda', region: spot!.region };
+    const spec = specFor('vs-reclaimed', { diskGb: 80 });
+    const id = await d.provider.create(spot!, await d.provider.prepare(spot!, spec), spec);
+    for (let i = 0; i < 3; i++) await d.provider.observe(at, spec.vmName);
+    const running = (await d.provider.inventory(at)).find((o) => o.id === id);
+    expect(running).toMatchObject({ status: 'Running' });
+    expect(running!.preemption).toBeUndefined();
+    const volume = d.server.instances.get(id)!.os_volume_id;
+    d.server.reclaim(id);
+    expect(d.server.volumes.has(volume)).toBe(false); // on_spot_discontinue: delete_permanently
+    const owned = (await d.provider.inventory(at)).find((o) => o.id === id);
+    expect(owned).toMatchObject({
+      vmName: 'vs-reclaimed',
+      status: 'Terminating',
+      reason: 'discontinued',
+      preemption: { detail: 'discontinued (spot instance reclaimed)' },
+    });
+    expect(Date.parse(owned!.preemption!.noticeAt)).toBeGreaterThan(Date.now() - 60_000);
+    expect(owned!.preemption!.deadline).toBeUndefined();
+    expect(await d.provider.observe(at, spec.vmName)).toEqual([]);
+    await d.provider.delete(at, spec.vmName, [id]);
+    await d.provider.cleanup(at, spec.vmName);
   });
 });

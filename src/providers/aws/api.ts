@@ -10,6 +10,7 @@ import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type { ImageFamily } from './catalog';
 import { Ec2Transport, type Ec2ApiOptions } from './ec2-transport';
 import type { Ec2Instance } from './map';
+import { SpotApi } from './spot-api';
 
 export type { Ec2ApiOptions } from './ec2-transport';
 
@@ -42,13 +43,14 @@ const Instance = z.object({
   InstanceId: z.string(),
   InstanceType: z.string().optional(),
   State: z.object({ Name: z.string() }),
-  StateReason: z.object({ Message: z.string().optional() }).optional(),
+  StateReason: z.object({ Code: z.string().optional(), Message: z.string().optional() }).optional(),
   StateTransitionReason: z.string().optional(),
   PublicIpAddress: z.string().optional(),
   PublicDnsName: z.string().optional(),
   PrivateIpAddress: z.string().optional(),
   Placement: z.object({ AvailabilityZone: z.string().optional() }).optional(),
   InstanceLifecycle: z.string().optional(),
+  SpotInstanceRequestId: z.string().optional(),
   CpuOptions: z.object({ CoreCount: z.number().optional(), ThreadsPerCore: z.number().optional() }).optional(),
   Tags,
 });
@@ -57,13 +59,15 @@ const Reservations = z.object({
   NextToken: z.string().optional(),
 });
 const Launched = z.object({ Instances: z.array(z.object({ InstanceId: z.string() })).min(1) });
-
 /** The only code that calls EC2. One method per API call (plus its pagination); no retries. */
 export class Ec2Api {
   private readonly ec2: Ec2Transport;
+  /** The spot market's calls (DescribeSpotPriceHistory, DescribeSpotInstanceRequests). */
+  readonly spot: SpotApi;
 
   constructor(opts: Ec2ApiOptions) {
     this.ec2 = new Ec2Transport(opts);
+    this.spot = new SpotApi(this.ec2);
   }
 
   /** Instance types among `types` offered at `locationType` granularity; `location` is the region or AZ. */

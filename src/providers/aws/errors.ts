@@ -10,6 +10,14 @@ import { ProviderError, type BlockScope, type ErrorKind } from '../../core/error
  * `Unsupported` ("the AZ currently has constraints on that instance type") blocks the type in
  * the region, because offers are regional and `create` has already tried every AZ's subnet
  * before the error leaves the adapter. Capacity keeps the default (the offer = type in region).
+ *
+ * Spot (same page): InsufficientInstanceCapacity on a spot create is the AZ's spot pool out of
+ * capacity; UnfulfillableCapacity "isn't enough spare capacity to fulfill your request for Spot
+ * Instances"; SpotMaxPriceTooLow "the request's maximum price is less than the minimum required
+ * Spot price" (gpuprov sends no MaxPrice, so the cap is the on-demand price: the price is too
+ * low for the market now). All three are Capacity, and a spot create scopes them to the spot offer
+ * (`spotScoped`, ./spot.ts). MaxSpotInstanceCountExceeded ("the limit on the number of Spot
+ * Instances that you can launch") is the spot quota: Quota, region.
  */
 export const CODE_TABLE: Readonly<Record<string, { kind: ErrorKind; block?: BlockScope }>> = {
   InsufficientInstanceCapacity: { kind: 'Capacity' },

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { _InstanceType, Filter } from '@aws-sdk/client-ec2';
 import { ProviderError } from '../../core/errors';
+import { marketOf } from '../../core/offers';
 import { renderCloudInit } from '../cloud-init';
 import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type {
@@ -11,6 +12,7 @@ import type {
   Observed,
   Offer,
   Owned,
+  Preemption,
   QuotaShortfall,
   QuotaUnknown,
   ResourceRequest,
@@ -22,10 +24,11 @@ import { CloudAdapter } from '../cloud-adapter';
 import { awsConfig, hasCredentials, type AwsProviderOptions } from './config';
 import type { Ec2Api } from './api';
 import { CATALOG } from './catalog';
-import { IDEM_TAG, LIVE_STATES, observedOf, offerFor, tagOf } from './map';
+import { IDEM_TAG, LIVE_STATES, observedOf, offerFor, tagOf, type Ec2Instance } from './map';
 import { ownerTags, prepareLaunch, Prepared } from './prepare';
 import type { AwsPricing } from './pricing';
 import type { AwsQuotas } from './quotas';
+import { SPOT_MARKET, preemptionOf, spotOffers, spotScoped, type SpotRequestStatus } from './spot';
 
 export type { AwsProviderOptions } from './config';
 
@@ -37,9 +40,11 @@ function sha256(s: string): string {
 }
 
 /**
- * AWS EC2. Offers are regional (cloud × region × type, no zone). `create` is one attempt at
- * the region level: it tries the default subnet of each AZ that offers the type, in AZ order,
- * and moves to the next subnet only on Capacity/Unavailable; the first instance launched ends it.
+ * AWS EC2. On-demand offers are regional (cloud × region × type, no zone); spot offers (only
+ * with `request.spot`) are per AZ, the spot market's pool (./spot.ts). `create` is one attempt:
+ * it tries the default subnet of each AZ that offers the type (of the offer's AZ only, for a zonal
+ * offer), in AZ order, and moves to the next subnet only on Capacity/Unavailable; the first
+ * instance launched ends it.
  * SSH keys and the boot script reach the VM through cloud-init user-data (no key pair).
  * Identity: tags `gpuprov-vm-name` and `gpuprov-owner` (the deployment), both matched; the per-VM
  * security group is named `gpuprov-<vm>-<deployment hash>` (names are unique per VPC).
@@ -74,22 +79,30 @@ export class AwsProvider extends CloudAdapter {
 
   /**
    * Every catalog type the regions offer (DescribeInstanceTypeOfferings), fewest GPUs first, then
-   * cheapest; `planOffers` keeps the ones that match the request. Only `req.regions` is read.
-   * Prices come from the Price List when it answers (cached daily), else from the dated catalog.
+   * cheapest; `planOffers` keeps the ones that match the request. Only `req.regions` and
+   * `req.spot` are read. Prices come from the Price List when it answers (cached daily), else from
+   * the dated catalog. With `req.spot`, also one spot offer per AZ priced now (./spot.ts), from one
+   * DescribeSpotPriceHistory per region made beside the other calls; without it, no spot call.
    */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     const entries = [...CATALOG].sort((a, b) => a.gpuCount - b.gpuCount || a.pricePerHour - b.pricePerHour);
     const regions = req.regions?.length ? req.regions : this.regions;
     const types = entries.map((e) => e.instanceType);
-    const [offered, live] = await Promise.all([
+    const spotAt = req.spot ? new Date() : undefined;
+    const [offered, live, spot] = await Promise.all([
       Promise.all(regions.map(async (r) => new Set((await this.api.typeOfferings(r, types, 'region')).map((o) => o.instanceType)))),
       this.pricing?.lookup(regions, types),
+      spotAt ? Promise.all(regions.map((r) => this.api.spot.prices(r, types, spotAt))) : undefined,
     ]);
     const offers: Offer[] = [];
     for (const e of entries) {
       regions.forEach((r, i) => {
         if (offered[i]?.has(e.instanceType)) offers.push(offerFor(this.name, r, e, live?.(r, e.instanceType)));
       });
+    }
+    if (spot && spotAt) {
+      const onDemand = [...offers];
+      regions.forEach((r, i) => offers.push(...spotOffers(onDemand, spot[i] ?? [], r, spotAt.toISOString())));
     }
     // Live prices may reorder the catalog's rungs (stable: regions keep their order).
     offers.sort((a, b) => (a.gpu?.count ?? 0) - (b.gpu?.count ?? 0) || (a.pricePerHour ?? 0) - (b.pricePerHour ?? 0));
@@ -127,6 +140,7 @@ export class AwsProvider extends CloudAdapter {
 
     const tags = [...ownerTags(spec.vmName, this.deployment), { Key: IDEM_TAG, Value: idem }];
     const userData = Buffer.from(renderCloudInit(spec.bootScript, spec.publicKeys), 'utf8').toString('base64');
+    const spot = marketOf(offer) === 'spot';
     let failure: ProviderError | undefined;
     for (const subnetId of p.data.subnetIds) {
       try {
@@ -142,6 +156,7 @@ export class AwsProvider extends CloudAdapter {
           SecurityGroupIds: [p.data.securityGroupId],
           UserData: userData,
           MetadataOptions: { HttpTokens: 'required' },
+          ...(spot ? { InstanceMarketOptions: SPOT_MARKET } : {}),
           ...(p.data.rootVolume
             ? { BlockDeviceMappings: [{ DeviceName: p.data.rootVolume.device, Ebs: { VolumeSize: p.data.rootVolume.sizeGb, DeleteOnTermination: true } }] }
             : {}),
@@ -150,7 +165,9 @@ export class AwsProvider extends CloudAdapter {
             { ResourceType: 'volume', Tags: tags },
           ],
         });
-      } catch (err) {
+      } catch (caught) {
+        // A spot answer blocks only the spot offer (its key ends in /spot), never on-demand.
+        const err = spot ? spotScoped(caught) : caught;
         if (!(err instanceof ProviderError) || (err.kind !== 'Capacity' && err.kind !== 'Unavailable')) throw err;
         // Another AZ may have it; report Capacity over Unavailable if every AZ fails.
         if (!failure || err.kind === 'Capacity') failure = err;
@@ -167,7 +184,8 @@ export class AwsProvider extends CloudAdapter {
     ];
     if (at.zone) filters.push({ Name: 'availability-zone', Values: [at.zone] });
     const found = await this.api.describeInstances(at.region, filters);
-    return found.flatMap((i) => observedOf(this.name, at.region, i, this.usePrivateIp) ?? []);
+    const reclaims = await this.preemptions(at.region, found);
+    return found.flatMap((i) => observedOf(this.name, at.region, i, this.usePrivateIp, reclaims.get(i.InstanceId)) ?? []);
   }
 
   async inventory(at: Location): Promise<Owned[]> {
@@ -176,11 +194,42 @@ export class AwsProvider extends CloudAdapter {
       { Name: 'instance-state-name', Values: LIVE_STATES },
     ];
     if (at.zone) filters.push({ Name: 'availability-zone', Values: [at.zone] });
-    return (await this.api.describeInstances(at.region, filters)).flatMap((i) => {
+    const found = await this.api.describeInstances(at.region, filters);
+    const reclaims = await this.preemptions(at.region, found);
+    return found.flatMap((i) => {
       const vmName = tagOf(i, IDENTITY_TAG);
-      const o = vmName === undefined ? undefined : observedOf(this.name, at.region, i, this.usePrivateIp);
+      const o = vmName === undefined ? undefined : observedOf(this.name, at.region, i, this.usePrivateIp, reclaims.get(i.InstanceId));
       return o && vmName !== undefined ? [{ ...o, vmName }] : [];
     });
+  }
+
+  /**
+   * The market's reclaims among `found` (./spot.ts): one DescribeSpotInstanceRequests for all its
+   * spot instances, none when there are none (on-demand looks make no extra call).
+   */
+  private async preemptions(region: string, found: readonly Ec2Instance[]): Promise<Map<string, Preemption>> {
+    const out = new Map<string, Preemption>();
+    const spot = found.filter((i) => i.InstanceLifecycle === 'spot');
+    if (spot.length === 0) return out;
+    const ids = [...new Set(spot.flatMap((i) => i.SpotInstanceRequestId ?? []))];
+    let requests: SpotRequestStatus[] = [];
+    try {
+      if (ids.length > 0) requests = await this.api.spot.requests(region, ids);
+    } catch (err) {
+      // Without ec2:DescribeSpotInstanceRequests the instances are still observed (their
+      // StateReason still tells a reclaim); other failures fail the look as before.
+      if (!(err instanceof ProviderError) || err.kind !== 'Credentials') throw err;
+    }
+    const now = new Date().toISOString();
+    for (const i of spot) {
+      const p = preemptionOf(
+        i,
+        requests.find((r) => r.requestId === i.SpotInstanceRequestId),
+        now,
+      );
+      if (p) out.set(i.InstanceId, p);
+    }
+    return out;
   }
 
   async delete(at: Location, vmName: string, ids: string[], exact = false): Promise<void> {

@@ -1,4 +1,4 @@
-import type { InstanceStatus, Json, Observed, Offer, SshEndpoint } from '../../core/provider';
+import type { InstanceStatus, Json, Observed, Offer, Preemption, SshEndpoint } from '../../core/provider';
 import type { LivePrice } from '../price-cache';
 import type { CatalogEntry, ImageFamily } from './catalog';
 
@@ -55,7 +55,7 @@ export interface Ec2Instance {
   InstanceId: string;
   InstanceType?: string | undefined;
   State: { Name: string };
-  StateReason?: { Message?: string | undefined } | undefined;
+  StateReason?: { Code?: string | undefined; Message?: string | undefined } | undefined;
   StateTransitionReason?: string | undefined;
   PublicIpAddress?: string | undefined;
   PublicDnsName?: string | undefined;
@@ -63,6 +63,8 @@ export interface Ec2Instance {
   Placement?: { AvailabilityZone?: string | undefined } | undefined;
   /** `spot` for Spot instances (they count against the spot quotas); absent for on-demand. */
   InstanceLifecycle?: string | undefined;
+  /** The spot request behind a spot instance (its status tells a reclaim: ./spot.ts). */
+  SpotInstanceRequestId?: string | undefined;
   CpuOptions?: { CoreCount?: number | undefined; ThreadsPerCore?: number | undefined } | undefined;
   Tags?: { Key?: string | undefined; Value?: string | undefined }[] | undefined;
 }
@@ -82,8 +84,8 @@ function endpointOf(i: Ec2Instance, usePrivateIp: boolean): SshEndpoint | undefi
   return host ? { host, port: 22, user: SSH_USER } : undefined;
 }
 
-/** Normalise one instance; `undefined` for terminated ones. */
-export function observedOf(cloud: string, region: string, i: Ec2Instance, usePrivateIp: boolean): Observed | undefined {
+/** Normalise one instance; `undefined` for terminated ones. `preemption`: the spot market's reclaim of it (./spot.ts). */
+export function observedOf(cloud: string, region: string, i: Ec2Instance, usePrivateIp: boolean, preemption?: Preemption): Observed | undefined {
   const mapped = STATE_TABLE[i.State.Name];
   if (mapped === 'gone') return undefined;
   const status: InstanceStatus = mapped ?? 'Failed';
@@ -98,5 +100,6 @@ export function observedOf(cloud: string, region: string, i: Ec2Instance, usePri
     location: zone ? { cloud, region, zone } : { cloud, region },
     ...(i.InstanceType ? { instanceType: i.InstanceType } : {}),
     ...(tagOf(i, IDEM_TAG) !== undefined ? { createKey: tagOf(i, IDEM_TAG)! } : {}),
+    ...(preemption ? { preemption } : {}),
   };
 }

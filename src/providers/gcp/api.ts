@@ -9,6 +9,7 @@ import type { ProviderError } from '../../core/errors';
 import { redactError } from '../redact';
 import { computeClients, NO_RETRY, statusOf, type ComputeApiOptions, type ComputeClients } from './compute-clients';
 import { classify, classifyOperation } from './errors';
+import { PREEMPTED_FILTER, type PreemptedOp } from './preemption';
 
 export type { ComputeApiOptions } from './compute-clients';
 
@@ -22,6 +23,7 @@ const Instance = z.object({
   zone: str,
   machineType: str,
   labels: z.record(z.string(), z.string()).nullish(),
+  scheduling: z.object({ provisioningModel: str }).nullish(),
   networkInterfaces: z.array(z.object({ accessConfigs: z.array(z.object({ natIP: str })).nullish() })).nullish(),
 });
 export type GcpInstance = z.infer<typeof Instance>;
@@ -35,12 +37,16 @@ const Operation = z.object({
 });
 export type GcpOperation = z.infer<typeof Operation>;
 
+/** A `compute.instances.preempted` operation, as much as src/providers/gcp/preemption.ts reads. */
+const Preempted = z.object({ targetId: str, targetLink: str, insertTime: str, status: str, statusMessage: str });
+
 const Zone = z.object({ name: z.string(), region: str, status: str });
 const Image = z.object({ selfLink: z.string() });
 const Firewall = z.object({ name: z.string(), targetTags: z.array(z.string()).nullish() });
 const Region = z.object({ quotas: z.array(z.object({ metric: z.string(), limit: z.number().nullish(), usage: z.number().nullish() })).nullish() });
 /** One regional quota (`regions.get` → `quotas[]`). */
 export type GcpQuota = { metric: string; limit: number; usage: number };
+const OperationScope = z.object({ operations: z.array(z.unknown()).nullish() });
 const AcceleratorScope = z.object({ acceleratorTypes: z.array(z.object({ name: z.string() })).nullish() });
 
 /** At most this many `zoneOperations.wait` calls per wait (each returns at DONE or its deadline). */
@@ -223,6 +229,30 @@ export class ComputeApi {
       const out: GcpInstance[] = [];
       for await (const inst of this.c.instances.listAsync({ project: this.project, zone, filter, maxResults: this.pageSize }, NO_RETRY))
         out.push(Instance.parse(inst));
+      return out;
+    });
+  }
+
+  /** The zone's `compute.instances.preempted` operations (`zoneOperations.list`, paginated). */
+  async zonePreemptions(zone: string): Promise<PreemptedOp[]> {
+    return this.call(async () => {
+      const out: PreemptedOp[] = [];
+      const it = this.c.zoneOps.listAsync({ project: this.project, zone, filter: PREEMPTED_FILTER, maxResults: this.pageSize }, NO_RETRY);
+      for await (const op of it) out.push({ zone, ...Preempted.parse(op) });
+      return out;
+    });
+  }
+
+  /** Every zone's `compute.instances.preempted` operations in one `globalOperations.aggregatedList` (paginated). */
+  async preemptions(): Promise<PreemptedOp[]> {
+    return this.call(async () => {
+      const out: PreemptedOp[] = [];
+      const it = this.c.globalOps.aggregatedListAsync({ project: this.project, filter: PREEMPTED_FILTER, maxResults: this.pageSize }, NO_RETRY);
+      for await (const [scope, list] of it) {
+        if (!scope.startsWith('zones/')) continue;
+        const zone = scope.slice('zones/'.length);
+        for (const op of OperationScope.parse(list).operations ?? []) out.push({ zone, ...Preempted.parse(op) });
+      }
       return out;
     });
   }

@@ -7,6 +7,7 @@ import type * as ComputeSdk from '@google-cloud/compute';
 import type {
   AcceleratorTypesClient,
   FirewallsClient,
+  GlobalOperationsClient,
   ImagesClient,
   InstancesClient,
   RegionsClient,
@@ -63,6 +64,7 @@ function computeSdk(): typeof ComputeSdk {
 export interface ComputeClients {
   instances: InstancesClient;
   zoneOps: ZoneOperationsClient;
+  globalOps: GlobalOperationsClient;
   firewalls: FirewallsClient;
   images: ImagesClient;
   zones: ZonesClient;
@@ -90,6 +92,7 @@ export function computeClients(opts: ComputeApiOptions): ComputeClients {
   return {
     instances: new compute.InstancesClient(options),
     zoneOps: new compute.ZoneOperationsClient(options),
+    globalOps: new compute.GlobalOperationsClient(options),
     firewalls: new compute.FirewallsClient(options),
     images: new compute.ImagesClient(options),
     zones: new compute.ZonesClient(options),

@@ -103,6 +103,26 @@ function make(rule: Rule, code: string, message: string, retryAfterMs?: number):
   });
 }
 
+/** Capacity codes that say the zone itself is unusable (any market), not that a type is sold out. */
+const ZONE_WIDE_CAPACITY = new Set(['UNSUPPORTED_OPERATION', 'RESOURCE_OPERATION_RATE_EXCEEDED', 'SERVICE_UNAVAILABLE_FOR_LOCATION']);
+
+// Spot VMs count against the PREEMPTIBLE_ twins of the CPU and GPU quotas ("Quota 'PREEMPTIBLE_NVIDIA_T4_GPUS' exceeded").
+const SPOT_QUOTA = /'PREEMPTIBLE_[A-Z0-9_]+' exceeded/;
+
+/**
+ * A create's error for its offer's market: a spot stock-out (ZONE_RESOURCE_POOL_EXHAUSTED and the
+ * like; Compute has no spot bid, so no "price too low") and a refusal of a PREEMPTIBLE_ quota block
+ * only that spot offer, whose key carries `/spot`, so the zone's and region's on-demand offers stay
+ * open. Anything else is returned as it is.
+ */
+export function forMarket(err: unknown, market: string | undefined): unknown {
+  if (market !== 'spot' || !(err instanceof ProviderError)) return err;
+  const stockOut = err.kind === 'Capacity' && !ZONE_WIDE_CAPACITY.has(err.code ?? '');
+  const spotQuota = err.kind === 'Quota' && SPOT_QUOTA.test(err.message);
+  if (!stockOut && !spotQuota) return err;
+  return new ProviderError(err.kind, `${err.message} (spot)`, { block: 'offer', ...(err.code === undefined ? {} : { code: err.code }) });
+}
+
 /** Classify the errors of a finished Compute operation (first known code wins). */
 export function classifyOperation(errors: OperationErrorItem[]): ProviderError {
   const known = errors.find((e) => OPERATION_CODES[e.code] !== undefined);

@@ -1,7 +1,10 @@
 /**
  * The GCP Compute Engine adapter: zonal instances named `gpuprov-<vm>-<deployment hash>` and
  * labelled with the VM identity and the deployment (both matched), a per-VM firewall rule of the
- * same name targeted by network tag, cloud-init through `user-data`.
+ * same name targeted by network tag, cloud-init through `user-data`. Spot (`--spot`): offers priced
+ * from the Billing Catalog's Spot SKUs (./pricing.ts), the insert's scheduling (./map.ts), a stock-out
+ * blocking only the spot offer (./errors.ts `forMarket`), preemptions read from the zone
+ * operations (./preemption.ts).
  */
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -12,7 +15,11 @@ import { vmNameOfOwnedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter } from '../cloud-adapter';
 import { ComputeApi, operationFailure } from './api';
 import { CATALOG } from './catalog';
-import { findAdcFile, findProject, parseRegions } from './config';
+import { findAdcFile, findProject, parseRegions, type GcpOptions } from './config';
+
+export type { GcpOptions } from './config';
+import { forMarket } from './errors';
+import { deletedOnPreemption, withPreemptions } from './preemption';
 import { GcpPricing } from './pricing';
 import { stateDir } from '../../paths';
 import {
@@ -30,40 +37,6 @@ import {
   toOffers,
   type Prepared,
 } from './map';
-
-/** Settings of {@link GcpProvider}; `fromEnv` fills them from the environment. */
-export interface GcpOptions extends DeploymentOption {
-  /** Project id (`GOOGLE_CLOUD_PROJECT` / `GCLOUD_PROJECT`). */
-  project?: string;
-  /** ADC / service-account JSON file (`GOOGLE_APPLICATION_CREDENTIALS` or gcloud's ADC file). */
-  keyFilename?: string;
-  /** Compute base URL override (`GCP_COMPUTE_ENDPOINT`); without a key file no auth is sent. */
-  endpoint?: string;
-  /** Regions to plan in (`GCP_REGIONS`, default us-central1). */
-  regions?: string[];
-  /** Boot image family and its project for CPU offers (`GCP_IMAGE_FAMILY`, `GCP_IMAGE_PROJECT`). */
-  imageFamily?: string;
-  imageProject?: string;
-  /**
-   * Boot image family and its project for GPU offers (`GCP_GPU_IMAGE_FAMILY`,
-   * `GCP_GPU_IMAGE_PROJECT`): an image with the NVIDIA driver, default {@link GPU_IMAGE}.
-   */
-  gpuImageFamily?: string;
-  gpuImageProject?: string;
-  /** How long create waits on the insert operation within its attempt (default 60 s). */
-  insertWaitMs?: number;
-  /** VPC network name (default `default`). */
-  network?: string;
-  /** `maxResults` per list page. */
-  pageSize?: number;
-  /**
-   * Cloud Billing Catalog base URL (`GCP_BILLING_ENDPOINT`); default Google's, but none (table
-   * prices only, as with `false`) when Compute is overridden (a test never reaches Google).
-   */
-  billingEndpoint?: string | false;
-  /** Where live prices are cached (`fromEnv`: `<state dir>/prices/gcp.json`); default memory only. */
-  priceCacheFile?: string;
-}
 
 /** Stock Ubuntu for CPU offers. */
 export const CPU_IMAGE = { project: 'ubuntu-os-cloud', family: 'ubuntu-2204-lts' } as const;
@@ -128,7 +101,9 @@ export class GcpProvider extends CloudAdapter {
    * Every ladder rung × the zones of the regions that can host it, cheapest first; `planOffers`
    * keeps the ones that match the request. A GPU ask reads only the GPU rungs (accelerator zones),
    * a CPU ask only the CPU rungs (zones that are UP): one vendor call either way. Prices come
-   * from the Billing Catalog when it answers (cached daily), else from the dated ladder.
+   * from the Billing Catalog when it answers (cached daily), else from the dated ladder. With
+   * `req.spot`, each offer whose spot price the catalog lists is followed by its spot twin (the
+   * same catalog pages: no extra call).
    */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     const regions = new Set(req.regions?.length ? req.regions : this.regions);
@@ -141,11 +116,11 @@ export class GcpProvider extends CloudAdapter {
       const [byZone, prices] = await Promise.all([this.api.acceleratorsByZone(), live]);
       const zonesFor = (e: (typeof rungs)[number]): string[] =>
         [...byZone].filter(([zone, types]) => inRegions(zone) && e.acceleratorType !== undefined && types.has(e.acceleratorType)).map(([zone]) => zone);
-      return byPrice(toOffers(rungs, zonesFor, prices));
+      return byPrice(toOffers(rungs, zonesFor, prices, req.spot !== undefined));
     }
     const [all, prices] = await Promise.all([this.api.listZones(), live]);
     const zones = all.filter((z) => (z.status ?? 'UP') === 'UP' && inRegions(z.name)).map((z) => z.name);
-    return byPrice(toOffers(rungs, () => zones, prices));
+    return byPrice(toOffers(rungs, () => zones, prices, req.spot !== undefined));
   }
 
   /** Regional GPU quotas (`regions.get`, one call per region of a GPU offer): offers that cannot fit. */
@@ -186,6 +161,14 @@ export class GcpProvider extends CloudAdapter {
   }
 
   async create(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
+    try {
+      return await this.insert(offer, prepared, spec);
+    } catch (err) {
+      throw forMarket(err, offer.market);
+    }
+  }
+
+  private async insert(offer: Offer, prepared: Json, spec: InstanceSpec): Promise<string> {
     const zone = zoneOf(offer);
     const parsed = PreparedSchema.safeParse(prepared);
     if (!parsed.success) throw new ProviderError('InvalidRequest', 'gcp: create needs the JSON returned by prepare');
@@ -208,13 +191,18 @@ export class GcpProvider extends CloudAdapter {
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const zone = zoneOf(at);
-    const found = await this.api.listInstances(zone, identityFilter(vmName));
-    return found.filter((i) => this.mine(i, vmName)).map((i) => toObserved(i, { ...at, region: regionOfZone(zone), zone }));
+    const found = (await this.api.listInstances(zone, identityFilter(vmName))).filter((i) => this.mine(i, vmName));
+    const observed = found.map((i) => toObserved(i, { ...at, region: regionOfZone(zone), zone }));
+    // Only a Spot VM is preempted: observing an on-demand one costs no extra call.
+    if (!found.some((i) => i.scheduling?.provisioningModel === 'SPOT')) return observed;
+    return withPreemptions(observed, await this.api.zonePreemptions(zone));
   }
 
   /**
    * This deployment's instances (owner label filter) in `at.zone`; without a zone, in every zone of
-   * the region (the zone list, then one paged list per zone: Compute lists instances per zone).
+   * the region (the zone list, then one paged list per zone: Compute lists instances per zone),
+   * and every zone's preemptions in one paged call: preempted instances carry `preemption`, and
+   * ours deleted on preemption in the last minutes are listed `Terminating` (./preemption.ts).
    */
   async inventory(at: Location): Promise<Owned[]> {
     const zones = at.zone ? [at.zone] : (await this.api.listZones()).map((z) => z.name).filter((z) => regionOfZone(z) === at.region);
@@ -226,7 +214,10 @@ export class GcpProvider extends CloudAdapter {
         owned.push({ ...toObserved(i, { cloud: CLOUD, region: regionOfZone(zone), zone }), vmName });
       }
     }
-    return owned;
+    const ops = await this.api.preemptions();
+    const inZone = (z: string): boolean => (at.zone ? z === at.zone : regionOfZone(z) === at.region);
+    const gone = deletedOnPreemption(ops, new Set(owned.map((o) => o.id)), inZone, at.region, this.deployment, Date.now());
+    return [...withPreemptions(owned, ops), ...gone];
   }
 
   async delete(at: Location, vmName: string, ids: string[]): Promise<void> {

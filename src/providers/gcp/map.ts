@@ -1,6 +1,13 @@
 /**
  * Pure GCP ↔ gpuprov mapping: names, labels, request ids, offers, the instance body,
  * and the literal status table.
+ *
+ * Spot (https://cloud.google.com/compute/docs/instances/create-use-spot): a Spot VM is an insert
+ * with `scheduling.provisioningModel: 'SPOT'` (the Discovery document's `Scheduling`); host
+ * maintenance must be `TERMINATE` and `automaticRestart` false (a Spot VM cannot restart itself).
+ * `instanceTerminationAction: 'DELETE'`: a reclaimed VM is deleted with its auto-delete boot disk,
+ * so it bills nothing afterwards (`STOP`, Google's default, keeps the disk and bills it). Spot
+ * capacity counts against the `PREEMPTIBLE_` GPU quotas ({@link gpuQuotaMetric}).
  */
 import { createHash } from 'node:crypto';
 import { ProviderError } from '../../core/errors';
@@ -10,6 +17,7 @@ import { ownedName } from '../deployment';
 import type { InstanceSpec, InstanceStatus, Location, Observed, Offer, QuotaShortfall } from '../../core/provider';
 import { PRICE_DATE, type CatalogEntry } from './catalog';
 import type { PriceLookup } from '../price-cache';
+import { spotPriceKey } from './pricing';
 import type { GcpInstance, GcpQuota } from './api';
 
 export const CLOUD = 'gcp';
@@ -86,35 +94,55 @@ export function regionOfZone(zone: string): string {
 
 /**
  * One offer per (rung × zone), in `entries` order, then zone name; priced from `live` (the Billing
- * Catalog, by region) where it has the rung, else from the dated ladder.
+ * Catalog, by region) where it has the rung, else from the dated ladder. With `spot`, each is
+ * followed by its spot twin where the catalog has the rung's spot price (there is no dated spot
+ * table: a spot offer always carries a live price, with the on-demand one beside it).
  */
-export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) => string[], live?: PriceLookup): Offer[] {
+export function toOffers(entries: CatalogEntry[], zonesFor: (e: CatalogEntry) => string[], live?: PriceLookup, spot = false): Offer[] {
   const offers: Offer[] = [];
   for (const e of entries) {
     for (const zone of [...zonesFor(e)].sort()) {
       const p = live?.(regionOfZone(zone), e.machineType);
-      offers.push({
-        cloud: CLOUD,
-        region: regionOfZone(zone),
-        zone,
-        instanceType: e.machineType,
-        ...(e.gpuModel === undefined
-          ? {}
-          : { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB === undefined ? {} : { memoryGiB: e.gpuMemoryGiB }) } }),
-        vcpus: e.vcpus,
-        memoryGiB: e.memoryGiB,
-        ...(p
-          ? { pricePerHour: p.pricePerHour, priceSource: 'api', pricedAt: p.pricedAt }
-          : { pricePerHour: e.pricePerHour, priceSource: 'catalog', pricedAt: PRICE_DATE }),
-        currency: 'USD',
-        spot: false,
-        extra: {
-          ...(e.attachAccelerator && e.acceleratorType ? { acceleratorType: e.acceleratorType, acceleratorCount: e.gpuCount } : {}),
-        },
-      });
+      const onDemand = onDemandOffer(e, zone, p);
+      offers.push(onDemand);
+      const s = spot ? live?.(regionOfZone(zone), spotPriceKey(e.machineType)) : undefined;
+      if (s) {
+        offers.push({
+          ...onDemand,
+          pricePerHour: s.pricePerHour,
+          onDemandPricePerHour: onDemand.pricePerHour!,
+          priceSource: 'api',
+          pricedAt: s.pricedAt,
+          spot: true,
+          market: 'spot',
+        });
+      }
     }
   }
   return offers;
+}
+
+/** The rung's on-demand offer in `zone`, priced live (`p`) or from the dated ladder. */
+function onDemandOffer(e: CatalogEntry, zone: string, p: ReturnType<PriceLookup>): Offer {
+  return {
+    cloud: CLOUD,
+    region: regionOfZone(zone),
+    zone,
+    instanceType: e.machineType,
+    ...(e.gpuModel === undefined
+      ? {}
+      : { gpu: { model: e.gpuModel, count: e.gpuCount, ...(e.gpuMemoryGiB === undefined ? {} : { memoryGiB: e.gpuMemoryGiB }) } }),
+    vcpus: e.vcpus,
+    memoryGiB: e.memoryGiB,
+    ...(p
+      ? { pricePerHour: p.pricePerHour, priceSource: 'api', pricedAt: p.pricedAt }
+      : { pricePerHour: e.pricePerHour, priceSource: 'catalog', pricedAt: PRICE_DATE }),
+    currency: 'USD',
+    spot: false,
+    extra: {
+      ...(e.attachAccelerator && e.acceleratorType ? { acceleratorType: e.acceleratorType, acceleratorCount: e.gpuCount } : {}),
+    },
+  };
 }
 
 /** What `prepare` hands to `create` (kept in history). */
@@ -148,10 +176,16 @@ export function instanceBody(project: string, offer: Offer, prepared: Prepared, 
         ...(offer.gpu ? [{ key: 'install-nvidia-driver', value: 'True' }] : []),
       ],
     },
-    // GPU VMs cannot live-migrate: host maintenance must stop them.
-    scheduling: offer.gpu ? { onHostMaintenance: 'TERMINATE', automaticRestart: true } : { onHostMaintenance: 'MIGRATE', automaticRestart: true },
+    scheduling: schedulingOf(offer),
     ...(accelerators.length ? { guestAccelerators: accelerators } : {}),
   };
+}
+
+/** The insert's `scheduling`: spot (see the header), else GPU VMs stop for host maintenance (they cannot live-migrate). */
+export function schedulingOf(offer: Offer): Record<string, unknown> {
+  if (offer.market === 'spot')
+    return { provisioningModel: 'SPOT', instanceTerminationAction: 'DELETE', onHostMaintenance: 'TERMINATE', automaticRestart: false };
+  return offer.gpu ? { onHostMaintenance: 'TERMINATE', automaticRestart: true } : { onHostMaintenance: 'MIGRATE', automaticRestart: true };
 }
 
 /** A listed instance → Observed (an endpoint only once Running with a NAT IP). */
@@ -189,19 +223,29 @@ export function gpuQuotaMetric(model: string, spot = false): string | undefined 
   return m && spot ? `PREEMPTIBLE_${m}` : m;
 }
 
-/** GPU offers whose region's quota (limit − usage) cannot fit their GPU count; quotas not listed are not judged. */
+/**
+ * GPU offers whose region's quota (limit − usage) cannot fit their GPU count; quotas not listed are
+ * not judged. A spot offer counts against the PREEMPTIBLE_ quota. A shortfall names a region and
+ * type, so it drops that type's offers of both markets: it is reported only when every market
+ * planned there falls short (spot short beside a fitting on-demand offer is left to the create,
+ * whose PREEMPTIBLE_ quota refusal blocks only the spot offer: ./errors.ts `forMarket`).
+ */
 export function quotaShortfallsOf(offers: readonly Offer[], quotas: ReadonlyMap<string, readonly GcpQuota[]>): QuotaShortfall[] {
-  const out = new Map<string, QuotaShortfall>();
+  const byKey = new Map<string, { fits: boolean; short: QuotaShortfall[] }>();
   for (const o of offers) {
-    const metric = o.gpu ? gpuQuotaMetric(o.gpu.model, o.spot) : undefined;
+    if (!o.gpu) continue;
+    const metric = gpuQuotaMetric(o.gpu.model, o.market === 'spot');
     const q = metric ? quotas.get(o.region)?.find((x) => x.metric === metric) : undefined;
-    if (!o.gpu || !q || q.limit - q.usage >= o.gpu.count) continue;
+    const key = `${o.region}/${o.instanceType}`;
+    const seen = byKey.get(key) ?? { fits: false, short: [] };
+    byKey.set(key, seen);
+    if (!q || q.limit - q.usage >= o.gpu.count) {
+      seen.fits = true;
+      continue;
+    }
     const free = Math.max(0, q.limit - q.usage);
-    out.set(`${o.region}/${o.instanceType}`, {
-      region: o.region,
-      instanceType: o.instanceType,
-      message: `quota ${q.metric} in ${o.region}: ${free} of ${q.limit} free, ${o.instanceType} needs ${o.gpu.count}`,
-    });
+    const message = `quota ${q.metric} in ${o.region}: ${free} of ${q.limit} free, ${o.instanceType} needs ${o.gpu.count}`;
+    if (!seen.short.some((s) => s.message === message)) seen.short.push({ region: o.region, instanceType: o.instanceType, message });
   }
-  return [...out.values()];
+  return [...byKey.values()].filter((k) => !k.fits && k.short.length > 0).map((k) => ({ ...k.short[0]!, message: k.short.map((s) => s.message).join('; ') }));
 }

@@ -1,9 +1,16 @@
 /**
- * Live Compute Engine on-demand prices from the Cloud Billing Catalog API
+ * Live Compute Engine prices from the Cloud Billing Catalog API
  * (`GET /v1/services/6F81-5844-456A/skus`), cached by {@link PriceCache} for a day. A ladder
  * rung's price is its cores × the family's core SKU + its GiB × the family's RAM SKU + its GPUs ×
- * the accelerator's SKU, each the OnDemand SKU that lists the region in `serviceRegions`. A rung
- * with a missing SKU keeps the dated table price; any failure of the call keeps every rung's.
+ * the accelerator's SKU, each the SKU of the market that lists the region in `serviceRegions`:
+ * on-demand, `usageType: OnDemand` ("N1 Predefined Instance Core running in Americas"); spot,
+ * `usageType: Preemptible`, the same description after "Spot Preemptible " (Spot VMs are billed at
+ * these SKUs, whose price Google moves from time to time: https://cloud.google.com/spot-vms/pricing,
+ * https://cloud.google.com/billing/docs/how-to/get-pricing-information-api).
+ * Both markets come from the same catalog pages (the list has no usage-type filter), so reading
+ * spot prices costs no call; they are stored beside the on-demand ones under `<type>/spot`
+ * ({@link spotPriceKey}). A rung with a missing SKU keeps the dated table price on demand and has
+ * no spot price; any failure of the call keeps every rung's table price.
  */
 import { z } from 'zod';
 import { PriceCache, lookupIn, type PriceLookup } from '../price-cache';
@@ -54,24 +61,49 @@ function unitPrice(sku: BillingSku): number | undefined {
   return Number(rate.units ?? '0') + (rate.nanos ?? 0) / 1e9;
 }
 
-/** The on-demand SKU price whose description starts with `prefix` + " running in", in `region`. */
-function skuPrice(skus: readonly BillingSku[], region: string, prefix: string): number | undefined {
-  const sku = skus.find((s) => s.category?.usageType === 'OnDemand' && s.description.startsWith(`${prefix} running in`) && s.serviceRegions.includes(region));
+type SkuMarket = 'on-demand' | 'spot';
+/** Each market's catalog `usageType` and description prefix. */
+const MARKET_SKU: Readonly<Record<SkuMarket, { usageType: string; prefix: string }>> = {
+  'on-demand': { usageType: 'OnDemand', prefix: '' },
+  spot: { usageType: 'Preemptible', prefix: 'Spot Preemptible ' },
+};
+
+/** The cache's key of a type's spot price (its on-demand price is under the type itself). */
+export function spotPriceKey(machineType: string): string {
+  return `${machineType}/spot`;
+}
+
+/** The SKU price of `market` whose description starts with `prefix` + " running in", in `region`. */
+function skuPrice(skus: readonly BillingSku[], region: string, prefix: string, market: SkuMarket): number | undefined {
+  const m = MARKET_SKU[market];
+  const start = `${m.prefix}${prefix} running in`;
+  const sku = skus.find((s) => s.category?.usageType === m.usageType && s.description.startsWith(start) && s.serviceRegions.includes(region));
   return sku && unitPrice(sku);
 }
 
-/** Each ladder rung's hourly price in `region` from the catalog's SKUs; rungs with a missing SKU are left out. */
+/** One rung's hourly price in `region` and `market`, or undefined when a SKU is missing. */
+function rungPrice(skus: readonly BillingSku[], region: string, e: CatalogEntry, market: SkuMarket): number | undefined {
+  const family = FAMILY_SKU[e.machineType.split('-')[0] ?? ''];
+  if (!family) return undefined;
+  const core = skuPrice(skus, region, `${family} Core`, market);
+  const ram = skuPrice(skus, region, `${family} Ram`, market);
+  const gpuSku = e.acceleratorType === undefined ? undefined : GPU_SKU[e.acceleratorType];
+  const gpu = e.gpuCount === 0 ? 0 : gpuSku === undefined ? undefined : skuPrice(skus, region, gpuSku, market);
+  if (core === undefined || ram === undefined || gpu === undefined) return undefined;
+  return Math.round((e.vcpus * core + e.memoryGiB * ram + e.gpuCount * gpu) * 10_000) / 10_000;
+}
+
+/**
+ * Each ladder rung's hourly price in `region` from the catalog's SKUs: on demand under its type,
+ * spot under {@link spotPriceKey}; a price with a missing SKU is left out.
+ */
 export function rungPrices(skus: readonly BillingSku[], region: string, entries: readonly CatalogEntry[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const e of entries) {
-    const family = FAMILY_SKU[e.machineType.split('-')[0] ?? ''];
-    if (!family) continue;
-    const core = skuPrice(skus, region, `${family} Core`);
-    const ram = skuPrice(skus, region, `${family} Ram`);
-    const gpuSku = e.acceleratorType === undefined ? undefined : GPU_SKU[e.acceleratorType];
-    const gpu = e.gpuCount === 0 ? 0 : gpuSku === undefined ? undefined : skuPrice(skus, region, gpuSku);
-    if (core === undefined || ram === undefined || gpu === undefined) continue;
-    out[e.machineType] = Math.round((e.vcpus * core + e.memoryGiB * ram + e.gpuCount * gpu) * 10_000) / 10_000;
+    const onDemand = rungPrice(skus, region, e, 'on-demand');
+    const spot = rungPrice(skus, region, e, 'spot');
+    if (onDemand !== undefined) out[e.machineType] = onDemand;
+    if (spot !== undefined) out[spotPriceKey(e.machineType)] = spot;
   }
   return out;
 }
@@ -93,11 +125,17 @@ export class GcpPricing {
     this.cache = new PriceCache(opts.cacheFile ? { file: opts.cacheFile } : {});
   }
 
-  /** Live prices of the ladder's rungs in `regions` (one catalog download per refresh, cached for a day). */
+  /**
+   * Live prices of the ladder's rungs in `regions`, both markets (one catalog download per
+   * refresh, cached for a day): `lookup(region, type)` on demand, `lookup(region, spotPriceKey(type))` spot.
+   */
   async lookup(regions: readonly string[], entries: readonly CatalogEntry[]): Promise<PriceLookup> {
     let skus: Promise<BillingSku[]> | undefined;
     const all = (): Promise<BillingSku[]> => (skus ??= this.fetchSkus());
-    const got = await Promise.all(regions.map(async (r) => [r, await this.cache.get(`gcp/${r}`, async () => rungPrices(await all(), r, entries))] as const));
+    // `/markets`: entries cached before spot prices were read (under `gcp/<region>`) lack them.
+    const got = await Promise.all(
+      regions.map(async (r) => [r, await this.cache.get(`gcp/${r}/markets`, async () => rungPrices(await all(), r, entries))] as const),
+    );
     return lookupIn(new Map(got));
   }
 

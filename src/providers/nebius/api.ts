@@ -30,7 +30,7 @@ import {
   type PriceRequest,
 } from './schemas';
 
-export type { CreateDiskRequest, CreateInstanceRequest, Disk, Instance, Operation, Platform, PriceRequest } from './schemas';
+export type { CreateDiskRequest, CreateInstanceRequest, Disk, Instance, Operation, Platform, PreemptibleFields, PriceRequest } from './schemas';
 
 export interface NebiusApiOptions {
   /** A static IAM token, or a service account whose key is exchanged for tokens. */

@@ -9,6 +9,7 @@ import { NebiusApi, type CreateInstanceRequest, type Disk, type NebiusApiOptions
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';
 import {
   CLOUD,
+  PREEMPTIBLE,
   SSH_USER,
   diskName,
   hasIdentity,
@@ -19,9 +20,12 @@ import {
   platformsParent,
   priceAndOrder,
   splitInstanceType,
+  spotPlatforms,
+  spotTwins,
   toObserved,
   vmNameOf,
   vmNameOfDisk,
+  type MarketPrices,
 } from './map';
 
 /**
@@ -79,29 +83,45 @@ class NebiusProvider extends CloudAdapter {
     return p;
   }
 
-  /** Every platform preset of the configured (or asked) regions, priced; `planOffers` keeps the ones that match. */
+  /**
+   * Every platform preset of the configured (or asked) regions, priced; `planOffers` keeps the ones
+   * that match. With `req.spot`, also the spot offer of each preset whose platform takes preemptible
+   * VMs, priced by a second calculator call (without it, the calls on-demand plans always made).
+   */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     const regions = Object.keys(this.projects).filter((r) => !req.regions?.length || req.regions.includes(r));
     if (regions.length === 0) throw new ProviderError('InvalidRequest', `nebius: none of the regions ${req.regions?.join(', ')} is configured`);
     const offers: Offer[] = [];
-    for (const region of regions) {
-      const projectId = this.project(region);
-      const regionOffers = offersFor(await this.api.listPlatforms(platformsParent(projectId)), region);
-      if (regionOffers.length === 0) continue;
-      // Prices are advisory: a calculator failure must not stop a launch; the offers stay unpriced, saying why.
-      const priced = await this.api
-        .hourlyPrices(
-          regionOffers.map((o) => ({ metadata: { parent_id: projectId, name: o.instanceType }, spec: { resources: splitInstanceType(o.instanceType) } })),
-        )
-        .then(
-          (prices) => ({ prices, error: undefined }),
-          (e: unknown) => ({ prices: new Map<string, number>(), error: e as ProviderError }),
-        );
-      if (priced.error) (this.opts.warn ?? console.warn)(`nebius: ${region}: offers unpriced: ${priced.error.kind}: ${priced.error.message}`);
-      offers.push(...priceAndOrder(regionOffers, priced.prices, new Date().toISOString(), priced.error && `${priced.error.kind}: ${priced.error.message}`));
-    }
+    for (const region of regions) offers.push(...(await this.regionOffers(region, req)));
     if (offers.length === 0) throw new ProviderError('InvalidRequest', `nebius: no platform presets listed in ${regions.join(', ')}`);
     return offers;
+  }
+
+  private async regionOffers(region: string, req: ResourceRequest): Promise<Offer[]> {
+    const projectId = this.project(region);
+    const platforms = await this.api.listPlatforms(platformsParent(projectId));
+    const onDemand = offersFor(platforms, region);
+    if (onDemand.length === 0) return [];
+    const spot = req.spot ? spotTwins(onDemand, spotPlatforms(platforms)) : [];
+    const pricedAt = new Date().toISOString();
+    const onDemandPrices = await this.prices(region, projectId, onDemand, false);
+    const spotPrices = spot.length > 0 ? await this.prices(region, projectId, spot, true) : undefined;
+    return priceAndOrder([...onDemand, ...spot], pricedAt, onDemandPrices, spotPrices);
+  }
+
+  /** Prices are advisory: a calculator failure must not stop a launch; the offers stay unpriced, saying why. */
+  private async prices(region: string, projectId: string, offers: Offer[], spot: boolean): Promise<MarketPrices> {
+    const reqs = offers.map((o) => ({
+      metadata: { parent_id: projectId, name: o.instanceType },
+      spec: { resources: splitInstanceType(o.instanceType), ...(spot ? PREEMPTIBLE : {}) },
+    }));
+    try {
+      return { prices: await this.api.hourlyPrices(reqs) };
+    } catch (e) {
+      const pe = e as ProviderError;
+      (this.opts.warn ?? console.warn)(`nebius: ${region}: ${spot ? 'spot ' : ''}offers unpriced: ${pe.kind}: ${pe.message}`);
+      return { prices: new Map(), error: `${pe.kind}: ${pe.message}` };
+    }
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
@@ -149,6 +169,8 @@ class NebiusProvider extends CloudAdapter {
       metadata: { parent_id: projectId, name, labels: identityLabels(spec.vmName, this.deployment) },
       spec: {
         resources: splitInstanceType(offer.instanceType),
+        // A spot offer: a preemptible VM at the current spot price (map.ts header).
+        ...(offer.market === 'spot' ? PREEMPTIBLE : {}),
         boot_disk: { attach_mode: 'READ_WRITE', existing_disk: { id: diskId } },
         network_interfaces: [{ name: 'eth0', subnet_id: subnetId, ip_address: {}, public_ip_address: {} }],
         cloud_init_user_data: renderCloudInit(spec.bootScript, spec.publicKeys),
@@ -167,14 +189,16 @@ class NebiusProvider extends CloudAdapter {
 
   async observe(at: Location, vmName: string): Promise<Observed[]> {
     const all = await this.api.listInstances(this.project(at.region));
-    return all.filter((i) => hasIdentity(i, vmName, this.deployment)).map((i) => toObserved(i, at.region));
+    const seenAt = new Date().toISOString();
+    return all.filter((i) => hasIdentity(i, vmName, this.deployment)).map((i) => toObserved(i, at.region, seenAt));
   }
 
   async inventory(at: Location): Promise<Owned[]> {
     const all = await this.api.listInstances(this.project(at.region));
+    const seenAt = new Date().toISOString();
     return all.flatMap((i) => {
       const vmName = vmNameOf(i, this.deployment);
-      return vmName === undefined ? [] : [{ ...toObserved(i, at.region), vmName }];
+      return vmName === undefined ? [] : [{ ...toObserved(i, at.region, seenAt), vmName }];
     });
   }
 

@@ -1,7 +1,25 @@
-/** Pure Nebius → gpuprov mapping: status table, endpoints, offers, labels. */
+/**
+ * Pure Nebius → gpuprov mapping: status table, endpoints, offers, labels, and the spot market.
+ *
+ * Preemptible (spot) VMs, as https://docs.nebius.com/compute/virtual-machines/preemptible and the
+ * compute v1 descriptors of the `nebius` SDK (0.6.29, pinned in test/contract/requirements.txt) say:
+ * - made by `spec.preemptible.on_preemption = STOP` (the only policy: "Compute stops the VM without
+ *   deleting or restarting it"; `priority` is deprecated since 2026-05-11 and not sent), the
+ *   `pricing_model` case `follows_spot_price` ("the preemptible VM accepts the current spot price";
+ *   default `on_demand`) and `recovery_policy = FAIL`, as the docs' create example sets it;
+ * - sold on the platforms whose `status.allowed_for_preemptibles` is true;
+ * - priced by the billing calculator like a regular VM, asked with the preemptible fields: the
+ *   spot price now (priceSource `api`);
+ * - no bid: nothing answers "price too low"; no capacity is RESOURCE_EXHAUSTED/NotEnoughResources
+ *   as for regular VMs (errors.ts: Capacity, offer scope, and the offer key carries `/spot`);
+ * - reclaimed by a stop: SIGTERM inside the VM 60 s before, then STOPPING → STOPPED with its disks
+ *   kept. The API has no preempted flag, notice or deadline; the mark is a preemptible instance
+ *   STOPPING or STOPPED while `spec.stopped` (what a Stop call asks for) is still false (?). gpuprov
+ *   never stops an instance, so the one other stopper is a person.
+ */
 import { deploymentHash } from '../deployment';
-import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type SshEndpoint } from '../../core/provider';
-import type { Disk, Instance, Platform } from './api';
+import { IDENTITY_TAG, OWNER_TAG, type InstanceStatus, type Observed, type Offer, type Preemption, type SshEndpoint } from '../../core/provider';
+import type { Disk, Instance, Platform, PreemptibleFields } from './api';
 
 /** Anything with Nebius resource metadata (instances, disks). */
 type Labelled = { metadata: { labels: Record<string, string> } };
@@ -91,11 +109,26 @@ export function endpointOf(inst: Instance): SshEndpoint | undefined {
   return undefined;
 }
 
-export function toObserved(inst: Instance, region: string): Observed {
+/** The spec fields that make a VM preemptible, at create and at the calculator alike. */
+export const PREEMPTIBLE: PreemptibleFields = { preemptible: { on_preemption: 'STOP' }, follows_spot_price: {}, recovery_policy: 'FAIL' };
+
+/**
+ * A preemptible instance Compute stopped (see the header): stopping or stopped, not asked to.
+ * `seenAt` is the notice time (the API gives none); no deadline is published.
+ */
+export function preemptionOf(inst: Instance, status: InstanceStatus, seenAt: string): Preemption | undefined {
+  if (!inst.spec?.preemptible || inst.spec.stopped || (status !== 'Stopping' && status !== 'Stopped')) return undefined;
+  return { noticeAt: seenAt, detail: `${inst.status?.state ?? status} (preemptible, stopped by Compute)` };
+}
+
+/** `seenAt`: now, as the adapter looked (the notice time of a preemption found). */
+export function toObserved(inst: Instance, region: string, seenAt: string): Observed {
   const state = inst.status?.state ?? 'UNSPECIFIED';
   const status = mapStatus(state, inst.status?.reconciling ?? false);
   const o: Observed = { id: inst.metadata.id, status, location: { cloud: CLOUD, region } };
   if (status !== 'Running') o.reason = state;
+  const preemption = preemptionOf(inst, status, seenAt);
+  if (preemption) o.preemption = preemption;
   const ep = status === 'Running' ? endpointOf(inst) : undefined;
   if (ep) o.endpoint = ep;
   const r = inst.spec?.resources;
@@ -141,16 +174,36 @@ export function offersFor(platforms: Platform[], region: string): Offer[] {
   return out;
 }
 
+/** The platforms that take preemptible VMs (`status.allowed_for_preemptibles`), by name. */
+export function spotPlatforms(platforms: Platform[]): Set<string> {
+  return new Set(platforms.filter((p) => p.status?.allowed_for_preemptibles).map((p) => p.metadata.name || p.metadata.id));
+}
+
+/** The spot offer beside every offer whose platform takes preemptible VMs (unpriced). */
+export function spotTwins(offers: Offer[], allowed: Set<string>): Offer[] {
+  return offers.filter((o) => allowed.has(splitInstanceType(o.instanceType).platform)).map((o) => ({ ...o, market: 'spot' as const }));
+}
+
+/** One market's calculator answer: prices by instance type, or why there are none. */
+export interface MarketPrices {
+  prices: Map<string, number>;
+  error?: string;
+}
+
 /**
  * Attach prices, cheapest first (unpriced last, stable); `planOffers` applies any price cap.
- * `pricedAt`: when the calculator answered. With `priceError` (the calculator failed) every offer carries it as `extra.priceError`.
+ * `pricedAt`: when the calculator answered. A spot offer takes the spot price and shows the
+ * on-demand one beside it. Where a market's calculator failed its offers carry `extra.priceError`.
  */
-export function priceAndOrder(offers: Offer[], prices: Map<string, number>, pricedAt: string, priceError?: string): Offer[] {
+export function priceAndOrder(offers: Offer[], pricedAt: string, onDemand: MarketPrices, spot?: MarketPrices): Offer[] {
   return offers
     .map((o) => {
-      const p = prices.get(o.instanceType);
-      if (p !== undefined) return { ...o, pricePerHour: p, priceSource: 'api' as const, pricedAt };
-      return priceError ? { ...o, extra: { priceError } } : o;
+      const market = o.market === 'spot' ? spot : onDemand;
+      const p = market?.prices.get(o.instanceType);
+      const beside = o.market === 'spot' ? onDemand.prices.get(o.instanceType) : undefined;
+      if (p !== undefined)
+        return { ...o, pricePerHour: p, ...(beside !== undefined ? { onDemandPricePerHour: beside } : {}), priceSource: 'api' as const, pricedAt };
+      return market?.error ? { ...o, extra: { priceError: market.error } } : o;
     })
     .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
 }

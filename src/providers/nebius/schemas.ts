@@ -32,7 +32,15 @@ const Nic = z.object({
 });
 export const Instance = z.object({
   metadata: Metadata,
-  spec: z.object({ resources: z.object({ platform: str, preset: str }).nullish() }).nullish(),
+  spec: z
+    .object({
+      resources: z.object({ platform: str, preset: str }).nullish(),
+      /** Present (an object) on a preemptible VM; absent (null) on a regular one. */
+      preemptible: z.object({ on_preemption: z.union([z.string(), z.number()]).transform(String).nullish() }).nullish(),
+      /** What was asked (a Stop call), as opposed to the state reached. */
+      stopped: z.boolean().nullish(),
+    })
+    .nullish(),
   status: z
     .object({ state: z.union([z.string(), z.number()]).transform(String), network_interfaces: z.array(Nic).nullish(), reconciling: z.boolean().nullish() })
     .nullish(),
@@ -66,6 +74,7 @@ export const Platform = z.object({
         .transform((p) => p ?? []),
     })
     .nullish(),
+  status: z.object({ allowed_for_preemptibles: z.boolean().nullish() }).nullish(),
 });
 export type Platform = z.infer<typeof Platform>;
 export const PlatformPage = pageOf(Platform);
@@ -84,10 +93,20 @@ export const Estimate = z.object({
   currency: str,
 });
 
+/**
+ * What makes a VM preemptible (spot) at create and at the calculator: the policy (STOP is the only one), the
+ * pricing model that takes the current spot price, and no restart after a failure. Absent: a regular VM.
+ */
+export interface PreemptibleFields {
+  preemptible: { on_preemption: 'STOP' };
+  follows_spot_price: Record<string, never>;
+  recovery_policy: 'FAIL';
+}
+
 /** Plain-JSON shapes of the requests we send (proto field names). */
 export interface CreateInstanceRequest {
   metadata: { parent_id: string; name: string; labels: Record<string, string> };
-  spec: {
+  spec: Partial<PreemptibleFields> & {
     resources: { platform: string; preset: string };
     boot_disk: { attach_mode: 'READ_WRITE'; existing_disk: { id: string } };
     network_interfaces: { name: string; subnet_id: string; ip_address: Record<string, never>; public_ip_address: Record<string, never> }[];
@@ -98,7 +117,7 @@ export interface CreateInstanceRequest {
 /** What the calculator needs to price one instance (a partial CreateInstanceRequest). */
 export interface PriceRequest {
   metadata: { parent_id: string; name: string };
-  spec: { resources: { platform: string; preset: string } };
+  spec: Partial<PreemptibleFields> & { resources: { platform: string; preset: string } };
 }
 export interface CreateDiskRequest {
   metadata: { parent_id: string; name: string; labels: Record<string, string> };

@@ -14,6 +14,8 @@ const InstanceType = z
   .object({
     instance_type: z.string(),
     price_per_hour: num,
+    /** The spot price per hour (the verda client reads it on every type; 0 where spot is not sold). */
+    spot_price: num.optional(),
     model: z.string().nullish(),
     name: z.string().nullish(),
     description: z.string().nullish(),
@@ -40,6 +42,7 @@ const Instance = z
     ip: z.union([z.string(), z.array(z.string())]).nullish(),
     location: z.string().nullish(),
     os_volume_id: z.string().nullish(),
+    is_spot: z.boolean().nullish(),
   })
   .loose();
 export type VerdaInstance = z.infer<typeof Instance>;
@@ -61,8 +64,9 @@ export interface CreateInstanceBody {
   hostname: string;
   description: string;
   location_code: string;
-  is_spot: false;
-  os_volume?: { name: string; size: number };
+  is_spot: boolean;
+  /** `on_spot_discontinue`: what becomes of the OS volume when the spot market reclaims the instance (spot only). */
+  os_volume?: { name: string; size: number; on_spot_discontinue?: 'delete_permanently' };
 }
 
 interface CachedToken {
@@ -149,8 +153,9 @@ export class VerdaApi {
   async instanceTypes(): Promise<VerdaType[]> {
     return this.#guard(async () => z.array(InstanceType).parse(await this.call('list instance types', 'GET', '/instance-types?currency=usd')));
   }
-  async availability(): Promise<VerdaAvailability> {
-    return this.#guard(async () => Availability.parse(await this.call('get availability', 'GET', '/instance-availability?isSpot=false')));
+  /** The types each location has now, for on-demand or (`spot`) for the spot market: the two stocks differ. */
+  async availability(spot = false): Promise<VerdaAvailability> {
+    return this.#guard(async () => Availability.parse(await this.call('get availability', 'GET', `/instance-availability?isSpot=${spot}`)));
   }
   async sshKeys(): Promise<z.infer<typeof SshKeys>> {
     return this.#guard(async () => SshKeys.parse(await this.call('list ssh keys', 'GET', '/sshkeys')));

@@ -8,7 +8,7 @@ import { httpErrorOf } from '../http';
 import { keyName, sameKey } from '../ssh-keys';
 import { DEFAULT_BASE_URL, VerdaApi, type VerdaInstance } from './api';
 import { ALREADY_GONE, vendorError } from './errors';
-import { CLOUD, SSH_USER, hasIdentity, instanceBody, isForeign, isScriptOf, scriptName, toObserved, toOffers, vmNameOf } from './map';
+import { CLOUD, SSH_USER, hasIdentity, instanceBody, isForeign, isScriptOf, reclaimedSpot, scriptName, toObserved, toOffers, vmNameOf } from './map';
 import { deleteEach } from '../delete-each';
 
 export interface VerdaOptions extends DeploymentOption {
@@ -47,9 +47,14 @@ export class VerdaProvider extends CloudAdapter {
     this.image = opts.image ?? DEFAULT_IMAGE;
   }
 
-  async plan(_req: ResourceRequest): Promise<Offer[]> {
-    const [types, avail] = await Promise.all([this.api.instanceTypes(), this.api.availability()]);
-    return toOffers(types, avail, this.image, new Date().toISOString());
+  /** On-demand offers; with `req.spot`, the spot offers too (one more call: the spot stock). */
+  async plan(req: ResourceRequest): Promise<Offer[]> {
+    const [types, avail, spotAvail] = await Promise.all([
+      this.api.instanceTypes(),
+      this.api.availability(),
+      req.spot ? this.api.availability(true) : Promise.resolve(undefined),
+    ]);
+    return toOffers(types, avail, this.image, new Date().toISOString(), spotAvail);
   }
 
   async prepare(_offer: Offer, spec: InstanceSpec): Promise<Json> {
@@ -85,10 +90,12 @@ export class VerdaProvider extends CloudAdapter {
     return all.filter((i) => hasIdentity(i, vmName, this.deployment) && (!i.location || i.location === at.region)).flatMap((i) => toObserved(i, at) ?? []);
   }
 
+  /** This deployment's instances here, and the spot ones the market reclaimed (`preemption`). */
   async inventory(at: Location): Promise<Owned[]> {
+    const seenAt = new Date().toISOString();
     return (await this.api.instances()).flatMap((i) => {
       const vmName = vmNameOf(i, this.deployment);
-      const o = vmName !== undefined && (!i.location || i.location === at.region) ? toObserved(i, at) : undefined;
+      const o = vmName !== undefined && (!i.location || i.location === at.region) ? (reclaimedSpot(i, at, seenAt) ?? toObserved(i, at)) : undefined;
       return o && vmName !== undefined ? [{ ...o, vmName }] : [];
     });
   }

@@ -1,3 +1,24 @@
+/**
+ * Pure Verda → gpuprov mapping: status table, identity, offers, create bodies, and the spot market.
+ *
+ * Spot, as the `verda` client (1.25.0, pinned in test/contract/requirements.txt; its CHANGELOG and
+ * `instances`/`instance_types` services) and Verda's own CLI (github.com/verda-cloud/verda-cli,
+ * `vm create --is-spot`, `availability --spot`) show it:
+ * - a spot instance is the same `POST /instances` with `is_spot: true` (the client sends no
+ *   `contract` unless asked; the CLI fills in `SPOT`, which `is_spot` already means);
+ * - its price is `spot_price` on `GET /instance-types` (fixed by Verda, no bid: nothing answers
+ *   "price too low"); the CLI prices spot only where it is above 0;
+ * - its stock is `GET /instance-availability?isSpot=true`, not the on-demand one (dstack
+ *   issue 3927: spot offers judged by the on-demand stock go missing);
+ * - no spot stock at create is the same sold-out answer as on-demand (errors.ts: Capacity, offer
+ *   scope; the offer key carries `/spot`);
+ * - a reclaimed instance is "spot discontinued": the instance `discontinued`, `is_spot` true, its OS
+ *   volume kept detached unless `os_volume.on_spot_discontinue` says otherwise. No notice or
+ *   deadline is published. `observe` keeps counting a discontinued instance gone (a release waits
+ *   until observe lists nothing, and a delete of one answers "can't discontinue a discontinued
+ *   instance"); `inventory` reports a reclaimed spot instance with `preemption`, so the watcher
+ *   tells a reclaim from a vanishing.
+ */
 import { createHash } from 'node:crypto';
 import { ownedName } from '../deployment';
 import { IDENTITY_TAG, OWNER_TAG, identityName, type InstanceSpec, type InstanceStatus, type Location, type Observed, type Offer } from '../../core/provider';
@@ -60,39 +81,69 @@ export function hasIdentity(i: VerdaInstance, vmName: string, deployment: string
 function gpuCount(t: VerdaType): number {
   return t.gpu?.number_of_gpus ?? 0;
 }
-/** Available (location × type) pairs, cheapest first (prices are USD: `currency=usd`); `planOffers` keeps the ones that match the request. */
-export function toOffers(types: VerdaType[], avail: VerdaAvailability, image: string, pricedAt: string): Offer[] {
+/**
+ * Available (location × type) pairs, cheapest first (prices are USD: `currency=usd`); `planOffers`
+ * keeps the ones that match the request. With `spotAvail` (asked only for a spot request), also the
+ * spot offers: where the spot stock lists the type, at its `spot_price` with the on-demand price
+ * beside (a type whose spot price is 0 or absent is not sold as spot).
+ */
+export function toOffers(types: VerdaType[], avail: VerdaAvailability, image: string, pricedAt: string, spotAvail?: VerdaAvailability): Offer[] {
   const byName = new Map(types.map((t) => [t.instance_type, t]));
   const offers: Offer[] = [];
-  for (const loc of avail) {
-    for (const name of loc.availabilities) {
-      const t = byName.get(name);
-      if (!t) continue;
-      offers.push({
-        cloud: CLOUD,
-        region: loc.location_code,
-        instanceType: t.instance_type,
-        // `name` carries the form factor and memory (`H100 SXM5 80GB`), `model` only the family.
-        ...(gpuCount(t)
-          ? {
-              gpu: {
-                model: t.name ?? t.model ?? t.instance_type,
-                count: gpuCount(t),
-                ...(t.gpu_memory?.size_in_gigabytes ? { memoryGiB: t.gpu_memory.size_in_gigabytes } : {}),
-              },
-            }
-          : {}),
-        ...(t.cpu?.number_of_cores === undefined ? {} : { vcpus: t.cpu.number_of_cores }),
-        ...(t.memory?.size_in_gigabytes === undefined ? {} : { memoryGiB: t.memory.size_in_gigabytes }),
-        pricePerHour: t.price_per_hour,
-        currency: 'USD',
-        priceSource: 'api',
-        pricedAt,
-        extra: { image },
-      });
-    }
-  }
+  const each = (stock: VerdaAvailability, make: (t: VerdaType, region: string) => Offer | undefined): void => {
+    for (const loc of stock)
+      for (const name of loc.availabilities) {
+        const t = byName.get(name);
+        const o = t && make(t, loc.location_code);
+        if (o) offers.push(o);
+      }
+  };
+  each(avail, (t, region) => ({ ...offerOf(t, region, image, pricedAt), pricePerHour: t.price_per_hour }));
+  each(spotAvail ?? [], (t, region) =>
+    t.spot_price ? { ...offerOf(t, region, image, pricedAt), market: 'spot', pricePerHour: t.spot_price, onDemandPricePerHour: t.price_per_hour } : undefined,
+  );
   return offers.sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
+}
+
+function offerOf(t: VerdaType, region: string, image: string, pricedAt: string): Offer {
+  return {
+    cloud: CLOUD,
+    region,
+    instanceType: t.instance_type,
+    // `name` carries the form factor and memory (`H100 SXM5 80GB`), `model` only the family.
+    ...(gpuCount(t)
+      ? {
+          gpu: {
+            model: t.name ?? t.model ?? t.instance_type,
+            count: gpuCount(t),
+            ...(t.gpu_memory?.size_in_gigabytes ? { memoryGiB: t.gpu_memory.size_in_gigabytes } : {}),
+          },
+        }
+      : {}),
+    ...(t.cpu?.number_of_cores === undefined ? {} : { vcpus: t.cpu.number_of_cores }),
+    ...(t.memory?.size_in_gigabytes === undefined ? {} : { memoryGiB: t.memory.size_in_gigabytes }),
+    currency: 'USD',
+    priceSource: 'api',
+    pricedAt,
+    extra: { image },
+  };
+}
+
+/**
+ * A spot instance the market reclaimed ("spot discontinue"): listed `discontinued` with `is_spot`.
+ * Only `inventory` reports it (`observe` counts a discontinued instance gone: see the header).
+ * `seenAt` is the notice time (the API gives none).
+ */
+export function reclaimedSpot(i: VerdaInstance, at: Location, seenAt: string): Observed | undefined {
+  if (!i.is_spot || i.status !== 'discontinued') return undefined;
+  return {
+    id: i.id,
+    status: 'Terminating',
+    reason: i.status,
+    location: at,
+    ...(i.instance_type ? { instanceType: i.instance_type } : {}),
+    preemption: { noticeAt: seenAt, detail: 'discontinued (spot instance reclaimed)' },
+  };
 }
 
 export function toObserved(i: VerdaInstance, at: Location): Observed | undefined {
@@ -120,6 +171,7 @@ export function instanceBody(
   defaultImage: string,
 ): CreateInstanceBody {
   const extra = offer.extra as { image?: unknown } | undefined;
+  const spot = offer.market === 'spot';
   return {
     instance_type: offer.instanceType,
     image: spec.image ?? (typeof extra?.image === 'string' ? extra.image : defaultImage),
@@ -128,8 +180,11 @@ export function instanceBody(
     hostname: identityName(spec.vmName),
     description: description(spec.vmName, deployment),
     location_code: offer.region,
-    is_spot: false,
-    // `--disk-gb`: the OS volume's size (the verda client's OSVolume: name and size in GB).
-    ...(spec.diskGb !== undefined ? { os_volume: { name: `${identityName(spec.vmName)}-os`, size: spec.diskGb } } : {}),
+    is_spot: spot,
+    // `--disk-gb`: the OS volume's size (the verda client's OSVolume: name and size in GB); a spot
+    // instance's goes with it when reclaimed, as it goes with a deleted one (index.ts `delete`).
+    ...(spec.diskGb !== undefined
+      ? { os_volume: { name: `${identityName(spec.vmName)}-os`, size: spec.diskGb, ...(spot ? { on_spot_discontinue: 'delete_permanently' as const } : {}) } }
+      : {}),
   };
 }

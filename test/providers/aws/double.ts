@@ -47,6 +47,8 @@ interface Armed {
   fired: boolean;
   /** Send to moto, then lose the response. */
   lose: boolean;
+  /** Answer with this 200 body (an EC2 XML answer moto cannot give) instead of an error. */
+  xml?: string;
 }
 
 export interface SentCommand {
@@ -68,6 +70,10 @@ export interface AwsDouble {
   armCode(command: string, code: string, opts?: { sticky?: boolean }): void;
   /** Let the next `command` reach moto, then fail it as a dropped connection. */
   armLostResponse(command: string): void;
+  /** Answer `command` with this EC2 XML (HTTP 200) without asking moto: once, or every time with `sticky`. */
+  answer(command: string, xml: string, opts?: { sticky?: boolean }): void;
+  /** Rewrite moto's XML answer to every `command` until cleared (`undefined`). */
+  rewrite(command: string, edit: ((xml: string) => string) | undefined): void;
   /** Conformance: the next call of `primitive` fails as EC2 does for `kind`. */
   arm(kind: ErrorKind, primitive: Primitive): Promise<void>;
   /** Another provider on the same moto (other options, same arming). */
@@ -87,6 +93,7 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
   const moto = await startMoto(fixtureAmis ? { MOTO_AMIS_PATH: AMIS_PATH } : {});
   const armed: Armed[] = [];
   const sent: SentCommand[] = [];
+  const rewrites = new Map<string, (xml: string) => string>();
 
   const configureClient = (client: EC2Client): void => {
     client.middlewareStack.add(
@@ -103,12 +110,23 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
         const command = String(context.commandName ?? '').replace(/Command$/, '');
         const i = armed.findIndex((a) => a.command === command);
         if (i < 0) {
-          for (let j = armed.length - 1; j >= 0; j--) if (armed[j]!.sticky && armed[j]!.fired) armed.splice(j, 1);
-          return next(args);
+          for (let j = armed.length - 1; j >= 0; j--) if (armed[j]!.sticky && armed[j]!.fired && armed[j]!.xml === undefined) armed.splice(j, 1);
+          const edit = rewrites.get(command);
+          if (!edit) return next(args);
+          const out = await next(args);
+          const res = out.response as { body: AsyncIterable<Uint8Array> };
+          const chunks: Uint8Array[] = [];
+          for await (const c of res.body) chunks.push(c);
+          res.body = new TextEncoder().encode(edit(Buffer.concat(chunks).toString('utf8'))) as unknown as AsyncIterable<Uint8Array>;
+          return out;
         }
         const a = armed[i]!;
         if (a.sticky) a.fired = true;
         else armed.splice(i, 1);
+        if (a.xml !== undefined) {
+          const body = new TextEncoder().encode(a.xml);
+          return { response: { statusCode: 200, reason: 'OK', headers: { 'content-type': 'text/xml;charset=UTF-8' }, body }, output: undefined as never };
+        }
         if (a.lose) {
           await next(args);
           throw Object.assign(new Error('socket hang up'), { name: 'Error', code: 'ECONNRESET' });
@@ -127,10 +145,14 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
       regions: [REGION],
       endpoint: moto.url,
       credentials: TEST_CREDENTIALS,
-      configureClient,
       deployment: CONFORMANCE_DEPLOYMENT,
       ...opts,
       ...more,
+      // The double's recording and arming stay under a hook of the caller's (contract recorders).
+      configureClient: (client) => {
+        configureClient(client);
+        (more.configureClient ?? opts.configureClient)?.(client);
+      },
     });
 
   const ec2 = new EC2Client({ region: REGION, endpoint: moto.url, credentials: TEST_CREDENTIALS, maxAttempts: 1 });
@@ -161,6 +183,13 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
     armCode,
     armLostResponse(command) {
       armed.push({ command, sticky: false, fired: false, lose: true });
+    },
+    answer(command, xml, o = {}) {
+      armed.push({ command, sticky: o.sticky ?? false, fired: false, lose: false, xml });
+    },
+    rewrite(command, edit) {
+      if (edit) rewrites.set(command, edit);
+      else rewrites.delete(command);
     },
     async arm(kind, primitive) {
       // Capacity and Unsupported are per AZ: fail every subnet of the one create call.

@@ -1,6 +1,6 @@
 /**
- * Live GCP prices: the Cloud Billing Catalog read against its fixture (pages, Spot and commitment
- * SKUs skipped, per region), the daily disk cache, the fall-back to the dated ladder on a refusal,
+ * Live GCP prices: the Cloud Billing Catalog read against its fixture (pages, commitment SKUs skipped,
+ * Spot SKUs read as spot prices, per region), the daily disk cache, the fall-back to the dated ladder on a refusal,
  * and the adapter's offers carrying `priceSource`/`pricedAt` either way.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, PRICE_DATE } from '../../../src/providers/gcp/catalog';
-import { GcpPricing, rungPrices, type BillingSku } from '../../../src/providers/gcp/pricing';
+import { GcpPricing, rungPrices, spotPriceKey, type BillingSku } from '../../../src/providers/gcp/pricing';
 import { allSkus, impliedPrice, startBillingFixture, type BillingFixture } from '../../fixtures/gcp/billing';
 import { planned } from '../planned';
 import { startGcpDouble } from './double';
@@ -34,7 +34,10 @@ describe('gcp live prices (Billing Catalog fixture)', () => {
     expect(us['n1-standard-4']).toBe(impliedPrice('N1 Predefined Instance', 4, 15, 'Nvidia Tesla T4 GPU', 1));
     expect(us['a3-highgpu-8g']).toBe(impliedPrice('A3 Instance', 208, 1872, 'Nvidia H100 80GB GPU', 8));
     expect(us['e2-small']).toBe(impliedPrice('E2 Instance', 2, 2, undefined, 0));
-    expect(Object.keys(us).sort()).toEqual(CATALOG.map((e) => e.machineType).sort());
+    // Spot prices from the same SKU pages, under `<type>/spot`.
+    expect(us[spotPriceKey('n1-standard-4')]).toBe(impliedPrice('N1 Predefined Instance', 4, 15, 'Nvidia Tesla T4 GPU', 1, 'us-central1', 'spot'));
+    expect(us[spotPriceKey('n1-standard-4')]).toBeLessThan(us['n1-standard-4']!);
+    expect(Object.keys(us).sort()).toEqual(CATALOG.flatMap((e) => [e.machineType, spotPriceKey(e.machineType)]).sort());
     expect(rungPrices(skus, 'europe-west4', CATALOG)['g2-standard-4']).toBe(impliedPrice('G2 Instance', 4, 16, 'Nvidia L4 GPU', 1, 'europe-west4'));
     // Sydney lists only a T4 SKU: no rung is complete there.
     expect(rungPrices(skus, 'australia-southeast1', CATALOG)).toEqual({});

@@ -4,17 +4,17 @@ import { describe, expect, it } from 'vitest';
 import { RECORD_REUSE_MS, recordOnce } from '../../../src/activities/watcher-signals';
 
 function countingClient(fail: () => boolean) {
-  const sent: { workflowId: string; vmNames: string[]; createKeys?: { vmName: string; createKey: string }[] }[] = [];
+  const sent: { workflowId: string; vmNames: string[]; createKeys?: { vmName: string; createKey: string }[]; wake?: boolean }[] = [];
   const client = {
     workflow: {
       signalWithStart: async (
         _type: string,
-        o: { workflowId: string; signalArgs: [{ vmNames: string[]; createKeys?: { vmName: string; createKey: string }[] }] },
+        o: { workflowId: string; signalArgs: [{ vmNames: string[]; createKeys?: { vmName: string; createKey: string }[]; wake?: boolean }] },
       ) => {
         await new Promise((r) => setTimeout(r, 5));
         if (fail()) throw new Error('server unavailable');
-        const { vmNames, createKeys } = o.signalArgs[0];
-        sent.push({ workflowId: o.workflowId, vmNames, ...(createKeys ? { createKeys } : {}) });
+        const { vmNames, createKeys, wake } = o.signalArgs[0];
+        sent.push({ workflowId: o.workflowId, vmNames, ...(createKeys ? { createKeys } : {}), ...(wake ? { wake } : {}) });
       },
     },
   } as unknown as Client;
@@ -51,6 +51,16 @@ describe('recordOnce', () => {
     t += 1;
     await record(client, { at, taskQueue: 'q' }, ['gpu1']);
     expect(sent).toHaveLength(4);
+  });
+
+  it("a create's record leaves the watcher asleep; a Ready VM's record, or none at all, wakes it", async () => {
+    const { sent, client } = countingClient(() => false);
+    const record = recordOnce({ owner: 'prod', now: () => 0 });
+    const at = { cloud: 'fake', region: 'r1' };
+    await record(client, { at, taskQueue: 'q' }, [{ vmName: 'gpu1', createKey: 'k1' }]);
+    await record(client, { at, taskQueue: 'q' }, [{ vmName: 'gpu2', wake: true }]);
+    await record(client, { at, taskQueue: 'q' }, []);
+    expect(sent.map((s) => s.wake ?? false)).toEqual([false, true, true]);
   });
 
   it('a failed signal rejects every caller that rode on it and is not remembered', async () => {
