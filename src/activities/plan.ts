@@ -7,6 +7,7 @@
 import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
 import { ProviderError } from '../core/errors';
 import { imageDiskProblem } from '../core/image-disk';
+import { marketProblem, spotFirst } from '../core/markets';
 import { explainNoMatch, matchOffers, noOffersKind } from '../core/offer-match';
 import type { Capabilities, CloudProvider, Offer, QuotaShortfall, ResourceRequest } from '../core/provider';
 import { defaultClouds } from '../providers/default-registry';
@@ -58,9 +59,14 @@ interface Planned {
   quota: QuotaNotes;
 }
 
-/** Why `p` cannot take part in this plan at all (k3s or image/disk rules), or undefined. */
+/** Why `p` cannot take part in this plan at all (k3s, market or image/disk rules), or undefined. */
 function unfitReason(cloud: string, p: CloudProvider, input: PlanInput): string | undefined {
   if (input.requireK8s && !p.capabilities().k8s) return `${cloud} cannot run k3s (use --no-k8s, or another cloud)`;
+  const market = marketProblem(cloud, p.capabilities(), input.request.spot);
+  if (market) {
+    activityLog('info', `${cloud} sells no spot: skipped`, { cloud, flag: '--spot' });
+    return `${market.message} (${market.fix})`;
+  }
   const unfit = imageDiskProblem(cloud, p.capabilities(), input.request);
   if (!unfit) return undefined;
   activityLog('info', `${cloud} cannot honour ${unfit.flag}: skipped`, { cloud, flag: unfit.flag });
@@ -109,7 +115,10 @@ export function createPlanActivities(deps: ActivityDeps) {
       const ordered = orderOffers(out.perCloud, Boolean(input.clouds?.length));
       // Offers that answered Capacity lately go last (src/core/capacity-memory.ts says why not skipped).
       const memory = input.listOnly ? [] : await readCapacityMemory(memoryWindow);
-      const { offers, demoted } = demoteRemembered(ordered, memory, now());
+      const remembered = demoteRemembered(ordered, memory, now());
+      // Under --spot auto, spot before on-demand, each market in its order: the demotion applies within each market.
+      const offers = spotFirst(remembered.offers, input.request.spot);
+      const { demoted } = remembered;
       const { capabilities, skipped, quota } = out;
       if (offers.length === 0 && !input.listOnly) {
         const why = skipped.map((s) => `${s.cloud}: ${s.message}`).join('; ');

@@ -7,24 +7,28 @@
  * | the user named clouds (`--cloud a,b`) | their order, then each cloud's own listing order |
  * | otherwise                             | price per hour, cheapest first; same price: cloud order; no price: last |
  * | the offer answered Capacity lately     | after every other offer (the deployment's capacity memory, `demoted`) |
+ * | `--spot auto`                          | every spot offer first, then on-demand; the rows above within each market |
  */
 import type { PlanOutput } from '../activities';
 import type { AttemptRecord, RecoveryRecord, VmStatus } from '../core/api';
 import { recoveryLine } from '../core/recovery';
 import type { BlockScope } from '../core/errors';
 import { SDK_FAILURE_KINDS } from '../core/failures';
-import { offerKey } from '../core/offers';
+import { marketOf, offerKey } from '../core/offers';
 import { capacityKey } from '../core/capacity-memory';
-import type { Offer } from '../core/provider';
+import type { Market, Offer, SpotMode } from '../core/provider';
 import { blockFor, decide, isBlocked, kindOfFailureType, type Block } from '../core/search';
 import { spendSoFar, type Spend } from '../core/spend';
 import type { ActivityStep, VmHistory } from './history';
-import { duration, price, spendLine, table, usd } from './output';
+import { duration, offerPrice, spendLine, table, usd } from './output';
 
 export interface PlannedOffer {
   rank: number;
   offer: string;
   pricePerHour?: number;
+  /** Spot (or reserved) offers only: the market, and the on-demand price beside the spot price. */
+  market?: Market;
+  onDemandPricePerHour?: number;
   /** Why it sits at this rank. */
   why: string;
   /** What became of it: `attempt 2: ready`, `skipped: blocked by attempt 1 (Quota, region)`, `not reached`. */
@@ -72,7 +76,7 @@ export interface ExplainReport {
   attempts: (AttemptRecord & { billedMs: number; usd: number })[];
   blocks: BlockStory[];
   cleanups: CleanupStory[];
-  winner?: { offer: string; pricePerHour?: number; instanceId?: string; readyAt?: string };
+  winner?: { offer: string; pricePerHour?: number; market?: Market; onDemandPricePerHour?: number; instanceId?: string; readyAt?: string };
   timeToReadyMs?: number;
   spend: Spend;
   error?: { kind: string; message: string };
@@ -90,15 +94,37 @@ function ordinal(n: number): string {
   return `${n}${['th', 'st', 'nd', 'rd'][n % 10] ?? 'th'}`;
 }
 
-/** Why each offer of a plan sits at its rank (see the table above). */
-export function orderReasons(offers: readonly Offer[], userClouds: readonly string[] | undefined): string[] {
+/** Why each offer of a plan sits at its rank (see the table above); `offset`: the rank before the first. */
+function priceReasons(offers: readonly Offer[], userClouds: readonly string[] | undefined, offset: number): string[] {
   if (userClouds?.length) return offers.map((o) => `--cloud order: ${o.cloud} is choice ${userClouds.indexOf(o.cloud) + 1}; then ${o.cloud}'s own order`);
   return offers.map((o, i) => {
     if (o.pricePerHour === undefined) return 'no published price: after every priced offer';
     const prev = offers[i - 1];
-    if (prev?.pricePerHour === o.pricePerHour) return `same price as #${i}, which ${prev.cloud === o.cloud ? 'the cloud lists' : 'cloud order puts'} first`;
+    if (prev?.pricePerHour === o.pricePerHour)
+      return `same price as #${offset + i}, which ${prev.cloud === o.cloud ? 'the cloud lists' : 'cloud order puts'} first`;
     return `${ordinal(offers.filter((x) => x.pricePerHour !== undefined && x.pricePerHour < o.pricePerHour!).length + 1)} cheapest`;
   });
+}
+
+/** Why each offer of a plan sits at its rank (see the table above); under `--spot auto`, within its market. */
+export function orderReasons(offers: readonly Offer[], userClouds: readonly string[] | undefined, spot?: SpotMode): string[] {
+  if (spot !== 'auto') return priceReasons(offers, userClouds, 0);
+  const spotOffers = offers.filter((o) => marketOf(o) === 'spot');
+  const rest = offers.filter((o) => marketOf(o) !== 'spot');
+  return [
+    ...priceReasons(spotOffers, userClouds, 0).map((r) => `spot, before every on-demand offer (--spot auto); ${r}`),
+    ...priceReasons(rest, userClouds, spotOffers.length).map((r) => `on-demand, after every spot offer; ${r}`),
+  ];
+}
+
+/** An offer's price fields for the report: the price charged, and on a spot offer its market and the on-demand price. */
+function priceOf(o: Offer): Pick<PlannedOffer, 'pricePerHour' | 'market' | 'onDemandPricePerHour'> {
+  const market = marketOf(o);
+  return {
+    ...(o.pricePerHour !== undefined ? { pricePerHour: o.pricePerHour } : {}),
+    ...(market !== 'on-demand' ? { market } : {}),
+    ...(market !== 'on-demand' && o.onDemandPricePerHour !== undefined ? { onDemandPricePerHour: o.onDemandPricePerHour } : {}),
+  };
 }
 
 /** The scope an attempt blocked: recorded, else the default of its kind (histories before `blocked`). */
@@ -108,14 +134,15 @@ function blockedScope(a: AttemptRecord): BlockScope | undefined {
   return decide(kindOfFailureType(a.kind), a.phase ?? 'create').block;
 }
 
-function planStory(step: ActivityStep, attempts: AttemptRecord[], userClouds: string[] | undefined, won: AttemptRecord | undefined): PlanStory {
+function planStory(step: ActivityStep, attempts: AttemptRecord[], spec: VmStatus['spec'], won: AttemptRecord | undefined): PlanStory {
   const out = step.result as PlanOutput;
   const offers = out.offers ?? [];
   const demoted = new Map((out.demoted ?? []).map((d) => [d.key, d.reason]));
   // Ranks by price among the offers the memory left in place; the demoted ones say why they are last.
   const kept = orderReasons(
     offers.filter((o) => !demoted.has(capacityKey(o))),
-    userClouds,
+    spec.clouds,
+    spec.spot,
   );
   const why = offers.map((o) => demoted.get(capacityKey(o)) ?? kept.shift() ?? '');
   const blocks: { block: Block; by: number }[] = [];
@@ -131,7 +158,7 @@ function planStory(step: ActivityStep, attempts: AttemptRecord[], userClouds: st
       const b = blocks.find((x) => isBlocked(o, [x.block]));
       fate = b ? `skipped: blocked by attempt ${b.by} (${b.block.kind}, scope ${b.block.scope})` : '';
     }
-    return { rank: i + 1, offer: key, ...(o.pricePerHour !== undefined ? { pricePerHour: o.pricePerHour } : {}), why: why[i] ?? '', fate };
+    return { rank: i + 1, offer: key, ...priceOf(o), why: why[i] ?? '', fate };
   });
   const wonRank = won ? planned.findIndex((p) => p.offer === offerKey(won.offer)) + 1 : 0;
   for (const p of planned) if (!p.fate) p.fate = wonRank > 0 && p.rank > wonRank ? 'not needed: an earlier offer won' : 'not reached';
@@ -169,7 +196,7 @@ export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number
     planStory(
       p,
       status.attempts.filter((a) => inRound(a, i)),
-      status.spec.clouds,
+      status.spec,
       won && inRound(won, i) ? won : undefined,
     ),
   );
@@ -215,7 +242,7 @@ export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number
       ? {
           winner: {
             offer: offerKey(won.offer),
-            ...(won.offer.pricePerHour !== undefined ? { pricePerHour: won.offer.pricePerHour } : {}),
+            ...priceOf(won.offer),
             ...(won.instanceIds[0] ? { instanceId: won.instanceIds[0] } : {}),
             ...(status.readyAt ? { readyAt: status.readyAt } : {}),
           },
@@ -237,10 +264,7 @@ export function formatExplain(r: ExplainReport): string {
   r.plans.forEach((p, i) => {
     out.push('', `plan ${i + 1} at ${clock(p.at)} — ${p.offers.length} offer${p.offers.length === 1 ? '' : 's'}, in the order they were tried:`);
     out.push(
-      table([
-        ['#', 'OFFER', 'PRICE', 'WHY HERE', 'WHAT HAPPENED'],
-        ...p.offers.map((o) => [String(o.rank), o.offer, price(o.pricePerHour), o.why, o.fate]),
-      ]).trimEnd(),
+      table([['#', 'OFFER', 'PRICE', 'WHY HERE', 'WHAT HAPPENED'], ...p.offers.map((o) => [String(o.rank), o.offer, offerPrice(o), o.why, o.fate])]).trimEnd(),
     );
     for (const s of p.skippedClouds) out.push(`  cloud ${s.cloud} not planned: ${s.kind}: ${s.message}`);
     for (const q of p.quotaSkipped) out.push(`  ${q.offer} not planned (quota pre-check, no attempt): ${q.message}`);
@@ -277,7 +301,7 @@ export function formatExplain(r: ExplainReport): string {
   out.push('');
   if (r.winner) {
     const ready = r.timeToReadyMs !== undefined ? `; ready ${span(r.timeToReadyMs)} after the start` : '';
-    out.push(`winner: ${r.winner.offer} at ${price(r.winner.pricePerHour)}${r.winner.instanceId ? `, instance ${r.winner.instanceId}` : ''}${ready}`);
+    out.push(`winner: ${r.winner.offer} at ${offerPrice(r.winner)}${r.winner.instanceId ? `, instance ${r.winner.instanceId}` : ''}${ready}`);
   } else out.push('winner: none');
   if (r.error) out.push(`error: ${r.error.kind}: ${r.error.message.split('\n')[0]}`);
   if (r.recovered) out.push(`recovered (--recover): ${recoveryLine(r.recovered)}`);

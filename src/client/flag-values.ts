@@ -12,10 +12,11 @@
  * | `--gpu H100:0`, `H100:17`           | refused: 1 to 16                                    |
  * | a list with an empty item (`a,,b`)  | refused                                             |
  * | a list naming one value twice       | refused: name each once                             |
+ * | `--spot`, `--spot auto`             | `only`, `auto`; any other value refused             |
  */
 import { InputError } from '../core/errors';
 import { countAsMultiplier, gpuModelProblem, nearestGpuModel } from '../core/gpu-models';
-import type { GpuRequest } from '../core/provider';
+import type { GpuRequest, SpotMode } from '../core/provider';
 import { show } from './flags';
 
 const GPU_FIX = 'write MODEL, MODEL:N (exactly N GPUs) or MODEL:N+ (at least N), e.g. --gpu H100:1 or --gpu H100:4+';
@@ -85,4 +86,10 @@ export function parseParallel(s: string): number {
 /** A comma-separated list flag, when given. */
 export function list(field: string, s: string | undefined): string[] | undefined {
   return s === undefined ? undefined : listValue(field, s);
+}
+
+/** `--spot` (alone: `only`) or `--spot auto`. */
+export function parseSpot(s: string): SpotMode {
+  if (s === 'only' || s === 'auto') return s;
+  throw new InputError('--spot', `${show(s)} is not a spot mode`, 'write --spot (spot only) or --spot auto (spot first, then on-demand)');
 }

@@ -18,6 +18,11 @@ export interface FlagSpec {
   readonly type: 'string' | 'boolean';
   /** Boolean only: `--no-<name>` sets it to false; giving both forms is a contradiction. */
   readonly negatable?: boolean;
+  /**
+   * String only: the flag may stand alone (`--spot` is `--spot only`); it takes the next word only
+   * when that word is one of `choices` (so `start --spot gpu1` names the VM gpu1), or `=VALUE`.
+   */
+  readonly bare?: { readonly value: string; readonly choices: readonly string[] };
   /** Placeholder of the value in --help (`DURATION`). */
   readonly value?: string;
   readonly meaning: string;
@@ -184,8 +189,23 @@ function booleanValue({ flag, negated, inline }: FlagToken): boolean {
   return !negated;
 }
 
+/** A flag that may stand alone, given without `=VALUE`: the next word when it is a choice, else the bare value (a near miss is refused). */
+function bareValue({ flag, token }: FlagToken, bare: NonNullable<FlagSpec['bare']>, next: string | undefined): { value: string; tookNext: boolean } {
+  if (next !== undefined && bare.choices.includes(next)) return { value: next, tookNext: true };
+  const hint = next !== undefined && !looksLikeFlag(next) ? didYouMean(next, bare.choices) : undefined;
+  if (hint)
+    throw new InputError(
+      dashed(flag),
+      `${token} ${show(next!)} is not one of ${bare.choices.join(', ')}`,
+      `did you mean ${dashed(flag)} ${hint}? e.g. ${flag.example}`,
+    );
+  return { value: bare.value, tookNext: false };
+}
+
 /** A string flag's value, inline or the next word (`next`); says whether it used `next`. */
-function stringValue({ flag, token, inline }: FlagToken, next: string | undefined): { value: string; tookNext: boolean } {
+function stringValue(ft: FlagToken, next: string | undefined): { value: string; tookNext: boolean } {
+  const { flag, token, inline } = ft;
+  if (inline === undefined && flag.bare) return bareValue(ft, flag.bare, next);
   let value = inline;
   const tookNext = value === undefined;
   if (value === undefined) {
@@ -235,7 +255,7 @@ function readFlags(lk: Lookup, args: readonly string[]): FlagPass {
     const { value, tookNext } = stringValue(ft, args[i + 1]);
     if (tookNext) i++;
     values[ft.flag.name] = value;
-    lastValue = { flag: ft.flag, text: `${ft.token} ${show(value)}` };
+    lastValue = { flag: ft.flag, text: tookNext || ft.inline !== undefined || !ft.flag.bare ? `${ft.token} ${show(value)}` : ft.token };
   }
   return { values, positionals, rest: [] };
 }
@@ -281,6 +301,14 @@ export function parseCommandLine<F extends readonly FlagSpec[]>(cl: CommandLine 
 }
 
 function stray(cl: CommandLine, p: Positional): InputError {
+  if (p.after?.flag.bare) {
+    const { flag, text } = p.after;
+    return new InputError(
+      dashed(flag),
+      `unexpected argument ${show(p.word)} after ${text}: ${dashed(flag)} takes ${flag.bare!.choices.join(' or ')}, or stands alone`,
+      `e.g. ${flag.example}`,
+    );
+  }
   if (p.after) {
     const { flag, text } = p.after;
     return new InputError(

@@ -17,7 +17,8 @@ export interface HelpPage {
 const INDENT = '      ';
 
 function flagTitle(f: FlagSpec): string {
-  const long = `--${f.name}${f.type === 'string' ? ` ${f.value ?? 'VALUE'}` : ''}`;
+  const value = f.value ?? 'VALUE';
+  const long = `--${f.name}${f.type === 'string' ? (f.bare ? ` [${value}]` : ` ${value}`) : ''}`;
   const forms = [...(f.short ? [`-${f.short}`] : []), long, ...(f.negatable ? [`--no-${f.name}`] : [])];
   return forms.join(', ');
 }

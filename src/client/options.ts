@@ -7,12 +7,21 @@ import { InputError } from '../core/errors';
 import type { VmSpec } from '../core/api';
 import { DEFAULT_TUNING } from '../core/tuning';
 import { CLOUD_NAMES, cloudsWhere, listed } from '../core/clouds';
+import { spotClouds } from '../core/markets';
 import { JSON_FLAG } from './define';
-import { list, parseDiskGb, parseDuration, parseGpu, parseParallel, parsePrice } from './flag-values';
+import { list, parseDiskGb, parseDuration, parseGpu, parseParallel, parsePrice, parseSpot } from './flag-values';
 import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from './flags';
 import { VM_LIMITS, nameSchema, vmSpecSchema } from './vm-spec';
 
 export { VM_NAME, nameSchema } from './vm-spec';
+
+/** Which clouds sell spot, for --spot's help. */
+function spotSellers(): string {
+  const sellers = spotClouds();
+  return sellers.length
+    ? `on ${listed(sellers)} (--spot on other clouds is refused; --spot auto plans them on-demand)`
+    : 'no cloud of this build sells spot yet';
+}
 
 /** The VM flags shared by `start` and `offers`, by name. */
 export const VM_FLAGS = {
@@ -81,6 +90,17 @@ export const VM_FLAGS = {
     default: "each cloud's default (e.g. 20 GB on gcp CPU offers, 200 on its GPU offers, 50 on runpod and vastai)",
     example: '--disk-gb 200',
   },
+  spot: {
+    name: 'spot',
+    type: 'string',
+    value: 'MODE',
+    bare: { value: 'only', choices: ['only', 'auto'] },
+    meaning:
+      'rent spot (preemptible) capacity: --spot takes spot offers only, --spot auto tries every spot offer first and then on-demand; the price is the spot price, and on start --recover is on (--no-recover turns it off)',
+    format: `alone (only) or auto; ${spotSellers()}`,
+    default: 'on-demand only',
+    example: '--spot auto',
+  },
 } as const satisfies Record<string, FlagSpec>;
 
 /** `start`'s flags (the VM's name is also its optional NAME argument). */
@@ -101,6 +121,7 @@ export const START_FLAGS = [
   VM_FLAGS['max-price'],
   VM_FLAGS.image,
   VM_FLAGS['disk-gb'],
+  VM_FLAGS.spot,
   {
     name: 'ttl',
     type: 'string',
@@ -131,8 +152,9 @@ export const START_FLAGS = [
   {
     name: 'recover',
     type: 'boolean',
-    meaning: `when the VM is lost (its instance vanished or failed), delete what is left and launch it again under the same name, with a fresh plan; at most ${DEFAULT_TUNING.maxRecoveries} times, and --budget counts every run. A spot VM given notice is replaced before the deadline (the old instance deleted when the new one is Ready); with --spot auto, ${DEFAULT_TUNING.spotAutoPreemptions} preemptions within a day make the replacement on-demand`,
-    default: 'off: a lost VM is torn down and stays lost',
+    negatable: true,
+    meaning: `when the VM is lost (its instance vanished, failed or was preempted), delete what is left and launch it again under the same name, with a fresh plan; at most ${DEFAULT_TUNING.maxRecoveries} times, and --budget counts every run. A spot VM given notice is replaced before the deadline (the old instance deleted when the new one is Ready); with --spot auto, ${DEFAULT_TUNING.spotAutoPreemptions} preemptions within a day make the replacement on-demand`,
+    default: 'off: a lost VM is torn down and stays lost; on with --spot (either mode), unless --no-recover',
     example: '--recover',
   },
   {
@@ -185,6 +207,7 @@ const FLAG_OF: Record<string, string> = {
   publicKeys: '--ssh-key',
   image: '--image',
   diskGb: '--disk-gb',
+  spot: '--spot',
 };
 const FIX_OF: Record<string, string> = {
   '--ssh-key': 'give the private key whose .pub is an OpenSSH public key (ssh-keygen -y -f KEY > KEY.pub)',
@@ -228,6 +251,7 @@ export function vmFieldsOf(v: Values<readonly (typeof VM_FLAGS)[keyof typeof VM_
   if (v['max-price'] !== undefined) spec.maxPricePerHour = parsePrice(v['max-price']);
   if (v.image !== undefined) spec.image = v.image;
   if (v['disk-gb'] !== undefined) spec.diskGb = parseDiskGb(v['disk-gb']);
+  if (v.spot !== undefined) spec.spot = parseSpot(v.spot);
   return spec;
 }
 
@@ -245,7 +269,8 @@ export function startOptions(v: Values<typeof START_FLAGS> & { json?: boolean })
   if (v.ttl !== undefined) spec.ttlMs = parseDuration('--ttl', v.ttl);
   if (v.budget !== undefined) spec.budgetUsd = parsePrice(v.budget, '--budget', 'give US dollars, e.g. --budget 25');
   if (v['retry-until-up']) spec.retryUntilUp = true;
-  if (v.recover) spec.recover = true;
+  // A spot VM is reclaimed by its cloud now and then: relaunching it is the default there.
+  if (v.recover ?? spec.spot !== undefined) spec.recover = true;
   if (v.parallel !== undefined) spec.parallel = parseParallel(v.parallel);
   spec.k8s = v.k8s === true ? 'on' : v.k8s === false ? 'off' : 'auto';
   return { spec: checkSpecFromFlags(spec), detach: v.detach === true, json: v.json === true, ...(v['ssh-key'] ? { sshKeyPath: v['ssh-key'] } : {}) };

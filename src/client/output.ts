@@ -10,6 +10,8 @@ import {
 } from '@temporalio/client';
 import { InputError } from '../core/errors';
 import type { AttemptRecord, VmStatus } from '../core/api';
+import { marketOf } from '../core/offers';
+import type { Offer } from '../core/provider';
 import type { Spend } from '../core/spend';
 import { EXIT_BAD_INPUT, EXIT_FAILED, type Io } from './command';
 
@@ -30,6 +32,14 @@ export function duration(ms: number): string {
 
 export function price(p: number | undefined): string {
   return p === undefined ? '-' : `$${p.toFixed(p < 1 ? 3 : 2)}/h`;
+}
+
+/** The price of an offer with its market: `$2.99/h`, or `spot $1.20/h (on-demand $2.99/h)` on a spot offer. */
+export function offerPrice(o: Pick<Offer, 'pricePerHour' | 'market' | 'spot' | 'onDemandPricePerHour'> | undefined): string {
+  if (!o) return price(undefined);
+  const market = marketOf(o);
+  if (market === 'on-demand') return price(o.pricePerHour);
+  return `${market} ${price(o.pricePerHour)}${o.onDemandPricePerHour !== undefined ? ` (on-demand ${price(o.onDemandPricePerHour)})` : ''}`;
 }
 
 /** `$0.0123`, `$12.40`. */
@@ -67,7 +77,7 @@ export function attemptsRows(attempts: readonly AttemptRecord[]): string[][] {
     ...attempts.map((a) => [
       String(a.index + 1),
       `${a.offer.cloud}/${a.offer.region}${a.offer.zone ? `/${a.offer.zone}` : ''}`,
-      a.offer.instanceType,
+      marketOf(a.offer) === 'on-demand' ? a.offer.instanceType : `${a.offer.instanceType} (${marketOf(a.offer)})`,
       `${a.outcome}${a.compensated ? ' (cleaned up)' : ''}`,
       a.kind ? `${a.kind}${a.phase ? ` at ${a.phase}` : ''}${a.message ? `: ${a.message.split('\n')[0]}` : ''}` : '',
     ]),

@@ -3,12 +3,15 @@
  * fleet group go through it, so both accept and refuse the same things. Bounds (VM_LIMITS) are
  * sanity limits against typos, not quotas: a TTL from 1 minute to 30 days, a price cap from
  * 0.01 to 1000 USD per hour, 1 to 16 GPUs of a known model (src/core/gpu-models.ts), OpenSSH public
- * keys only, each cloud, region and instance type named once, k3s only where a cloud can run it.
+ * keys only, each cloud, region and instance type named once, k3s only where a cloud can run it,
+ * spot only (`spot: only`) where a named cloud sells it (src/core/markets.ts).
  */
 import { z } from 'zod';
 import { PARALLEL_MAX, PARALLEL_MIN } from '../core/hedge';
 import { gpuModelProblem } from '../core/gpu-models';
 import { imageDiskOf, imageDiskProblem } from '../core/image-disk';
+import { marketProblem } from '../core/markets';
+import type { SpotMode } from '../core/provider';
 import { didYouMean } from './catalog';
 import { CLOUD_NAMES, CLOUD_TABLE, isCloudName, type CloudName } from '../core/clouds';
 
@@ -154,6 +157,7 @@ const fields = {
     .min(VM_LIMITS.diskGb.min, `disk size must be at least ${VM_LIMITS.diskGb.min} GB`)
     .max(VM_LIMITS.diskGb.max, `disk size must be at most ${VM_LIMITS.diskGb.max} GB`)
     .optional(),
+  spot: z.enum(['only', 'auto'], { error: 'spot must be only or auto' }).optional(),
   parallel: z
     .number({ error: 'parallel must be a number' })
     .int('parallel must be a whole number')
@@ -168,6 +172,15 @@ interface CrossChecked {
   k8s?: string | undefined;
   image?: string | undefined;
   diskGb?: number | undefined;
+  spot?: SpotMode | undefined;
+}
+
+/** `spot: only` that none of the explicitly named clouds sells (with several, the plan skips those that do not). */
+function marketCheck(chosen: readonly CloudName[], v: CrossChecked, ctx: z.RefinementCtx): void {
+  const problems = chosen.map((c) => marketProblem(c, CLOUD_TABLE[c], v.spot));
+  if (!chosen.length || problems.some((p) => p === undefined)) return;
+  const message = problems.map((p) => p!.message).join('; ');
+  ctx.addIssue({ code: 'custom', path: ['spot'], message, params: { fix: problems[0]!.fix } });
 }
 
 /** `--image`/`--disk-gb` that none of the explicitly named clouds can honour (with several, the plan skips those that cannot). */
@@ -203,6 +216,7 @@ function crossCheck(v: CrossChecked, ctx: z.RefinementCtx): void {
       message: `${chosen.join(', ')} cannot run k3s (containers or local processes): leave k8s out, or choose a VM cloud such as aws`,
     });
   }
+  marketCheck(chosen ?? [], v, ctx);
   imageDiskCheck(chosen ?? [], v, ctx);
 }
 

@@ -19,7 +19,7 @@
 import type { AttemptRecord, LaunchFailureDetails, LaunchResult } from './api';
 import type { BlockScope, ErrorKind } from './errors';
 import { FAILURE_TYPES, SDK_FAILURE_KINDS } from './failures';
-import type { Capabilities, Offer } from './provider';
+import type { Capabilities, Offer, SpotMode } from './provider';
 import { attemptsTable, decide, exhaustedKind, kindOfFailureType, type Decision, type Phase } from './search';
 
 /** How one attempt ended. `createdAtMs`: workflow time of the create call (billing starts), when one was made. */
@@ -101,7 +101,8 @@ export function failedLaunch(reason: LaunchFailureDetails['reason'], errorKind: 
   return { kind: 'failed', details: { reason, attempts }, errorKind, message };
 }
 
-/** Every offer of the round was tried (and no retry-until-up). */
-export function exhaustedLaunch(attempts: AttemptRecord[]): LaunchOutcome {
-  return failedLaunch('exhausted', exhaustedKind(attempts), `every offer was tried and failed:\n${attemptsTable(attempts)}`, attempts);
+/** Every offer of the round was tried (and no retry-until-up); under `--spot` (only) the message says no spot offer is left. */
+export function exhaustedLaunch(attempts: AttemptRecord[], spot?: SpotMode): LaunchOutcome {
+  const lead = spot === 'only' ? 'no spot offer left (--spot auto goes on to on-demand): every spot offer' : 'every offer';
+  return failedLaunch('exhausted', exhaustedKind(attempts), `${lead} was tried and failed:\n${attemptsTable(attempts)}`, attempts);
 }

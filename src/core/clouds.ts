@@ -24,7 +24,7 @@
  * Markets (`markets`): every cloud sells on-demand; aws, gcp, primeintellect, vastai, verda and
  * nebius also sell spot (preemptible, interruptible: each adapter's header says how its API sells
  * it and shows a reclaim); runpod's current API no longer does (its header says why). Reserved
- * capacity goes in that list too.
+ * capacity goes in that list too. What `--spot` asks of a row: src/core/markets.ts.
  *
  * Rates are activities per second, from each vendor's documented API limits (searched December
  * 2026), below the documented rate because one activity may make a few calls:
@@ -293,8 +293,8 @@ export function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]!}`;
 }
 
-/** The table's part of an adapter's capabilities: `--image`, `--disk-gb` and k3s. */
-export function tableCapabilities(cloud: CloudName): Pick<Capabilities, 'k8s'> & Required<Pick<Capabilities, 'image' | 'diskGb'>> {
+/** The table's part of an adapter's capabilities: `--image`, `--disk-gb`, k3s and the markets. */
+export function tableCapabilities(cloud: CloudName): Pick<Capabilities, 'k8s'> & Required<Pick<Capabilities, 'image' | 'diskGb' | 'markets'>> {
   const f = CLOUD_TABLE[cloud];
-  return { image: f.image, diskGb: f.diskGb, k8s: f.k3s === 'runs' };
+  return { image: f.image, diskGb: f.diskGb, k8s: f.k3s === 'runs', markets: f.markets };
 }

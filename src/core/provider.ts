@@ -222,6 +222,8 @@ export interface Capabilities {
   image?: ImageSupport | false;
   /** `--disk-gb`: the sizes (GB) the boot or container disk can take, or false when the type fixes it. */
   diskGb?: { min: number; max: number } | false;
+  /** What the cloud sells (its row's `markets`, src/core/clouds.ts); absent: on-demand only (src/core/markets.ts). */
+  markets?: readonly Market[];
 }
 
 /** An offer a quota cannot fit: `instanceType` in `region` (every zone), and the quota's numbers. */

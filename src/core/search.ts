@@ -1,11 +1,15 @@
 /**
  * The failover search, as pure functions (no Temporal import): which offer to try next, what an
  * error means for the search, and what gets blocked. `launch.ts` is the glue that runs it.
+ *
+ * A Capacity answer of a spot (or reserved) offer blocks only offers of that market, whatever its
+ * scope: a spot stock-out in a zone says nothing of the zone's on-demand capacity (`--spot auto`
+ * goes on to it). The `offer` scope needs no such rule: the offer key carries the market.
  */
 import { isErrorKind, type BlockScope, type ErrorKind } from './errors';
 import { FAILURE_TYPES } from './failures';
-import { offerKey } from './offers';
-import type { Offer } from './provider';
+import { marketOf, offerKey } from './offers';
+import type { Market, Offer } from './provider';
 import type { AttemptRecord } from './api';
 
 /** One blocked slice of the offer space. */
@@ -18,6 +22,8 @@ export interface Block {
   /** The offer key for scope 'offer'. */
   key?: string;
   kind: string;
+  /** Only offers of this market (a spot offer's Capacity answer); absent: every market. */
+  market?: Market;
 }
 
 export interface SearchState {
@@ -82,7 +88,8 @@ export function decide(kind: ErrorKind, phase: Phase, adapterBlock?: BlockScope)
 }
 
 export function blockFor(offer: Offer, scope: BlockScope, kind: string): Block {
-  const base = { scope, cloud: offer.cloud, kind };
+  const market = marketOf(offer);
+  const base = { scope, cloud: offer.cloud, kind, ...(kind === 'Capacity' && market !== 'on-demand' ? { market } : {}) };
   switch (scope) {
     case 'offer':
       return { ...base, key: offerKey(offer) };
@@ -99,7 +106,7 @@ export function blockFor(offer: Offer, scope: BlockScope, kind: string): Block {
 
 export function isBlocked(offer: Offer, blocked: readonly Block[]): boolean {
   return blocked.some((b) => {
-    if (b.cloud !== offer.cloud) return false;
+    if (b.cloud !== offer.cloud || (b.market !== undefined && b.market !== marketOf(offer))) return false;
     switch (b.scope) {
       case 'offer':
         return b.key === offerKey(offer);

@@ -8,8 +8,8 @@ import { ProviderError } from '../core/errors';
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../core/provider';
 import { deploymentOf, type DeploymentOption } from './deployment';
 
-/** The capabilities an adapter states itself; `k8s`, `image` and `diskGb` come from its row of the cloud table. */
-export type OwnCapabilities = Omit<Capabilities, 'k8s' | 'image' | 'diskGb'>;
+/** The capabilities an adapter states itself; `k8s`, `image`, `diskGb` and `markets` come from its row of the cloud table. */
+export type OwnCapabilities = Omit<Capabilities, 'k8s' | 'image' | 'diskGb' | 'markets'>;
 
 /** Boot bounds most VM clouds share: up to 20 minutes, observed every 10 s. */
 export const VM_BOOT = { bootTimeoutMs: 20 * 60_000, pollIntervalMs: 10_000 } as const;

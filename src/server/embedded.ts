@@ -252,8 +252,10 @@ export async function resolveTemporal(env: NodeJS.ProcessEnv = process.env): Pro
     };
   }
   const cfg = embeddedConfig(env);
-  if (await isTemporalHealthy(cfg.address, undefined, 1_500)) {
-    const ours = livePid(cfg, 'temporal') !== undefined;
+  // Our own server's process alive counts without the probe: on a loaded machine it may answer
+  // later than the probe waits, and the connection's own timeout is longer.
+  const ours = livePid(cfg, 'temporal') !== undefined;
+  if (ours || (await isTemporalHealthy(cfg.address, undefined, 1_500))) {
     return { kind: 'local', address: cfg.address, namespace: namespace ?? EMBEDDED_NAMESPACE, uiUrl: ours ? cfg.uiUrl : undefined, ours };
   }
   return { kind: 'embedded', address: cfg.address, namespace: EMBEDDED_NAMESPACE, uiUrl: cfg.uiUrl };

@@ -151,7 +151,7 @@ export async function runHedged(ctx: VmContext, first: PlanOutput, parallel: num
     if (ctx.cancelRequested) return { kind: 'cancelled', attempts: h.search.attempts };
     if (h.aborted) return h.aborted.kind === 'failed' ? { ...h.aborted, details: { ...h.aborted.details, attempts: h.search.attempts } } : h.aborted;
     if (!roundExhausted(h.search, h.taken)) continue;
-    if (!ctx.status.spec.retryUntilUp) return exhaustedLaunch(h.search.attempts);
+    if (!ctx.status.spec.retryUntilUp) return exhaustedLaunch(h.search.attempts, ctx.status.spec.spot);
     const again = await waitAndReplan(ctx, plan);
     if (again === 'cancelled') return { kind: 'cancelled', attempts: h.search.attempts };
     if (!again) continue; // a plan that fails now is retried after the next wait

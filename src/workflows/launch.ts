@@ -35,7 +35,7 @@ export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
     if (ctx.cancelRequested) return { kind: 'cancelled', attempts: search.attempts };
     const next = nextOffer(search);
     if (!next) {
-      if (!ctx.status.spec.retryUntilUp) return exhaustedLaunch(search.attempts);
+      if (!ctx.status.spec.retryUntilUp) return exhaustedLaunch(search.attempts, ctx.status.spec.spot);
       const again = await waitAndReplan(ctx, plan);
       if (again === 'cancelled') return { kind: 'cancelled', attempts: search.attempts };
       if (again) {

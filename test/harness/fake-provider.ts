@@ -14,6 +14,7 @@ import type {
   InstanceStatus,
   Json,
   Location,
+  Market,
   Observed,
   Offer,
   Owned,
@@ -66,6 +67,8 @@ export interface FakeCall {
   error?: ErrorKind;
   /** create: the spec's image and disk size, when given. */
   image?: string;
+  /** create: the offer's market, when not on-demand. */
+  market?: Market;
   diskGb?: number;
   /** The calling adapter's deployment (when it was built with one). */
   deployment?: string;
@@ -86,6 +89,19 @@ interface State {
   sideResources: string[];
   /** Per-primitive latency, ms (to cancel while a call is in flight). */
   delays: Partial<Record<FakePrimitive, number>>;
+  /** Set: the cloud sells spot (see "spot market" below); absent in state files from before. */
+  spot?: FakeSpot;
+}
+
+/**
+ * The fake's spot market: with `request.spot` set, `plan` also lists a spot twin of each offer
+ * (market `spot`, `pricePerHour` = the on-demand price × `priceFactor`, `onDemandPricePerHour` =
+ * the on-demand price); `noCapacity` makes every spot create answer Capacity ("no spot capacity").
+ */
+export interface FakeSpot {
+  /** Spot price as a fraction of the on-demand price; default 0.4. */
+  priceFactor?: number;
+  noCapacity?: boolean;
 }
 
 export function defaultFakeOffers(cloud = 'fake'): Offer[] {
@@ -117,7 +133,7 @@ export class FakeProvider implements CloudProvider {
   /** Set with `listsSides`: the side resources of a region (this deployment's; built without one, every deployment's). */
   sideInventory?: (at: Location) => Promise<SideResource[]>;
 
-  constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number; deployment?: string; listsSides?: boolean } = {}) {
+  constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number; deployment?: string; listsSides?: boolean; spot?: FakeSpot } = {}) {
     this.name = o.name ?? 'fake';
     this.deployment = o.deployment;
     if (o.listsSides) {
@@ -139,6 +155,7 @@ export class FakeProvider implements CloudProvider {
       offers: o.offers ?? defaultFakeOffers(this.name),
       sideResources: [],
       delays: {},
+      ...(o.spot ? { spot: o.spot } : {}),
     };
     if (this.stateFile) {
       try {
@@ -228,9 +245,39 @@ export class FakeProvider implements CloudProvider {
     };
   }
 
+  /** Sell spot (or stop selling it: undefined) from now on; see {@link FakeSpot}. */
+  setSpot(spot: FakeSpot | undefined): void {
+    this.mutate((s) => {
+      if (spot) s.spot = spot;
+      else delete s.spot;
+    });
+  }
+
+  // ---- spot market ---------------------------------------------------------
+  /** The spot twins of `offers` when the request asks for spot and the cloud sells it. */
+  private spotOffers(req: ResourceRequest, offers: readonly Offer[]): Offer[] {
+    const spot = this.load().spot;
+    if (!spot || !req.spot) return [];
+    const factor = spot.priceFactor ?? 0.4;
+    return offers.map((o) => ({
+      ...o,
+      market: 'spot' as const,
+      ...(o.pricePerHour !== undefined ? { pricePerHour: Math.round(o.pricePerHour * factor * 10_000) / 10_000, onDemandPricePerHour: o.pricePerHour } : {}),
+    }));
+  }
+
+  /** A spot create when the market has no capacity: recorded, then Capacity. */
+  private refuseSpot(offer: Offer, vmName: string): void {
+    if (offer.market !== 'spot' || !this.load().spot?.noCapacity) return;
+    this.mutate((s) =>
+      s.calls.push({ ...this.call('create', { vmName, region: offer.region, instanceType: offer.instanceType }), market: 'spot', error: 'Capacity' }),
+    );
+    throw new ProviderError('Capacity', `no spot capacity for ${offer.instanceType} in ${offer.region}`);
+  }
+
   // ---- CloudProvider -------------------------------------------------------
   capabilities(): Capabilities {
-    return this.caps;
+    return this.load().spot ? { ...this.caps, markets: ['on-demand', 'spot'] } : this.caps;
   }
 
   async plan(req: ResourceRequest): Promise<Offer[]> {
@@ -243,8 +290,9 @@ export class FakeProvider implements CloudProvider {
         (req.maxPricePerHour === undefined || (o.pricePerHour ?? 0) <= req.maxPricePerHour),
     );
     if (offers.length === 0) throw new ProviderError('InvalidRequest', 'no fake offer matches the request');
+    const listed = [...offers, ...this.spotOffers(req, offers)];
     // The fake's types come with and without GPUs: a CPU ask gets them GPU-less (planOffers keeps CPU types only).
-    return req.gpu ? offers : offers.map(({ gpu: _gpu, ...o }) => o);
+    return req.gpu ? listed : listed.map(({ gpu: _gpu, ...o }) => o);
   }
 
   async prepare(offer: Offer, spec: InstanceSpec): Promise<Json> {
@@ -259,6 +307,7 @@ export class FakeProvider implements CloudProvider {
 
   async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
     await this.latency('create');
+    this.refuseSpot(offer, spec.vmName);
     const hit = this.match('create', { region: offer.region, instanceType: offer.instanceType });
     if (hit && !hit.rule.ambiguous) this.fail(hit, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName });
     let id = '';
@@ -281,6 +330,7 @@ export class FakeProvider implements CloudProvider {
         ...this.call('create', { vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType }),
         ...(spec.image !== undefined ? { image: spec.image } : {}),
         ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
+        ...(offer.market && offer.market !== 'on-demand' ? { market: offer.market } : {}),
       });
     });
     if (hit) this.fail(hit, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName }, false);

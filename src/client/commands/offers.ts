@@ -7,13 +7,19 @@ import { EXIT_FAILED, EXIT_OK, type Command, type Io } from '../command';
 import { connectClient } from '../connect';
 import { leaf } from '../define';
 import { checkSpecFromFlags, VM_FLAGS, vmFieldsOf } from '../options';
-import { price, table } from '../output';
-import { priceOrigin } from './offers-price';
+import { table } from '../output';
+import { marketOf } from '../../core/offers';
+import { marketProblem } from '../../core/markets';
+import type { SpotMode } from '../../core/provider';
+import { offerRows } from './offers-price';
 
 type Skipped = PlanOutput['skipped'][number];
 
 /** What to do about a cloud that listed nothing: the variable to fix when it refused the credentials, the engine when it refused as a whole. */
-function fixFor(s: Skipped): string {
+function fixFor(s: Skipped, spot: SpotMode | undefined): string {
+  const facts = factsOf(s.cloud);
+  const market = facts && s.kind === 'InvalidRequest' ? marketProblem(s.cloud, facts, spot) : undefined;
+  if (market) return market.fix;
   if (s.kind === 'Credentials') return `set valid credentials on the worker: ${factsOf(s.cloud)?.credentials ?? `the ${s.cloud} credentials`}`;
   if (s.kind === 'Transient') return 'the cloud did not answer; try again in a minute';
   // Refused as a whole (a Docker engine not reachable or too old): the request is not the problem.
@@ -21,16 +27,16 @@ function fixFor(s: Skipped): string {
   return 'widen the search (--gpu, --region, --max-price) or leave this cloud out';
 }
 
-function printSkipped(io: Io, skipped: readonly Skipped[]): void {
-  for (const s of skipped) io.err(`${s.cloud}: skipped (${s.kind}): ${s.message}\n  fix: ${fixFor(s)}\n`);
+function printSkipped(io: Io, skipped: readonly Skipped[], spot: SpotMode | undefined): void {
+  for (const s of skipped) io.err(`${s.cloud}: skipped (${s.kind}): ${s.message}\n  fix: ${fixFor(s, spot)}\n`);
 }
 
 export const offersCommand: Command = leaf({
   name: 'offers',
   summary: 'what every configured cloud offers, with prices and where each price came from (computed on the worker)',
-  flags: [VM_FLAGS.gpu, VM_FLAGS.cloud, VM_FLAGS.region, VM_FLAGS['instance-type'], VM_FLAGS['max-price']],
+  flags: [VM_FLAGS.gpu, VM_FLAGS.cloud, VM_FLAGS.region, VM_FLAGS['instance-type'], VM_FLAGS['max-price'], VM_FLAGS.spot],
   notes:
-    "A cloud that cannot list (refused credentials, no such GPU, no answer) is named with its reason; the others are still listed. PRICED: `api 3m` is a price read from the cloud 3 minutes ago, `catalog 2025-06` one from gpuprov's table of that date (--json: priceSource, pricedAt).",
+    "A cloud that cannot list (refused credentials, no such GPU, no answer, no spot under --spot) is named with its reason; the others are still listed. PRICED: `api 3m` is a price read from the cloud 3 minutes ago, `catalog 2025-06` one from gpuprov's table of that date (--json: priceSource, pricedAt). With --spot: MARKET, PRICE (the spot price charged) and ON-DEMAND (the on-demand price beside it; --json: market, pricePerHour, onDemandPricePerHour), spot offers first under --spot auto.",
   temporal: true,
   async run({ values, json }, io) {
     // The same schema as start's (the name is a placeholder).
@@ -44,6 +50,7 @@ export const offersCommand: Command = leaf({
         ...(spec.regions ? { regions: spec.regions } : {}),
         ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}),
         ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}),
+        ...(spec.spot ? { spot: spec.spot } : {}),
       },
       ...(spec.clouds ? { clouds: spec.clouds } : {}),
       listOnly: true,
@@ -51,39 +58,20 @@ export const offersCommand: Command = leaf({
     // Nothing listed because every cloud failed: that is a failure, with each cloud's reason.
     const failed = plan.offers.length === 0 && plan.skipped.length > 0;
     if (json) {
-      io.out(
-        JSON.stringify(
-          failed
-            ? { ok: false, ...plan, error: { message: 'no cloud could list offers', next: plan.skipped.map((s) => `${s.cloud}: ${fixFor(s)}`).join('; ') } }
-            : plan,
-        ) + '\n',
-      );
+      // Under --spot every offer names its market (absent otherwise means on-demand).
+      const listed = spec.spot ? { ...plan, offers: plan.offers.map((o) => ({ ...o, market: marketOf(o) })) } : plan;
+      const next = plan.skipped.map((s) => `${s.cloud}: ${fixFor(s, spec.spot)}`).join('; ');
+      io.out(JSON.stringify(failed ? { ok: false, ...listed, error: { message: 'no cloud could list offers', next } } : listed) + '\n');
       return failed ? EXIT_FAILED : EXIT_OK;
     }
-    const now = Date.now();
-    if (plan.offers.length)
-      io.out(
-        table([
-          ['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'PRICE', 'PRICED'],
-          ...plan.offers.map((o) => [
-            o.cloud,
-            o.region,
-            o.zone ?? '-',
-            o.instanceType,
-            o.gpu ? `${o.gpu.model}:${o.gpu.count}` : '-',
-            price(o.pricePerHour),
-            priceOrigin(o, now),
-          ]),
-        ]),
-      );
-    printSkipped(io, plan.skipped);
+    if (plan.offers.length) io.out(table(offerRows(plan.offers, Date.now(), spec.spot)));
+    printSkipped(io, plan.skipped, spec.spot);
     if (failed) {
       io.err('error: no cloud could list offers (see each reason above)\n');
       return EXIT_FAILED;
     }
-    io.out(
-      `\n${plan.offers.length} offers. next: ${plan.offers.length ? `npx provision start --name gpu1${spec.gpu ? ` --gpu ${formatGpuRequest(spec.gpu)}` : ''}` : 'widen the search (--gpu, --region, --cloud, --max-price)'}\n`,
-    );
+    const again = `npx provision start --name gpu1${spec.gpu ? ` --gpu ${formatGpuRequest(spec.gpu)}` : ''}${spec.spot ? (spec.spot === 'auto' ? ' --spot auto' : ' --spot') : ''}`;
+    io.out(`\n${plan.offers.length} offers. next: ${plan.offers.length ? again : 'widen the search (--gpu, --region, --cloud, --max-price)'}\n`);
     return EXIT_OK;
   },
 });

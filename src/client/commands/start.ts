@@ -7,7 +7,7 @@ import { connectClient } from '../connect';
 import { leaf } from '../define';
 import { follow } from '../follow';
 import { checkSpecFromFlags, START_ARGS, START_FLAGS, startOptions } from '../options';
-import { attemptsRows, price, table, where } from '../output';
+import { attemptsRows, offerPrice, table, where } from '../output';
 import { userKey, writeSshEntry } from '../user-files';
 import { withCommandSpan } from '../../telemetry/tracing';
 import { publicKeyProblem } from '../vm-spec';
@@ -72,7 +72,7 @@ export const startCommand: Command = leaf({
             table([
               ['cloud', `${s.offer?.cloud ?? ''}`],
               ['where', where(s)],
-              ['price', price(s.offer?.pricePerHour)],
+              ['price', offerPrice(s.offer)],
               ['ssh', `${user}@${s.endpoint?.host}:${s.endpoint?.port}`],
               ['host key', s.hostKeyFingerprint ?? ''],
               ['k3s', s.k8s?.note ?? (s.k8s?.enabled ? 'ready' : 'off')],

@@ -4,7 +4,7 @@ import { EXIT_OK, type Command } from '../command';
 import { connectClient } from '../connect';
 import { leaf } from '../define';
 import { vmNameArg } from '../args';
-import { attemptsRows, duration, price, spendLine, table, where } from '../output';
+import { attemptsRows, duration, offerPrice, spendLine, table, where } from '../output';
 import { spendSoFar } from '../../core/spend';
 import { lossMessage } from '../../core/loss';
 import { recoveryLine, retiringLine } from '../../core/recovery';
@@ -31,7 +31,7 @@ export const statusCommand: Command = leaf({
         ['stage', s.stage],
         ['deployment', deployment],
         ['where', where(s) || '-'],
-        ['price', price(s.offer?.pricePerHour)],
+        ['price', offerPrice(s.offer)],
         ['spend', spendLine(spend, s.budget)],
         ['ssh', s.endpoint ? `${s.endpoint.user ?? 'root'}@${s.endpoint.host}:${s.endpoint.port}` : '-'],
         ['host key', s.hostKeyFingerprint ?? '-'],

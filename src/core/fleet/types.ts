@@ -127,6 +127,7 @@ export function shapeProblems(shape: FleetShape): string[] {
       if (g.vm.maxPricePerHour !== undefined && !finiteNonNeg(g.vm.maxPricePerHour)) p.push(`${at}: vm.maxPricePerHour must be finite and >= 0`);
       if (g.vm.ttlMs !== undefined && !finiteNonNeg(g.vm.ttlMs)) p.push(`${at}: vm.ttlMs must be finite and >= 0`);
       if (g.vm.gpu !== undefined && !(Number.isSafeInteger(g.vm.gpu.count) && g.vm.gpu.count > 0)) p.push(`${at}: vm.gpu.count must be a positive integer`);
+      if (g.vm.spot !== undefined && g.vm.spot !== 'only' && g.vm.spot !== 'auto') p.push(`${at}: vm.spot must be "only" or "auto"`);
     }
     const b = g.bootstrap;
     if (b) {

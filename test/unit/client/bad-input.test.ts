@@ -45,6 +45,8 @@ beforeAll(async () => {
     'gpu17.yaml': shape({ gpu: { model: 'H100', count: 17 } }),
     'unknown-field.yaml': shape({ ram: 64 }),
     'image-local.yaml': shape({ clouds: ['local'], image: 'ubuntu' }),
+    'spot-local.yaml': shape({ clouds: ['local'], spot: 'only' }),
+    'spot-always.yaml': shape({ spot: 'always' }),
     'disk-lambda.yaml': shape({ clouds: ['lambda'], diskGb: 100 }),
     'garbage.pub': 'ssh-ed25519 AAAAthisisnotakey\n',
     garbage: 'not a key\n',
@@ -138,6 +140,14 @@ const CASES: Case[] = [
   ['--disk-gb with a fraction', ['start', '--name', 'g', '--disk-gb', '50.5'], '--disk-gb'],
   ['--disk-gb too small', ['start', '--name', 'g', '--disk-gb', '1'], '--disk-gb'],
   ['--image empty', ['start', '--name', 'g', '--image', ''], '--image'],
+  ['--spot on the local cloud', ['start', '--name', 'g', '--cloud', 'local', '--spot'], '--spot'],
+  ['--spot only on local and docker', ['start', '--name', 'g', '--cloud', 'local,docker', '--spot', 'only'], '--spot'],
+  ['--spot with an unknown mode', ['start', '--name', 'g', '--spot=always'], '--spot'],
+  ['--spot with a misspelt mode', ['start', '--name', 'g', '--spot', 'atuo'], '--spot'],
+  ['--spot with a stray word', ['start', '--name', 'g', '--spot', 'always'], '--spot'],
+  ['--spot given twice', ['start', '--name', 'g', '--spot', '--spot', 'auto'], '--spot'],
+  ['--recover and --no-recover', ['start', '--name', 'g', '--recover', '--no-recover'], '--recover'],
+  ['offers --spot on the local cloud', ['offers', '--cloud', 'local', '--spot'], '--spot'],
   ['--image with a bell', ['start', '--name', 'g', '--image', 'a\u0007b'], '--image'],
   ['--ssh-key without its .pub', ['start', '--name', 'g', '--ssh-key', '$/garbage.pub.missing'], '--ssh-key'],
   ['--ssh-key whose .pub is garbage', ['start', '--name', 'g', '--ssh-key', '$/garbage'], '--ssh-key'],
@@ -230,6 +240,8 @@ const CASES: Case[] = [
   ['fleet vm: unknown cloud', ['fleet', 'apply', '-f', '$/unknown-cloud.yaml'], '-f'],
   ['fleet vm: 17 GPUs', ['fleet', 'apply', '-f', '$/gpu17.yaml'], '-f'],
   ['fleet vm: an image on the local cloud', ['fleet', 'apply', '-f', '$/image-local.yaml'], '-f'],
+  ['fleet vm: spot only on the local cloud', ['fleet', 'apply', '-f', '$/spot-local.yaml'], '-f'],
+  ['fleet vm: an unknown spot mode', ['fleet', 'apply', '-f', '$/spot-always.yaml'], '-f'],
   ['fleet vm: a disk size on lambda', ['fleet', 'apply', '-f', '$/disk-lambda.yaml'], '-f'],
   ['fleet vm: unknown field', ['fleet', 'apply', '-f', '$/unknown-field.yaml'], '-f'],
   ['server unknown subcommand', ['server', 'restart'], 'server'],
@@ -355,6 +367,8 @@ describe('what the messages say', () => {
     expect(ami).toContain('fix: e.g. --image ami-0abcdef1234567890');
     expect(await run(['start', '--name', 'g', '--cloud', 'aws', '--disk-gb', '20000'])).toContain('fix: use 8 to 16384 GB on aws');
     expect(await run(['fleet', 'apply', '-f', `${dir}/image-local.yaml`])).toMatch(/image: local cannot use --image .*\(leave --image out/);
+    expect(await run(['start', 'g', '--cloud', 'local', '--spot'])).toMatch(/error: --spot: local sells no spot \(on-demand only\)\n {2}fix: use --spot auto/);
+    expect(await run(['fleet', 'apply', '-f', `${dir}/spot-local.yaml`])).toMatch(/spot: local sells no spot \(on-demand only\) \(use --spot auto/);
   });
 
   it('a garbage public key is refused for start (--ssh-key) and for a fleet', async () => {

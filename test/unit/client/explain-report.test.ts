@@ -24,6 +24,15 @@ describe('orderReasons', () => {
     ]);
     expect(orderReasons([o('r', 't', 1, 'gcp')], ['aws', 'gcp'])[0]).toBe("--cloud order: gcp is choice 2; then gcp's own order");
   });
+  it('--spot auto: spot first, then on-demand, each ranked within its market', () => {
+    const spot = (t: string, p: number) => ({ ...o('r', t, p), market: 'spot' as const });
+    expect(orderReasons([spot('a', 1), spot('b', 1), o('r', 'c', 0.5), o('r', 'd', 2)], undefined, 'auto')).toEqual([
+      'spot, before every on-demand offer (--spot auto); 1st cheapest',
+      'spot, before every on-demand offer (--spot auto); same price as #1, which the cloud lists first',
+      'on-demand, after every spot offer; 1st cheapest',
+      'on-demand, after every spot offer; 2nd cheapest',
+    ]);
+  });
 });
 
 describe('buildExplain', () => {

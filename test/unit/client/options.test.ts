@@ -72,8 +72,45 @@ describe('start options', () => {
     expect(parseStart(['g', '--recover']).spec.recover).toBe(true);
     expect(parseStart(['g']).spec.recover).toBeUndefined();
     expect(() => parseStart(['g', '--recover=yes'])).toThrow(/--recover takes no value/);
-    expect(() => parseStart(['g', '--no-recover'])).toThrow(/has no --no- form/);
+    expect(parseStart(['g', '--no-recover']).spec.recover).toBeUndefined();
+    expect(() => parseStart(['g', '--recover', '--no-recover'])).toThrow(/contradict/);
     expect(() => parseShape({ name: 'f', generation: 1, groups: [{ id: 'g', role: 'w', count: 1, vm: { recover: true } }] })).toThrow(/recover/);
+  });
+  it.each<[string[], { spot?: string; recover?: boolean }]>([
+    [['g', '--spot'], { spot: 'only', recover: true }],
+    [['g', '--spot', 'auto'], { spot: 'auto', recover: true }],
+    [['g', '--spot=only'], { spot: 'only', recover: true }],
+    [['--spot', 'g'], { spot: 'only', recover: true }],
+    [['g', '--spot', '--no-recover'], { spot: 'only' }],
+    [['g', '--spot', 'auto', '--no-recover'], { spot: 'auto' }],
+    [['g', '--spot', 'auto', '--cloud', 'local'], { spot: 'auto', recover: true }],
+  ])('start %j: spot and recover (on by default under --spot)', (args, want) => {
+    const { spot, recover } = parseStart(args).spec;
+    expect({ ...(spot ? { spot } : {}), ...(recover ? { recover } : {}) }).toEqual(want);
+  });
+  it.each<[string[], RegExp]>([
+    [['g', '--spot=always'], /"always" is not a spot mode/],
+    [['g', '--spot', 'atuo'], /--spot "atuo" is not one of only, auto/],
+    [['g', '--spot', 'always'], /after --spot: --spot takes only or auto/],
+    [['g', '--spot', '--spot', 'auto'], /given twice/],
+    [['g', '--spot', '--cloud', 'local'], /local sells no spot/],
+  ])('start %j is refused, naming --spot', (args, message) => {
+    let err: unknown;
+    try {
+      parseStart(args);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as InputError).field).toBe('--spot');
+    expect((err as Error).message).toMatch(message);
+  });
+  it('a fleet group takes spot (only or auto), refuses any other value and spot only on clouds that sell none', () => {
+    const shape = (vm: unknown) => ({ name: 'f', generation: 1, groups: [{ id: 'g', role: 'w', count: 1, vm }] });
+    expect(parseShape(shape({ spot: 'auto' })).groups[0]!.vm.spot).toBe('auto');
+    expect(() => parseShape(shape({ spot: 'always' }))).toThrow(/spot must be only or auto/);
+    expect(() => parseShape(shape({ spot: 'only', clouds: ['local', 'docker'] }))).toThrow(/spot: local sells no spot .*; docker sells no spot/);
+    expect(parseShape(shape({ spot: 'auto', clouds: ['local'] })).groups[0]!.vm).toEqual({ spot: 'auto', clouds: ['local'] });
   });
   it('--k8s with a mix of clouds keeps the ones that can run it', () => {
     expect(parseStart(['--name', 'k', '--cloud', 'aws,local', '--k8s']).spec.k8s).toBe('on');

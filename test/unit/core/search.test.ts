@@ -89,6 +89,16 @@ describe('block scopes', () => {
     const b = [blockFor(offers[0]!, 'cloud', 'Quota')];
     expect(offers.map((x) => isBlocked(x, b))).toEqual([true, true, true, true, true, false]);
   });
+  it.each(['offer', 'zone', 'type-in-region', 'region', 'cloud'] as const)(
+    "a spot offer's Capacity at scope %s blocks spot offers only: the on-demand twin stays open",
+    (scope) => {
+      const spot: Offer = { ...offers[0]!, market: 'spot', pricePerHour: 1.2, onDemandPricePerHour: 3 };
+      const b = [blockFor(spot, scope, 'Capacity')];
+      expect([isBlocked(spot, b), isBlocked(offers[0]!, b), isBlocked({ ...offers[0]!, market: 'on-demand' }, b)]).toEqual([true, false, false]);
+      // Any other kind (Quota) from a spot offer still blocks both markets at its scope.
+      if (scope !== 'offer') expect(isBlocked(offers[0]!, [blockFor(spot, scope, 'Quota')])).toBe(true);
+    },
+  );
 });
 
 describe('the search', () => {

@@ -23,6 +23,17 @@ const attempt = (index: number, o: Offer, a: Partial<AttemptRecord>): AttemptRec
 });
 
 describe('spendSoFar', () => {
+  it('a spot VM is billed at the spot price charged, never the on-demand price beside it; its budget projects at the spot rate', () => {
+    const spot: Offer = { ...offer('a', 1.2), market: 'spot', onDemandPricePerHour: 2.99 };
+    const won = attempt(0, spot, { outcome: 'ready', instanceIds: ['i-1'], compensated: false, createdAt: at(0) });
+    const s = spendSoFar({ attempts: [won] }, T0 + 3_600_000);
+    expect([s.totalUsd, s.ratePerHour, s.attempts[0]?.pricePerHour, s.attempts[0]?.offer]).toEqual([1.2, 1.2, 1.2, 'c/a/-/t/spot']);
+    // $6 at $1.20/h: 100 % after 5 h, 80 % about an hour before (at $2.99/h it would be ~2 h).
+    const plan = budgetPlan({ attempts: [won] }, 6, T0);
+    expect(plan.endAtMs).toBe(T0 + 5 * 3_600_000);
+    expect(Math.abs(plan.warnAtMs! - (T0 + 4 * 3_600_000))).toBeLessThanOrEqual(1);
+  });
+
   it('an attempt that created nothing costs nothing', () => {
     const s = spendSoFar({ attempts: [attempt(0, offer('a', 36), { kind: 'Capacity', endedAt: at(30) })] }, T0 + 3_600_000);
     expect(s.totalUsd).toBe(0);
