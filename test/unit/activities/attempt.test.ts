@@ -56,6 +56,44 @@ describe('prepareAndCreate', () => {
   });
 });
 
+describe('prepareAndCreate: a create refused for room is released by the activity itself', () => {
+  function acting(fake: FakeProvider, noted: string[]) {
+    return createAttemptActivities({
+      registry: new ProviderRegistry([fake]),
+      publicKey: 'ssh-ed25519 AAAAworker',
+      noteCapacity: async (taskQueue, o) => void noted.push(`${taskQueue} ${o.cloud}/${o.region}/${o.instanceType}`),
+    });
+  }
+  const run = (acts: ReturnType<typeof acting>): Promise<unknown> =>
+    new MockActivityEnvironment({ taskQueue: 'main-q-cloud-fake' }).run(() => acts.prepareAndCreate(offer, spec)).catch((e: unknown) => e);
+
+  it('Capacity: its side resources cleaned up, the capacity memory told on the main queue, the failure marked released', async () => {
+    const fake = new FakeProvider();
+    const noted: string[] = [];
+    fake.script({ primitive: 'create', error: 'Capacity', times: 1 });
+    const err = await run(acting(fake, noted));
+    expect(err).toMatchObject({ type: 'Capacity', nonRetryable: true, details: [{ kind: 'Capacity', released: true }] });
+    expect(fake.sideResources()).toEqual([]);
+    expect(fake.callsOf('cleanup')).toHaveLength(1);
+    expect(noted).toEqual([`main-q fake/${offer.region}/${offer.instanceType}`]);
+  });
+
+  it('a release that fails here leaves the failure unmarked (the workflow compensates); a kind that aborts is never released here', async () => {
+    const fake = new FakeProvider();
+    const noted: string[] = [];
+    fake.script({ primitive: 'create', error: 'Capacity', times: 1 }, { primitive: 'cleanup', error: 'Transient', times: 1 });
+    const err = await run(acting(fake, noted));
+    expect(err).toMatchObject({ type: 'Capacity', details: [{ kind: 'Capacity' }] });
+    expect((err as ApplicationFailure).details?.[0]).not.toHaveProperty('released');
+    expect(fake.sideResources()).toEqual(['m1@fake-a']);
+    const cleanups = fake.callsOf('cleanup').length;
+    fake.script({ primitive: 'create', error: 'InvalidRequest', times: 1 });
+    const invalid = await run(acting(fake, noted));
+    expect((invalid as ApplicationFailure).details?.[0]).not.toHaveProperty('released');
+    expect(fake.callsOf('cleanup')).toHaveLength(cleanups);
+  });
+});
+
 describe('releaseAt', () => {
   it('deletes, sees nothing left, cleans up: no wait', async () => {
     const fake = new FakeProvider();
