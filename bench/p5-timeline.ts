@@ -88,9 +88,7 @@ async function oneRun(lab: Awaited<ReturnType<typeof startLab>>, i: number): Pro
   const name = `tl-${i}`;
   fake.clearRules();
   await forgetCapacity(lab.client, lab.taskQueue);
-  fake.script(
-    ...Array.from({ length: REFUSALS }, (_, k) => ({ primitive: 'create' as const, region: `r${k}`, error: 'Capacity' as const, times: -1 })),
-  );
+  fake.script(...Array.from({ length: REFUSALS }, (_, k) => ({ primitive: 'create' as const, region: `r${k}`, error: 'Capacity' as const, times: -1 })));
   const h = await lab.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue: lab.taskQueue,
     workflowId: `${vmWorkflowId(name)}-${Date.now()}`,
