@@ -74,6 +74,10 @@ export interface ReleaseInput {
    */
   idempotencyKeys?: string[];
   createKeys?: string[];
+  /** Ids this release never deletes (a preempted instance retiring beside its replacement: src/core/release-scope.ts). */
+  keepIds?: string[];
+  /** Delete only `instanceIds`, sparing every other instance of the name (the retiring instance's own deletion). */
+  exact?: boolean;
 }
 
 /** How long the create activity spends releasing a refused create before leaving it to the workflow. */
@@ -96,6 +100,9 @@ export function goneDelays(pollIntervalMs: number): (look: number) => number {
 }
 
 const isLive = (o: Observed): boolean => o.status !== 'Terminating';
+
+/** The release names what it keeps or deletes only exactly (src/core/release-scope.ts `ScopeLimits`). */
+const limited = (input: ReleaseInput): boolean => Boolean(input.exact || input.keepIds?.length);
 
 /** The main task queue of the activity running now (the launch's), or undefined outside an activity (unit tests). */
 function mainQueueOf(cloud: string): string | undefined {
@@ -212,6 +219,7 @@ export function createAttemptActivities(deps: AttemptDeps) {
       pollIntervalMs: p.capabilities().pollIntervalMs,
       deadlineAtMs: now() + INLINE_RELEASE_MS,
       idempotencyKeys: [s.idempotencyKey],
+      ...(s.besides?.length ? { keepIds: s.besides } : {}),
     };
     const queue = mainQueueOf(offer.cloud);
     try {
@@ -227,13 +235,14 @@ export function createAttemptActivities(deps: AttemptDeps) {
   /** What of the name at `input.at` this release may delete, and what it must spare (none without create keys). */
   async function scopeOf(p: CloudProvider, input: ReleaseInput, keys: string[] | undefined): Promise<{ listed: Observed[]; own: string[]; spare: string[] }> {
     const listed = await translated(() => p.observe(input.at, input.vmName));
-    return { listed, ...(keys ? releaseScope(listed, input.instanceIds, keys) : { own: listed.map((o) => o.id), spare: [] }) };
+    const limits = { ...(input.keepIds ? { keep: input.keepIds } : {}), ...(input.exact ? { exact: true } : {}) };
+    return { listed, ...(keys || limited(input) ? releaseScope(listed, input.instanceIds, keys, limits) : { own: listed.map((o) => o.id), spare: [] }) };
   }
 
   async function release(p: CloudProvider, input: ReleaseInput): Promise<void> {
     const keys = keysOf(input);
     // With create keys, look first: delete exactly what this release's creates made.
-    const before = keys ? await scopeOf(p, input, keys) : undefined;
+    const before = keys || limited(input) ? await scopeOf(p, input, keys) : undefined;
     let spare = before?.spare ?? [];
     if (spare.length > 0) activityLog('info', 'another create made an instance of this name here: spared', { instanceIds: spare, region: input.at.region });
     if (input.mode === 'full') {

@@ -211,7 +211,14 @@ async function release(ctx: VmContext, record: JudgedAttempt['record'], decision
     pollIntervalMs: caps.pollIntervalMs,
     ...(note ? { capacity: note } : {}),
     idempotencyKeys: [attemptIdempotencyKey(workflowInfo().workflowId, workflowInfo().runId, record.index)],
+    ...(retiringIds(ctx) ? { keepIds: retiringIds(ctx) } : {}),
   });
+}
+
+/** The ids of a preempted instance still retiring beside this run's launch: a failed attempt's release keeps them. */
+function retiringIds(ctx: VmContext): string[] | undefined {
+  const r = ctx.status.retiring;
+  return r && !r.goneAt && r.instanceIds.length > 0 ? r.instanceIds : undefined;
 }
 
 /**

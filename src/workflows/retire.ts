@@ -2,7 +2,8 @@
  * A `--recover` replacement's old instance (src/core/recovery.ts, row `replace`): it runs beside
  * the replacement launch of the same run and is deleted when the replacement is Ready, when the
  * launch ends otherwise, or at the cloud's deadline, whichever comes first (a durable timer). Its
- * deletion names its own create key, so the replacement (same name, maybe the same place) is spared.
+ * deletion is exact (its own ids only), so the replacement (same name, maybe the same place, on a
+ * cloud that keeps no create key) is spared.
  */
 import { CancellationScope, condition, getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
 import { rememberCapacitySignal, type RetiringInstance } from '../core/api';
@@ -33,6 +34,8 @@ export function retireBeside(ctx: VmContext, r: RetiringInstance, pollIntervalMs
       mode: 'full',
       pollIntervalMs,
       idempotencyKeys: [r.createdBy],
+      // Exact: on a cloud that keeps no create key the replacement (same name) would match too.
+      exact: true,
     });
     ctx.status.retiring = { ...r, goneAt: new Date().toISOString() };
   });

@@ -25,6 +25,10 @@ export interface TeardownTarget {
   capacity?: ReleaseInput['capacity'];
   /** The creates this teardown undoes: another create's instance of the name is spared (`ReleaseInput.idempotencyKeys`). */
   idempotencyKeys?: string[];
+  /** Ids never deleted here (`ReleaseInput.keepIds`: a preempted instance retiring beside its replacement). */
+  keepIds?: string[];
+  /** Only `instanceIds` are deleted (`ReleaseInput.exact`: the retiring instance's own deletion). */
+  exact?: boolean;
 }
 
 async function onePass(t: Tuning, target: TeardownTarget): Promise<void> {

@@ -187,6 +187,20 @@ describe('releaseAt', () => {
     expect(noted).toEqual([`main-q fake/${offer.region}/${offer.instanceType}`]);
   });
 
+  it('exact: deletes only the given ids and keeps the side resources while another instance of the name lives; keepIds: never deletes those', async () => {
+    const fake = new FakeProvider();
+    const { acts, release } = setup(fake);
+    const old = await acts.prepareAndCreate(offer, spec);
+    const fresh = await acts.prepareAndCreate(offer, { ...spec, idempotencyKey: 'wf/run2/0', besides: [old.instanceId] });
+    await release({ instanceIds: [], idempotencyKeys: ['wf/run2/0'], keepIds: [old.instanceId] });
+    expect(fake.live('m1').map((o) => o.id)).toEqual([old.instanceId]);
+    const again = await acts.prepareAndCreate(offer, { ...spec, idempotencyKey: 'wf/run2/1', besides: [old.instanceId] });
+    await release({ instanceIds: [old.instanceId], exact: true });
+    expect(fake.live('m1').map((o) => o.id)).toEqual([again.instanceId]);
+    expect(fake.sideResources()).toEqual(['m1@fake-a']);
+    expect(fresh.instanceId).not.toBe(again.instanceId);
+  });
+
   it('gone delays start at half the poll interval and back off to twice it', () => {
     const d = goneDelays(1_000);
     expect([0, 1, 2, 3, 4, 5].map(d)).toEqual([500, 750, 1125, 1688, 2000, 2000]);

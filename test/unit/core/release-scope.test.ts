@@ -21,6 +21,13 @@ describe('releaseScope', () => {
     expect(releaseScope(listed, [], [])).toEqual({ own: ['a', 'b'], spare: [] });
   });
 
+  it('a retiring instance beside its replacement on a cloud without create keys: kept by a failed attempt, and its own deletion is exact', () => {
+    const listed = [inst('old'), inst('new')];
+    expect(releaseScope(listed, [], ['k-new'], { keep: ['old'] })).toEqual({ own: ['new'], spare: ['old'] });
+    expect(releaseScope(listed, ['old'], ['k-old'], { exact: true })).toEqual({ own: ['old'], spare: ['new'] });
+    expect(releaseScope(listed, ['old'], undefined, { exact: true })).toEqual({ own: ['old'], spare: ['new'] });
+  });
+
   it('the idempotency key of an attempt names its workflow, run and index', () => {
     expect(attemptIdempotencyKey('vm-gpu1', 'run-1', 2)).toBe('vm-gpu1/run-1/2');
   });
