@@ -64,8 +64,10 @@ export function pacedProvider<P extends CloudProvider>(provider: P, pacer: CallP
   return new Proxy(provider, {
     get(target, key, receiver) {
       const v: unknown = Reflect.get(target, key, receiver);
-      if (typeof v !== 'function' || LOCAL_MEMBERS.has(key)) return v;
+      if (typeof v !== 'function') return v;
       const fn = v as (...args: unknown[]) => unknown;
+      // Bound to the adapter: a local member calling another method must not take a slot through the proxy.
+      if (LOCAL_MEMBERS.has(key)) return fn.bind(target);
       return async (...args: unknown[]) => {
         await pacer.take();
         return fn.apply(target, args);

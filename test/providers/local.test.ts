@@ -59,7 +59,7 @@ describe('local cloud without processes', () => {
     expect(await planned(p, { vmName: 'v', k8s: false, gpu: { model: 'SIM', count: 1, atLeast: true } })).toHaveLength(2);
   });
 
-  it('capabilities: provider-chosen user, no boot script, no ports, no k8s, no image or disk size', () => {
+  it('capabilities: provider-chosen user, no boot script, no ports, no k8s, no image or disk size, on-demand only', () => {
     expect(p.capabilities()).toEqual({
       bootScript: false,
       openPorts: false,
@@ -70,6 +70,7 @@ describe('local cloud without processes', () => {
       typicalBootMs: 500,
       image: false,
       diskGb: false,
+      markets: ['on-demand'],
     });
   });
 

@@ -16,7 +16,7 @@ describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => 
   });
 
   it("a launch's create, boot wait and release are scheduled on <queue>-cloud-fake; plan and the SSH probe on the main queue", async () => {
-    // A failed first attempt: its release (delete, wait gone, clean up) is a cloud call too.
+    // A failed first attempt (an ambiguous Capacity: the instance was made): the create activity releases it itself, on the cloud queue.
     lab.fake.script({ primitive: 'create', region: 'fake-a', instanceType: 'gpu-1', error: 'Capacity', ambiguous: true });
     const h = await lab.start({ name: 'queues1', k8s: 'off' });
     await waitStage(h, 'ready');
@@ -35,18 +35,17 @@ describe.skipIf(!requireServer())('per-cloud task queues (FakeProvider)', () => 
     for (const name of ['prepareAndCreate', 'awaitRunning', 'releaseAt']) expect(new Set(queueOf.get(name))).toEqual(new Set([cloudQueue]));
     // ensureWatcher is a Temporal call (signal-with-start), not a cloud call: the main queue.
     for (const name of ['planOffers', 'probeSsh', 'ensureWatcher']) expect(new Set(queueOf.get(name))).toEqual(new Set([lab.worker.taskQueue]));
-    // No local activity: the Capacity answer is told to the capacity memory by the failed attempt's
-    // release, which names the main queue the memory lives on.
+    // No local activity: the Capacity answer is told to the capacity memory by the create activity
+    // itself (src/activities/attempt.ts), on the main queue the memory lives on.
     expect((history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toEqual([]);
     const releases = (history.events ?? [])
       .map((e) => e.activityTaskScheduledEventAttributes)
       .filter((a) => a?.activityType?.name === 'releaseAt')
       .map((a) => defaultPayloadConverter.fromPayload<ReleaseInput>(a!.input!.payloads![0]!));
-    expect(releases.map((r) => r.capacity)).toEqual([
-      { offer: { cloud: 'fake', region: 'fake-a', instanceType: 'gpu-1' }, taskQueue: lab.worker.taskQueue },
-      undefined,
-    ]);
-    expect(queueOf.get('releaseAt')).toHaveLength(2); // the failed attempt's compensation and the teardown
+    expect(releases.map((r) => r.capacity)).toEqual([undefined]);
+    expect(queueOf.get('releaseAt')).toHaveLength(1); // the teardown: the failed attempt was released by its create activity
+    const failed = (history.events ?? []).find((e) => e.activityTaskFailedEventAttributes)?.activityTaskFailedEventAttributes?.failure;
+    expect(failed?.applicationFailureInfo?.type).toBe('Capacity');
     expect(lab.fake.liveCount('queues1')).toBe(0);
   });
 
