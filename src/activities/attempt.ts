@@ -101,9 +101,6 @@ export function goneDelays(pollIntervalMs: number): (look: number) => number {
 
 const isLive = (o: Observed): boolean => o.status !== 'Terminating';
 
-/** The release names what it keeps or deletes only exactly (src/core/release-scope.ts `ScopeLimits`). */
-const limited = (input: ReleaseInput): boolean => Boolean(input.exact || input.keepIds?.length);
-
 /** The main task queue of the activity running now (the launch's), or undefined outside an activity (unit tests). */
 function mainQueueOf(cloud: string): string | undefined {
   try {
@@ -232,17 +229,16 @@ export function createAttemptActivities(deps: AttemptDeps) {
     return ApplicationFailure.create({ type: err.type ?? d.kind, message: err.message, nonRetryable: true, details: [{ ...d, released: true }] });
   }
 
-  /** What of the name at `input.at` this release may delete, and what it must spare (none without create keys). */
+  /** What of the name at `input.at` this release may delete, and what it must spare (none without create keys or limits). */
   async function scopeOf(p: CloudProvider, input: ReleaseInput, keys: string[] | undefined): Promise<{ listed: Observed[]; own: string[]; spare: string[] }> {
     const listed = await translated(() => p.observe(input.at, input.vmName));
-    const limits = { ...(input.keepIds ? { keep: input.keepIds } : {}), ...(input.exact ? { exact: true } : {}) };
-    return { listed, ...(keys || limited(input) ? releaseScope(listed, input.instanceIds, keys, limits) : { own: listed.map((o) => o.id), spare: [] }) };
+    return { listed, ...releaseScope(listed, input.instanceIds, keys, { keep: input.keepIds ?? [], exact: input.exact === true }) };
   }
 
   async function release(p: CloudProvider, input: ReleaseInput): Promise<void> {
     const keys = keysOf(input);
-    // With create keys, look first: delete exactly what this release's creates made.
-    const before = keys || limited(input) ? await scopeOf(p, input, keys) : undefined;
+    // With create keys (or ids to keep, or an exact release), look first: delete exactly what this release's creates made.
+    const before = keys || input.exact || input.keepIds?.length ? await scopeOf(p, input, keys) : undefined;
     let spare = before?.spare ?? [];
     if (spare.length > 0) activityLog('info', 'another create made an instance of this name here: spared', { instanceIds: spare, region: input.at.region });
     if (input.mode === 'full') {
