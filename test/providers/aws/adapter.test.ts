@@ -6,22 +6,13 @@
 import { ownedName } from '../../../src/providers/deployment';
 import { DescribeInstanceAttributeCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../../src/core/errors';
 import { renderCloudInit } from '../../../src/providers/cloud-init';
 import type { Offer } from '../../../src/core/provider';
 import { locationOf, specFor } from '../conformance';
 import { motoMissing } from '../../harness/moto';
 import { REGION, startAwsDouble, type AwsDouble } from './double';
+import { failure } from './failure';
 import { planned, whyNothing } from '../planned';
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
 
 describe.skipIf(motoMissing())('aws adapter on moto', () => {
   let d: AwsDouble;

@@ -6,23 +6,14 @@
  */
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../../src/core/errors';
 import { offerKey } from '../../../src/core/offers';
 import type { Offer } from '../../../src/core/provider';
 import { locationOf, specFor } from '../conformance';
 import { motoMissing } from '../../harness/moto';
 import { spotPriceHistoryXml, spotRequest, spotRequestsXml, withSpotRequestIds } from '../../fixtures/aws/spot';
 import { REGION, startAwsDouble, type AwsDouble } from './double';
+import { failure } from './failure';
 import { planned } from '../planned';
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
 
 const T4 = { model: 'T4', count: 1 };
 
