@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../src/server/dev-server';
+import { freePort } from '../src/ports';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { dist, round } from './stats';
 

@@ -4,7 +4,6 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
@@ -59,21 +58,6 @@ export interface DevServer {
   pid: number;
   /** SIGTERM, then SIGKILL after a bound; resolves when the process is gone. */
   stop(): Promise<void>;
-}
-
-/** A TCP port free on 127.0.0.1 right now (never Temporal's well-known 7233/8233). */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const srv = net.createServer();
-      srv.once('error', reject);
-      srv.listen(0, '127.0.0.1', () => {
-        const { port: p } = srv.address() as net.AddressInfo;
-        srv.close(() => resolve(p));
-      });
-    });
-    if (port !== 7233 && port !== 8233) return port;
-  }
 }
 
 /**

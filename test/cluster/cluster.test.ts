@@ -18,7 +18,7 @@ import { loadOrCreateSshIdentity } from '../../src/ssh/identity';
 import { SEARCH_ATTRIBUTES } from '../../src/core/api';
 import { cacheDir } from '../../src/paths';
 import { countLive, liveSshdPids } from '../../src/providers/local';
-import { freePort } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
 import { scanServerHistories } from '../harness/history-scan';
 import { requireTool } from '../harness/temporal';
 import { prebuiltWorkflowBundle } from '../harness/worker-process';

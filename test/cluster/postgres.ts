@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
 import type { ClusterBinaries } from './binaries';
 
 const run = promisify(execFile);

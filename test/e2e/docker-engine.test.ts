@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { VmStatus } from '../../src/core/api';
 import { DockerProvider } from '../../src/providers/docker';
 import { containerName } from '../../src/providers/docker/map';
-import { freePort } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
 import { requireServer } from '../harness/temporal';
 import { specFor } from '../providers/conformance';
 import { describeWithEngine, startEngine, type Engine } from './docker-engine/engine';

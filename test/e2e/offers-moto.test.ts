@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Offer } from '../../src/core/provider';
-import { freePort } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
 import { motoMissing, startMoto, type MotoServer } from '../harness/moto';
 import { requireServer } from '../harness/temporal';
 

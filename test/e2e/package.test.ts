@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { countLive } from '../../src/providers/local';
-import { freePort } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
 import { WORKER_READY_TEXT } from '../../src/server/worker-ready';
 import { requireServer, requireTool } from '../harness/temporal';
 

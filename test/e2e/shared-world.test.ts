@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fromEnv as localFromEnv } from '../../src/providers/local';
-import { freePort } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
 import { requireServer, requireTool } from '../harness/temporal';
 
 const run = promisify(execFile);

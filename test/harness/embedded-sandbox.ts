@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { freePort } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
 import { stopEmbedded } from '../../src/server/embedded';
 
 const dirs: string[] = [];

@@ -9,7 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { freePort, startDevServer, type DevServer } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
+import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { obtainTemporalCli } from '../../src/server/temporal-cli';
 import { scanServerHistories, type ScanResult } from './history-scan';
 

@@ -11,7 +11,7 @@ import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Location, Observed } from '../../src/core/provider';
-import { freePort } from '../../src/providers/local/procs';
+import { freePort } from '../../src/ports';
 import { loadOrCreateSshIdentity, withSsh, type SshIdentity, type SshTarget } from '../../src/ssh';
 import { describeEachSshd, makeClientKey, makeCloud, run, sleep, waitFor, type LocalCloud } from './local/helpers';
 

@@ -10,7 +10,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { freePort, terminate } from '../../src/server/dev-server';
+import { freePort } from '../../src/ports';
+import { terminate } from '../../src/server/dev-server';
 import { WORKER_NODE_FLAGS } from '../../src/server/embedded';
 import { WORKER_READY_TEXT } from '../../src/server/worker-ready';
 

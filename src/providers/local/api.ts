@@ -19,7 +19,8 @@ import type { InstanceSpec, Offer } from '../../core/provider';
 import { createKeyOf } from '../create-key';
 import { classify } from './errors';
 import { renderSshdConfig, type InstanceRecord, type ProcessState } from './map';
-import { acceptsTcp, freePort, isSshdOf, killSshd } from './procs';
+import { freePort } from '../../ports';
+import { acceptsTcp, isSshdOf, killSshd } from './procs';
 import { chooseSshd, makeHostKey, startSshd, type Sshd } from './sshd';
 
 /** A create that has not recorded a pid after this long crashed half-way. */

@@ -3,7 +3,7 @@
  * alive, killing them, and whether a port accepts TCP. Linux only (reads /proc).
  */
 import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
 
 export const DEFAULT_SSHD = '/usr/sbin/sshd';
@@ -144,18 +144,6 @@ function descendants(pid: number): Set<number> {
     }
   }
   return out;
-}
-
-/** A port on 127.0.0.1 that was free a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => res(port));
-    });
-  });
 }
 
 /** One TCP connect to 127.0.0.1:port, closed at once; false on refusal or timeout. */

@@ -11,10 +11,13 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { renderShellScript, shQuote } from '../../../src/providers/cloud-init';
 import { LocalProvider } from '../../../src/providers/local';
+import { freePort } from '../../../src/ports';
+
+export { freePort };
 import type { Capabilities, CloudProvider, InstanceSpec, Json, Location, Observed, Offer, Owned, ResourceRequest } from '../../../src/core/provider';
 
 const SIM_DIR = __dirname;
@@ -51,17 +54,6 @@ export interface SimHostState {
 
 function lines(file: string): number {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Stop a process and its descendants, by pid (only processes this simulation started). */

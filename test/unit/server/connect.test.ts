@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Io } from '../../../src/client/command';
 import { connectClient, TemporalNotRunningError } from '../../../src/client/connect';
-import { freePort } from '../../../src/server/dev-server';
+import { freePort } from '../../../src/ports';
 import { requireServer } from '../../harness/temporal';
 
 let home: string;

@@ -5,19 +5,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { describe, expect, inject, it } from 'vitest';
-import { devServerArgs, freePort, isTemporalHealthy, startDevServer } from '../../../src/server/dev-server';
+import { freePort } from '../../../src/ports';
+import { devServerArgs, isTemporalHealthy, startDevServer } from '../../../src/server/dev-server';
 import { SEARCH_ATTRIBUTES } from '../../../src/core/api';
 import { requireServer, requireTool } from '../../harness/temporal';
 
 describe('dev server', () => {
-  it('freePort gives bindable ports, never 7233/8233', async () => {
-    const ports = await Promise.all([1, 2, 3, 4].map(() => freePort()));
-    for (const p of ports) expect([7233, 8233]).not.toContain(p);
-    const srv = net.createServer();
-    await new Promise<void>((resolve) => srv.listen(ports[0], '127.0.0.1', resolve));
-    await new Promise((r) => srv.close(r));
-  });
-
   it('passes loopback, the SQLite file, the UI port and every search attribute', () => {
     const args = devServerArgs({ port: 1234, uiPort: 5678, dbFile: '/x.db' });
     expect(args.slice(0, 2)).toEqual(['server', 'start-dev']);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../../src/server/dev-server';
+import { freePort } from '../../../src/ports';
 import { embeddedConfig, resolveTemporal } from '../../../src/server/embedded';
 import { requireServer } from '../../harness/temporal';
 
