@@ -10,6 +10,7 @@ import type { BlockScope } from './errors';
 import type { AttemptKind } from './failures';
 import type { LossCause } from './loss';
 import type { GpuRequest, Location, Offer, SpotMode, SshEndpoint } from './provider';
+import type { ReservedAsk } from './reservation';
 
 export const API_VERSION = 1;
 export const TASK_QUEUE = 'gpuprov';
@@ -51,6 +52,11 @@ export interface VmSpec {
   spot?: SpotMode;
   /** `--recover`: a lost VM is torn down and launched again under the same name (src/core/recovery.ts); not for fleet slots. */
   recover?: boolean;
+  /**
+   * `--reservation ID` / `--capacity-block OFFERING --yes` / `--queue [--wait D]`
+   * (src/core/reservation.ts); absent: no reserved capacity.
+   */
+  reserved?: ReservedAsk;
 }
 
 export type Stage =

@@ -6,7 +6,7 @@
  *
  * | `VmSpec` field                                                                        | in the plan's `ResourceRequest`       |
  * |---------------------------------------------------------------------------------------|---------------------------------------|
- * | `gpu`, `regions`, `instanceTypes`, `maxPricePerHour`, `image`, `diskGb`, `spot` (REQUEST_FIELDS) | the same field, when set      |
+ * | `gpu`, `regions`, `instanceTypes`, `maxPricePerHour`, `image`, `diskGb`, `spot`, `reserved` (REQUEST_FIELDS) | the same field, when set |
  * | `name`, `k8s` (CONVERTED_FIELDS)                                                      | `vmName`; `k8s: spec.k8s === 'on'`    |
  * | `clouds`, `ttlMs`, `retryUntilUp`, `publicKeys`, `budgetUsd`, `parallel`, `recover`     | not a request field (LAUNCH_FIELDS)   |
  */
@@ -14,8 +14,16 @@ import type { VmSpec } from './api';
 import type { ResourceRequest } from './provider';
 
 /** Spec fields carried to the plan as they are. */
-export const REQUEST_FIELDS = ['gpu', 'regions', 'instanceTypes', 'maxPricePerHour', 'image', 'diskGb', 'spot'] as const satisfies readonly (keyof VmSpec &
-  keyof ResourceRequest)[];
+export const REQUEST_FIELDS = [
+  'gpu',
+  'regions',
+  'instanceTypes',
+  'maxPricePerHour',
+  'image',
+  'diskGb',
+  'spot',
+  'reserved',
+] as const satisfies readonly (keyof VmSpec & keyof ResourceRequest)[];
 
 /** Spec fields the request takes in another form. */
 export const CONVERTED_FIELDS = ['name', 'k8s'] as const satisfies readonly (keyof VmSpec)[];

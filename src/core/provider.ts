@@ -6,6 +6,7 @@
  * waiting and retrying are Temporal's job (activity retry policies).
  * Errors leave an adapter only as {@link ProviderError} (see `src/core/errors.ts`).
  */
+import type { BlockOffering, BlockQuery, ReservationInfo, ReservedAsk } from './reservation';
 
 /** JSON value; driver-private data that is kept in workflow history must be plain JSON. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -51,6 +52,8 @@ export interface ResourceRequest {
    * set; `matchOffers` keeps the markets asked for.
    */
   spot?: SpotMode;
+  /** `--reservation`, `--capacity-block`, `--queue` (src/core/reservation.ts); absent: no reserved capacity. */
+  reserved?: ReservedAsk;
 }
 
 /** See {@link ResourceRequest.spot}. */
@@ -90,6 +93,10 @@ export interface Offer {
    * the offer and capacity-memory keys, so a spot answer never blocks or demotes the on-demand offer.
    */
   market?: Market;
+  /** On a `reserved` offer: the reservation (or bought block) it launches into, targeted. */
+  reservation?: ReservationInfo;
+  /** A queued request (GCP flex-start): placed once, waited on up to the ask's `waitMs`. */
+  queued?: boolean;
   /** Adapter-private plan data (image id, vendor offer id); plain JSON, kept in history. */
   extra?: Json;
 }
@@ -296,6 +303,13 @@ export interface CloudProvider {
    * sweeps it with `cleanup`. Resources of other deployments are never returned.
    */
   sideInventory?(at: Location): Promise<SideResource[]>;
+  /** Optional (clouds that sell capacity blocks): the blocks on offer for the query; read-only. */
+  blockOfferings?(q: BlockQuery): Promise<BlockOffering[]>;
+  /**
+   * Optional: buy a block offering (billed at once). Idempotent by `idempotencyKey`: a retry
+   * returns the block already bought. Returns the reservation to launch into.
+   */
+  buyBlock?(offering: BlockOffering, idempotencyKey: string): Promise<ReservationInfo>;
 }
 
 /** The label/tag key every resource carries, with the VM name as value. */

@@ -20,6 +20,7 @@ const full: Required<VmSpec> = {
   parallel: 2,
   recover: true,
   spot: 'auto',
+  reserved: { kind: 'reservation', id: 'cr-0123' },
 };
 
 describe('the plan request derived from the spec', () => {
@@ -42,6 +43,7 @@ describe('the plan request derived from the spec', () => {
       image: 'ami-123',
       diskGb: 500,
       spot: 'auto',
+      reserved: full.reserved,
     });
   });
 
