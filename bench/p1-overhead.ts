@@ -6,6 +6,7 @@
  * cloud) the comparison measured luck: a local sshd listens 30–50 ms after create, so whichever
  * side happened to look first after that won by 250 ms.
  */
+import { startAttributes } from '../src/core/search-attributes';
 import type { Client } from '@temporalio/client';
 import { createOrAdopt } from '../src/activities/create-or-adopt';
 import type { SshIdentity } from '../src/ssh';
@@ -82,6 +83,7 @@ export async function workflowLaunch(client: Client, taskQueue: string, name: st
   const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue,
     workflowId: `${vmWorkflowId(name)}-${t0}`,
+    typedSearchAttributes: startAttributes(name),
     args: [{ spec: { name, clouds: ['local'], k8s: 'off', ttlMs: 1 } }],
   });
   const s = await h.result();

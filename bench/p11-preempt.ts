@@ -7,6 +7,7 @@
  * how long before the deadline that was, when the old instance was deleted, and the most billed
  * instances of the name at any 20 ms sample (must be ≤ 2).
  */
+import { startAttributes } from '../src/core/search-attributes';
 import type { Client } from '@temporalio/client';
 import { instanceLostSignal, statusQuery, teardownSignal, vmWorkflowId, type VmStatus } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
@@ -41,6 +42,7 @@ async function one(client: Client, taskQueue: string, fake: FakeProvider, name: 
   const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue,
     workflowId: `${vmWorkflowId(name)}-${Date.now()}`,
+    typedSearchAttributes: startAttributes(name),
     args: [{ spec: { name, clouds: [fake.name], k8s: 'off', recover: true }, tuning: { healthIntervalMs: 10 * 60_000 } }],
   });
   const ready = await waitStatus(h, (s) => s.stage === 'ready');

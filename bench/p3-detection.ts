@@ -3,6 +3,7 @@
  * schedule. Every schedule gets the same boot durations (spread around the cloud's typical boot
  * time), its VMs launched at once on the FakeProvider registered for that schedule.
  */
+import { startAttributes } from '../src/core/search-attributes';
 import type { Client } from '@temporalio/client';
 import { vmWorkflowId, teardownSignal } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
@@ -32,6 +33,7 @@ export async function measureDetection(client: Client, taskQueue: string, fake: 
       const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
         taskQueue,
         workflowId: `${vmWorkflowId(name)}-${Date.now()}`,
+        typedSearchAttributes: startAttributes(name),
         args: [{ spec: { name, clouds: [fake.name], k8s: 'off' }, tuning: { healthIntervalMs: 10 * 60_000 } }],
       });
       // The instance gets its own boot time as soon as it exists.

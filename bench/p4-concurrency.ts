@@ -2,6 +2,7 @@
  * P4: N launches at once on one worker against a FakeProvider with a simulated boot: wall time
  * until every VM is Ready, peak RSS of this process (which hosts the worker), history events.
  */
+import { startAttributes } from '../src/core/search-attributes';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
@@ -60,6 +61,7 @@ export async function measureConcurrency(
         client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
           taskQueue,
           workflowId: `${vmWorkflowId(`p4-${i}`)}-${tag}`,
+          typedSearchAttributes: startAttributes(`p4-${i}`),
           args: [{ spec: { name: `p4-${i}`, clouds: [cloud], k8s: 'off' }, tuning: { healthIntervalMs: 10 * 60_000 } }],
         }),
       ),

@@ -2,6 +2,7 @@
  * P5: a plan of 10 offers whose first 9 answer Capacity on create: orchestration time from the
  * workflow's start to the 10th create call (and the history events it cost, for P2).
  */
+import { startAttributes } from '../src/core/search-attributes';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { capacityMemoryWorkflowId } from '../src/core/capacity-memory';
 import type { Offer } from '../src/core/provider';
@@ -53,6 +54,7 @@ export async function failoverRun(client: Client, taskQueue: string, fake: FakeP
   const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue,
     workflowId: `${vmWorkflowId(name)}-${t0}`,
+    typedSearchAttributes: startAttributes(name),
     args: [{ spec: { name, clouds: [fake.name], k8s: 'off' }, tuning: { healthIntervalMs: 10 * 60_000 } }],
   });
   let events: HistoryEvent[] = [];

@@ -16,6 +16,7 @@
  * `--partitions N` starts the dev server with N task-queue partitions (the dev server's default
  * is 4): one partition means no forwarding between partitions when few workers poll.
  */
+import { startAttributes } from '../src/core/search-attributes';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
 import { failoverOffers, forgetCapacity, FAILOVER_OFFERS } from './p5-failover';
@@ -92,6 +93,7 @@ async function oneRun(lab: Awaited<ReturnType<typeof startLab>>, i: number): Pro
   const h = await lab.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue: lab.taskQueue,
     workflowId: `${vmWorkflowId(name)}-${Date.now()}`,
+    typedSearchAttributes: startAttributes(name),
     args: [{ spec: { name, clouds: ['p5'], k8s: 'off' }, tuning: { healthIntervalMs: 10 * 60_000 } }],
   });
   let events: HistoryEvent[] = [];

@@ -4,6 +4,7 @@
  * the installer as its boot script) vs a forced SSH push (a cloud without boot scripts).
  * Measured from the workflow's `k8s` stage upsert to its `ready` upsert in history.
  */
+import { startAttributes } from '../src/core/search-attributes';
 import type { Client } from '@temporalio/client';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
@@ -38,6 +39,7 @@ export async function k3sRun(client: Client, taskQueue: string, cloud: Simulated
   const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue,
     workflowId: `${vmWorkflowId(name)}-${t0}`,
+    typedSearchAttributes: startAttributes(name),
     args: [{ spec: { name, clouds: [cloud.name] }, tuning }],
   });
   let events: HistoryEvent[] = [];

@@ -8,6 +8,7 @@
  * heartbeat timeout; the worker's 3 s throttle is shorter, so each one reaches the server) +
  * its timers and signals (none while idle) + each VM's backstop (a timer and an activity).
  */
+import { startAttributes } from '../src/core/search-attributes';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { statusQuery, type VmStatus } from '../src/core/api';
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
       const h = await lab.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
         taskQueue: lab.taskQueue,
         workflowId: `vm-${name}`,
+        typedSearchAttributes: startAttributes(name),
         args: [{ spec: { name, clouds: ['local'], regions: ['local-a'] } }],
       });
       const ready = await until(

@@ -32,7 +32,7 @@ import {
   type SlotStatus,
 } from '../core/fleet-api';
 import type { FleetShape } from '../core/fleet/types';
-import { SA } from '../core/search-attributes';
+import { SA, startAttributes } from '../core/search-attributes';
 import type { Tuning } from '../core/tuning';
 import type { fleetWorkflow, offersWorkflow, vmWorkflow } from '../workflows';
 
@@ -113,10 +113,7 @@ export class GpuprovClient {
       args: [{ spec, ...(tuning ? { tuning } : {}) }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      typedSearchAttributes: [
-        { key: SA.vmName, value: spec.name },
-        { key: SA.stage, value: 'pending' },
-      ],
+      typedSearchAttributes: startAttributes(spec.name),
       staticSummary: `VM ${spec.name}: ${gpu} on ${spec.clouds?.join(', ') ?? 'any configured cloud'}`,
       staticDetails: `gpuprov VM **${spec.name}** — ${gpu}${spec.regions ? `, regions ${spec.regions.join(', ')}` : ''}${spec.maxPricePerHour !== undefined ? `, at most $${spec.maxPricePerHour}/h` : ''}${spec.ttlMs ? `, TTL ${Math.round(spec.ttlMs / 60_000)} min` : ''}`,
     });

@@ -8,7 +8,7 @@ import { locationOf, offerKey } from '../core/offers';
 import type { Offer } from '../core/provider';
 import { API_VERSION, type Stage, type VmSpec, type VmStatus } from '../core/api';
 import { recoveryLine, replacementSpec, retiringLine } from '../core/recovery';
-import { SA } from '../core/search-attributes';
+import { indexedStage, indexKey, SA, type IndexedVm } from '../core/search-attributes';
 import { withTuning, type Tuning } from '../core/tuning';
 import { logStage } from './telemetry';
 
@@ -25,7 +25,8 @@ export class VmContext {
   k8sRetryRequests = 0;
   /** Read-only waits that a cancel may interrupt (never a mutating cloud call). */
   private readonly interruptible = new Set<CancellationScope>();
-  private lastAttrs = '';
+  /** What the search attributes index now ({@link indexKey}): at first, what the start gave or the previous run carried. */
+  private indexed = indexKey(indexedAtStart());
 
   constructor(spec: VmSpec, tuning?: Partial<Tuning>, carried?: VmStatus) {
     this.tuning = withTuning(tuning);
@@ -83,16 +84,19 @@ export class VmContext {
 
   private syncAttributes(): void {
     const s = this.status;
+    const want: IndexedVm = { vmName: s.name, stage: indexedStage(s.stage) };
+    if (s.offer) Object.assign(want, { cloud: s.offer.cloud, region: s.offer.region, instanceType: s.offer.instanceType });
+    else Object.assign(want, indexedAtStart(), { vmName: s.name, stage: want.stage });
+    const key = indexKey(want);
+    if (key === this.indexed) return;
+    this.indexed = key;
     const pairs: SearchAttributeUpdatePair[] = [
       { key: SA.vmName, value: s.name },
-      { key: SA.stage, value: s.stage },
+      { key: SA.stage, value: want.stage! },
     ];
     if (s.offer) {
       pairs.push({ key: SA.cloud, value: s.offer.cloud }, { key: SA.region, value: s.offer.region }, { key: SA.instanceType, value: s.offer.instanceType });
     }
-    const sig = JSON.stringify(pairs.map((p) => p.value));
-    if (sig === this.lastAttrs) return;
-    this.lastAttrs = sig;
     upsertSearchAttributes(pairs);
   }
 
@@ -111,4 +115,15 @@ export class VmContext {
     lines.push(`run: ${workflowInfo().runId}`);
     return lines.join('\n\n');
   }
+}
+
+/** The search attributes this run was started with (or carried from the run it continues). */
+function indexedAtStart(): IndexedVm {
+  const sa = workflowInfo().typedSearchAttributes;
+  const out: IndexedVm = {};
+  for (const k of ['vmName', 'stage', 'cloud', 'region', 'instanceType'] as const) {
+    const v = sa.get(SA[k]);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
 }

@@ -29,6 +29,7 @@ import { checkRevision, expandShape, shapeProblems, type FleetShape } from '../c
 import { teardownSignal, type VmStatus } from '../core/api';
 import type { ApplyShapeResult, FleetCarried, FleetLogEntry, FleetStatus, FleetWorkflowInput, SlotEvent } from '../core/fleet-api';
 import { eventOfChild, noteOf } from '../core/fleet/child-events';
+import { startAttributes } from '../core/search-attributes';
 import { withTuning, type Tuning } from '../core/tuning';
 import { SDK_FAILURE_KINDS } from '../core/failures';
 import { failureInfo } from './failure-info';
@@ -239,6 +240,7 @@ export class FleetDriver {
         // The fleet continues-as-new while children live on; they report by signal. It never
         // ends with a child open: a slot is destroyed only once its child has closed.
         parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: startAttributes(slot),
         staticSummary: `fleet ${this.desired.name}: slot ${slot}, attempt ${attempt}`,
       }).then(
         (h) => {
