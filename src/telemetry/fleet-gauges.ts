@@ -11,14 +11,15 @@ import { statusQuery, type Stage } from '../core/api';
 import { METRICS } from '../core/metrics';
 import { SA } from '../core/search-attributes';
 
-/** Stages of a running VM workflow, reported as 0 when none is in them. */
+/**
+ * Stages of a running VM workflow as `GpuprovStage` indexes them, reported as 0 when none is in
+ * them. An attempt's `booting` and `connecting` are indexed (and so counted) as `creating`.
+ */
 const RUNNING_STAGES: readonly Stage[] = [
   'pending',
   'planning',
   'preparing',
   'creating',
-  'booting',
-  'connecting',
   'compensating',
   'waiting-retry',
   'k8s',

@@ -67,8 +67,9 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     await waitStage(handle, 'booting', 60_000);
     scrapes.launching = await pollUntil(
       () => scrape(w.metricsAddress),
-      (s) => value(s, METRICS.vms, { stage: 'booting' }) >= 1,
-      'gpuprov_vms{stage="booting"} while booting',
+      // GpuprovStage indexes an attempt's booting as creating (src/core/search-attributes.ts).
+      (s) => value(s, METRICS.vms, { stage: 'creating' }) >= 1,
+      'gpuprov_vms{stage="creating"} while booting',
       BOOT_DELAY_MS * 3,
     );
     const ready = await waitStage(handle, 'ready', 90_000);
@@ -150,7 +151,8 @@ describe.skipIf(!requireServer() || !requireTool('sshd', haveSshd, 'apt-get inst
     const { before, launching, up, after } = scrapes as Required<typeof scrapes>;
     expect(has(before, 'temporal_request')).toBe(true); // the SDK's own series, same endpoint
     expect(value(before, METRICS.orphansSwept)).toBe(0);
-    expect(value(launching, METRICS.vms, { stage: 'booting' })).toBeGreaterThanOrEqual(1);
+    expect(value(launching, METRICS.vms, { stage: 'creating' })).toBeGreaterThanOrEqual(1);
+    expect(launching.some((s) => s.name === METRICS.vms && s.labels.stage === 'booting')).toBe(false);
     expect(value(launching, METRICS.failoverAttempts, { kind: 'Capacity', cloud: 'local' })).toBe(1);
     expect(value(launching, METRICS.launches)).toBe(0);
     expect(cloudStage).toBe('local');
