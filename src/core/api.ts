@@ -50,7 +50,7 @@ export interface VmSpec {
   parallel?: number;
   /** `--spot`: `only` spot offers, or `auto` spot first then on-demand (src/core/offer-match.ts); absent: on-demand only. */
   spot?: SpotMode;
-  /** `--recover`: a lost VM is torn down and launched again under the same name (src/core/recovery.ts); not for fleet slots. */
+  /** `--recover`: a lost VM is torn down and launched again under the same name (src/core/recovery.ts); not for fleet slots (a spot slot replaces a preempted instance without it). */
   recover?: boolean;
   /**
    * `--reservation ID` / `--capacity-block OFFERING --yes` / `--queue [--wait D]`

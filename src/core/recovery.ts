@@ -3,8 +3,9 @@
  *
  * | the lost VM                                                     | next                                   |
  * |-----------------------------------------------------------------|----------------------------------------|
+ * | a fleet's slot, `spot` in its spec, `preempted` with a `deadline` still ahead | the rows below from "a teardown" on (a slot under spot replaces itself as `--recover` does) |
+ * | a fleet's slot otherwise (the fleet replaces lost slots itself) | `lost`, ends                           |
  * | no `recover` in its spec                                        | `lost`, ends (as without the flag)     |
- * | a fleet's slot (the fleet replaces lost slots itself)           | `lost`, ends                           |
  * | a teardown or cancel was asked before the relaunch              | `lost`, ends: the user wants it gone   |
  * | already relaunched `maxRecoveries` times                        | `lost`, ends (`gaveUp` says why)       |
  * | `--budget` spent, every run so far counted                      | `lost`, ends (`gaveUp` says why)       |
@@ -64,9 +65,18 @@ function preemptionsOf(f: LossFacts): string[] | undefined {
   return all.length > 0 ? all.slice(-Math.max(1, f.spotAutoPreemptions)) : undefined;
 }
 
+/** A preemption with its deadline still ahead: the notice is a head start. */
+function noticeAhead(f: LossFacts): boolean {
+  const { deadline } = f.cause;
+  return f.cause.kind === 'preempted' && deadline !== undefined && Date.parse(deadline) > Date.parse(f.lostAt);
+}
+
+/** A fleet's spot slot replaces its preempted instance itself, before the deadline; any other lost slot is the fleet's to replace. */
+const slotReplaces = (f: LossFacts): boolean => f.spec.spot !== undefined && noticeAhead(f);
+
 /** The row of the table above that a loss takes (pure). */
 export function decideAfterLoss(f: LossFacts): LossDecision {
-  if (!f.spec.recover || f.fleetSlot) return { kind: 'stay' };
+  if (f.fleetSlot ? !slotReplaces(f) : !f.spec.recover) return { kind: 'stay' };
   const count = f.recovered?.count ?? 0;
   const preemptions = preemptionsOf(f);
   const base: RecoveryRecord = {
@@ -83,8 +93,9 @@ export function decideAfterLoss(f: LossFacts): LossDecision {
     return { kind: 'stay', record: { ...base, gaveUp: `the budget of $${f.spec.budgetUsd} is spent` } };
   const onDemand = f.spec.spot === 'auto' && (preemptions?.length ?? 0) >= f.spotAutoPreemptions;
   const record: RecoveryRecord = { ...base, count: count + 1, ...(onDemand ? { onDemand: true } : {}) };
-  const { deadline } = f.cause;
-  if (f.cause.kind === 'preempted' && deadline !== undefined && Date.parse(deadline) > Date.parse(f.lostAt)) return { kind: 'replace', record, deadline };
+  if (noticeAhead(f)) return { kind: 'replace', record, deadline: f.cause.deadline! };
+  // A slot's loss without a head start is the fleet's to replace (only a notice reaches here).
+  if (f.fleetSlot) return { kind: 'stay' };
   return { kind: 'relaunch', record };
 }
 

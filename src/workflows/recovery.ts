@@ -40,7 +40,7 @@ export function replacementAfterLoss(
   lostAtMs: number,
 ): { recovered: RecoveryRecord; retiring: RetiringInstance } | undefined {
   const s = ctx.status;
-  if (cause.kind !== 'preempted' || !s.spec.recover || !s.location || !s.offer || !s.createdBy) return undefined;
+  if (cause.kind !== 'preempted' || !s.location || !s.offer || !s.createdBy) return undefined;
   const d = decide(ctx, cause, stopAsked, lostAtMs);
   if (d.kind !== 'replace') return undefined;
   countPreemption(s, true, 'replace');

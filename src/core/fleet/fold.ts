@@ -3,6 +3,13 @@
  * returns the slot's new record, or undefined to discard the event (state unchanged): an event
  * that does not fit the record (e.g. a `vmReady` for a VM not launching, a `bootDone` with no
  * start pending) is stale. Events of a missing slot or another attempt never reach a reducer.
+ *
+ * | `vmReady` on a slot whose VM is                | the record                                               |
+ * |------------------------------------------------|----------------------------------------------------------|
+ * | `launching`                                    | `up`, its endpoint; ready unless a bootstrap is due      |
+ * | `up`, at the same endpoint                     | stale (told twice)                                       |
+ * | `up`, at another endpoint                      | the child replaced its preempted instance (src/core/recovery.ts, row `replace`): the new endpoint; a bootstrap slot bootstraps again |
+ * | anything else                                  | stale                                                    |
  */
 import { backoffMs, type FleetTuning } from './backoff';
 import { clearPending, failed, withSlot, type BootFacts, type FleetEvent, type FleetState, type SlotRecord } from './slot';
@@ -19,7 +26,25 @@ function seqs(e: { lastStdoutSeq?: number; lastStderrSeq?: number }): Partial<Bo
 
 const vmStarted: Reducer<'vmStarted'> = (r) => ({ ...clearPending(r, ['startVm']), resultAwaited: true });
 
+const sameEndpoint = (a: SlotRecord['endpoint'], b: SlotRecord['endpoint']): boolean => a?.host === b?.host && a?.port === b?.port && a?.user === b?.user;
+
+/** The same attempt, Ready again on a replacement instance (its old one was preempted). */
+function replaced(rec: SlotRecord, e: EventOf<'vmReady'>): SlotRecord {
+  const { hostKey: _h, workerKeyFingerprint: _w, ...rest } = rec;
+  const r: SlotRecord = {
+    ...rest,
+    endpoint: e.endpoint,
+    ...(e.hostKey ? { hostKey: e.hostKey } : {}),
+    ...(e.workerKeyFingerprint ? { workerKeyFingerprint: e.workerKeyFingerprint } : {}),
+  };
+  if (!r.template.bootstrap) return r;
+  // The old VM's bootstrap is gone with it; clearing its op makes that op's late answer stale.
+  const fresh = clearPending(r, ['startBootstrap', 'stopBootstrap']);
+  return { ...fresh, boot: { state: 'none', started: false }, ready: false, ...(r.intent === 'active' ? { stage: 'launching' as const } : {}) };
+}
+
 const vmReady: Reducer<'vmReady'> = (rec, e) => {
+  if (rec.vm === 'up') return sameEndpoint(rec.endpoint, e.endpoint) ? undefined : replaced(rec, e);
   if (rec.vm !== 'launching') return undefined;
   const r: SlotRecord = {
     ...clearPending(rec, ['startVm']),

@@ -91,3 +91,20 @@ describe('the preempted cause for people', () => {
     expect(retiringLine({ ...r, goneAt: AT })).toContain(`deleted ${AT}`);
   });
 });
+
+describe('decideAfterLoss: a fleet slot preempted', () => {
+  const slot = (f: Partial<LossFacts> = {}): LossFacts => facts({ fleetSlot: true, spec: { spot: 'only' }, ...f });
+  it('under spot with the deadline ahead: the slot replaces itself (no --recover needed), counted', () => {
+    expect(decideAfterLoss(slot())).toMatchObject({ kind: 'replace', deadline: notice.deadline, record: { count: 1 } });
+  });
+  it('without a notice, past the deadline, without spot, or any other loss: the fleet replaces it (stay, no record)', () => {
+    expect(decideAfterLoss(slot({ cause: { kind: 'preempted' } }))).toEqual({ kind: 'stay' });
+    expect(decideAfterLoss(slot({ cause: { ...notice, deadline: AT } }))).toEqual({ kind: 'stay' });
+    expect(decideAfterLoss(slot({ spec: {} }))).toEqual({ kind: 'stay' });
+    expect(decideAfterLoss(slot({ spec: { recover: true, spot: 'only' }, cause: { kind: 'vanished' } }))).toEqual({ kind: 'stay' });
+  });
+  it('the bound and a teardown asked still hold for a slot', () => {
+    expect(decideAfterLoss(slot({ stopAsked: true }))).toMatchObject({ kind: 'stay', record: { gaveUp: 'a teardown or cancel was asked' } });
+    expect(decideAfterLoss(slot({ recovered: rec([AT, AT, AT, AT, AT]) }))).toMatchObject({ kind: 'stay' });
+  });
+});
