@@ -10,8 +10,8 @@
  * | `--spot auto`                          | every spot offer first, then on-demand; the rows above within each market |
  */
 import type { PlanOutput } from '../activities';
-import type { AttemptRecord, RecoveryRecord, VmStatus } from '../core/api';
-import { recoveryLine } from '../core/recovery';
+import type { AttemptRecord, RecoveryRecord, RetiringInstance, VmStatus } from '../core/api';
+import { recoveryLine, retiringLine } from '../core/recovery';
 import type { BlockScope } from '../core/errors';
 import { SDK_FAILURE_KINDS } from '../core/failures';
 import { marketOf, offerKey } from '../core/offers';
@@ -82,6 +82,8 @@ export interface ExplainReport {
   error?: { kind: string; message: string };
   /** `--recover`: relaunches so far and the last loss (the plans and attempts above are the current run's). */
   recovered?: RecoveryRecord;
+  /** A replacement's preempted instance, run beside it until it was deleted. */
+  retiring?: RetiringInstance;
 }
 
 const CLEANUP_ACTIVITIES = ['releaseAt'];
@@ -252,6 +254,7 @@ export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number
     spend,
     ...(status.error ? { error: status.error } : {}),
     ...(status.recovered ? { recovered: status.recovered } : {}),
+    ...(status.retiring ? { retiring: status.retiring } : {}),
   };
 }
 
@@ -305,6 +308,7 @@ export function formatExplain(r: ExplainReport): string {
   } else out.push('winner: none');
   if (r.error) out.push(`error: ${r.error.kind}: ${r.error.message.split('\n')[0]}`);
   if (r.recovered) out.push(`recovered (--recover): ${recoveryLine(r.recovered)}`);
+  if (r.retiring) out.push(`replaced: ${retiringLine(r.retiring)}`);
   out.push(`spend: ${spendLine(r.spend)}`);
   return out.join('\n') + '\n';
 }

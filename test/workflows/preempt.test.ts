@@ -6,7 +6,7 @@
  * ordinary recovery. `spot: 'auto'` preempted too often: the replacement is on-demand. `explain`
  * and `status` show the cause with notice and deadline.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +28,7 @@ import { FAST, waitFor } from './helpers';
 /** Only the account watcher reports a loss (no backstop health check within a test). */
 const QUIET: Partial<Tuning> = { ...FAST, healthIntervalMs: 3_600_000 };
 const LOOK_MS = 300;
+const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts');
 
 describe.skipIf(!requireServer())('spot preemption under --recover (FakeProvider, account watcher)', () => {
   const fake = new FakeProvider();
@@ -116,7 +117,12 @@ describe.skipIf(!requireServer())('spot preemption under --recover (FakeProvider
 
     const client = await testEnv().client();
     const report = await explainWorkflow(client, h.workflowId, name);
-    expect(formatExplain(report)).toMatch(/recovered \(--recover\): 1 time; last lost [^:]+:\d\d:[\d.]+Z: preempted \(notice /);
+    const text = formatExplain(report);
+    // For people: what `provision explain` says of a preempted, replaced VM.
+    mkdirSync(ARTIFACTS, { recursive: true });
+    writeFileSync(join(ARTIFACTS, 'explain-preempted.txt'), text);
+    expect(text).toMatch(/recovered \(--recover\): 1 time; last lost [^:]+:\d\d:[\d.]+Z: preempted \(notice /);
+    expect(text).toContain(`replaced: ${oldId} at fake/fake-a (preempted): deleted ${again.retiring!.goneAt}`);
     await down(h, name);
   });
 
