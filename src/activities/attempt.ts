@@ -44,7 +44,7 @@ export interface AttemptDeps {
   /** Injected for tests; default: the activity context's heartbeat. */
   heartbeat?: () => void;
   /** Run before anything of `vmName` is made at `at` (side resources, then the instance): the account watcher's record; a throw fails the create before anything is made. */
-  beforePrepare?: (at: Location, vmName: string, createKey?: string) => Promise<void>;
+  beforePrepare?: (at: Location, vmName: string, createKey?: string, spot?: boolean) => Promise<void>;
   /** Tell the capacity memory on `taskQueue` that `offer` answered Capacity; must not throw (see {@link ReleaseInput.capacity}). */
   noteCapacity?: (taskQueue: string, offer: CapacityOffer) => Promise<void>;
 }
@@ -156,7 +156,7 @@ export function createAttemptActivities(deps: AttemptDeps) {
       // record of this create even if this workflow is terminated before it ends (it sweeps only
       // what this deployment recorded and no open workflow owns).
       try {
-        await deps.beforePrepare?.({ cloud: offer.cloud, region: offer.region }, s.vmName, createKeyOf(s.idempotencyKey));
+        await deps.beforePrepare?.({ cloud: offer.cloud, region: offer.region }, s.vmName, createKeyOf(s.idempotencyKey), offer.market === 'spot');
       } catch (err) {
         throw toFailure(err, 'prepare');
       }

@@ -37,6 +37,8 @@ export interface NameRecord {
   createKey?: string;
   /** A Ready VM's record: the watcher looks at once (at most once per 2 s). A create's record does not wake it: nothing to see yet. */
   wake?: boolean;
+  /** A create on the spot market (with its `createKey`): the watcher looks at the spot cadence while it is Ready. */
+  spot?: boolean;
 }
 
 /** Records `names` (none: only wakes it) with the watcher of `target`; resolves to its workflow ID once accepted. */
@@ -48,7 +50,7 @@ interface Batch {
 }
 
 const entryOf = (n: string | NameRecord): NameRecord => (typeof n === 'string' ? { vmName: n } : n);
-const idOf = (n: NameRecord): string => `${n.vmName}\n${n.createKey ?? ''}`;
+const idOf = (n: NameRecord): string => `${n.vmName}\n${n.createKey ?? ''}${n.spot ? '\nspot' : ''}`;
 
 /** Signal-with-start of the watcher of `target` carrying `names`; its workflow ID. */
 async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: NameRecord[]): Promise<string> {
@@ -58,12 +60,21 @@ async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: Na
   const vmNames = [...new Set(names.map((n) => n.vmName))];
   const createKeys = names.flatMap((n) => (n.createKey ? [{ vmName: n.vmName, createKey: n.createKey }] : []));
   const wake = names.length === 0 || names.some((n) => n.wake);
+  const spotNames = [...new Set(names.filter((n) => n.spot && n.createKey).map((n) => n.vmName))];
   await c.workflow.signalWithStart('accountWatcherWorkflow', {
     workflowId,
     taskQueue: target.taskQueue,
     args: [start],
     signal: watcherRecordSignal,
-    signalArgs: [{ vmNames, ...(createKeys.length > 0 ? { createKeys } : {}), ...(wake ? { wake } : {}), ...(deps.watcher ? { tuning: deps.watcher } : {}) }],
+    signalArgs: [
+      {
+        vmNames,
+        ...(createKeys.length > 0 ? { createKeys } : {}),
+        ...(spotNames.length > 0 ? { spotNames } : {}),
+        ...(wake ? { wake } : {}),
+        ...(deps.watcher ? { tuning: deps.watcher } : {}),
+      },
+    ],
     staticSummary: `account watcher: ${cloud}/${region}`,
   });
   return workflowId;
@@ -125,15 +136,17 @@ function activityContext(): Context | undefined {
  * of the workflow that scheduled the create (the activity runs on its cloud's queue, named after
  * it). A failure throws a Transient ProviderError: nothing is made without a record.
  */
-export function recordBeforeCreate(deps: RecordDeps): (at: { cloud: string; region: string }, vmName: string, createKey?: string) => Promise<void> {
+export function recordBeforeCreate(
+  deps: RecordDeps,
+): (at: { cloud: string; region: string }, vmName: string, createKey?: string, spot?: boolean) => Promise<void> {
   const record = recordOnce(deps);
-  return async (at, vmName, createKey) => {
+  return async (at, vmName, createKey, spot) => {
     const ctx = activityContext();
     if (!ctx) return;
     try {
       const c = deps.client?.() ?? ctx.client;
       const watcher = await record(c, { at: { cloud: at.cloud, region: at.region }, taskQueue: mainTaskQueue(ctx.info.taskQueue, at.cloud) }, [
-        createKey ? { vmName, createKey } : vmName,
+        createKey ? { vmName, createKey, ...(spot ? { spot } : {}) } : vmName,
       ]);
       activityLog('info', 'create recorded with the account watcher', { workflowId: watcher });
     } catch (err) {

@@ -45,6 +45,8 @@ export interface WatchCycleInput extends WatchInput {
   known: OrphanSeen[];
   /** The ledger names the workflow asks about (`expiringOf`): the digest says which are still here. */
   expiring?: string[];
+  /** The ledger names whose latest create was on spot (`spotNamesOf`): a Ready one here sets the `spot` cadence. */
+  spot?: string[];
   tuning: WatcherTuning;
   /** The signature of the view the workflow last acted on; absent: return after one look. */
   lastSignature?: string;
@@ -182,7 +184,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
         hb.ifDue();
         const view = await look(input);
         const signature = viewHash(view);
-        const digest = digestOf(view, input.expiring);
+        const digest = digestOf(view, input.expiring, input.spot);
         const due = dueIn(digest, input.known, now(), t.orphanGraceMs);
         const waitMs = nextLookInMs(
           digest.cadence,

@@ -14,6 +14,11 @@ export interface WatcherTuning {
   readyIntervalMs: number;
   /** Between looks when none are. */
   slowIntervalMs: number;
+  /**
+   * Between looks while a Ready VM here runs on spot (its create was recorded as spot): a
+   * preemption notice is acted on within this (the clouds give 30 s to 2 min).
+   */
+  spotIntervalMs: number;
   /** An unowned instance is deleted this long after it was first seen (GPUPROV_ORPHAN_GRACE). */
   orphanGraceMs: number;
   /** Deletions kept in the watcher's state (queryable, carried across continue-as-new). */
@@ -88,8 +93,8 @@ export interface WatcherState {
   lastCycleAt?: string;
   nextCycleAt?: string;
   fast: boolean;
-  /** `fast` (a VM launching), `ready` (VMs only Ready) or `slow` (none): src/core/watcher.ts. */
-  cadence?: 'fast' | 'ready' | 'slow';
+  /** `fast` (a VM launching), `spot` (a Ready spot VM), `ready` (VMs only Ready) or `slow` (none): src/core/watcher.ts. */
+  cadence?: 'fast' | 'spot' | 'ready' | 'slow';
   instances: number;
   owners: number;
   orphans: OrphanView[];
@@ -114,6 +119,8 @@ export interface CreateRecord {
   vmNames: string[];
   /** The create keys (`createKeyOf` of the idempotency keys) of those creates (absent from older senders and from Ready VMs). */
   createKeys?: { vmName: string; createKey: string }[];
+  /** Of the names with a create key here, those whose create is on the spot market (the `spot` cadence). */
+  spotNames?: string[];
   /** Look at once (a Ready VM's record, or a wake-up alone); a create's record leaves the watcher's cadence alone: nothing is there to see yet. */
   wake?: boolean;
   /** The sender's watcher settings, as {@link watcherNudgeSignal} carries them. */

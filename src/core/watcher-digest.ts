@@ -42,8 +42,8 @@ function unownedOf(vmName: string, instances: readonly Owned[], sides: readonly 
   return { vmName, instances: ids, ...(side?.length ? { sideResources: side } : {}) };
 }
 
-/** The digest of one look; `expiring` are the ledger names the workflow asks about. */
-export function digestOf(view: CycleView, expiring: readonly string[] = []): ViewDigest {
+/** The digest of one look; `expiring` are the ledger names the workflow asks about, `spot` those it recorded as spot creates. */
+export function digestOf(view: CycleView, expiring: readonly string[] = [], spot: readonly string[] = []): ViewDigest {
   const byName = groupBy(view.instances);
   const sides = groupBy(view.sides);
   const owners = groupBy<OwnerVm>(view.owners);
@@ -65,7 +65,7 @@ export function digestOf(view: CycleView, expiring: readonly string[] = []): Vie
     }
   }
   const present = expiring.filter((n) => byName.has(n) || sides.has(n) || owners.has(n));
-  return { instances: view.instances.length, owners: view.owners.length, unowned, lost, settling, cadence: cadenceOf(view.owners), present };
+  return { instances: view.instances.length, owners: view.owners.length, unowned, lost, settling, cadence: cadenceOf(view.owners, new Set(spot)), present };
 }
 
 /**

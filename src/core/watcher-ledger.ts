@@ -9,6 +9,7 @@
  * |---------------------------------------------------------|--------------------------------------------------|
  * | a create or a Ready VM records it                       | added (or refreshed): recorded and seen now      |
  * | a create records its create key                         | the key joins the name's (the latest 32 kept)    |
+ * | a create records its create key, on spot or not        | `spot` set or cleared: the latest create decides |
  * | a cycle lists it unowned, or asks and it is still there | seen now                                         |
  * | asked about, nothing of it seen for `ledgerKeepMs`      | forgotten (its instance is long gone)            |
  *
@@ -33,6 +34,8 @@ export interface LedgerEntry {
    * ledgers from before them): an instance of the name with another key is not this deployment's.
    */
   createKeys?: string[];
+  /** The latest create recorded with a key was on the spot market (the watcher's `spot` cadence). */
+  spot?: true;
 }
 
 /** Create keys kept per name: a failover's attempts in one region, and a few relaunches. */
@@ -45,16 +48,25 @@ export interface KeyRecord {
 }
 
 /** The ledger with these names (and create keys) recorded at `nowMs`. */
-export function recordCreates(ledger: readonly LedgerEntry[], vmNames: readonly string[], nowMs: number, keys: readonly KeyRecord[] = []): LedgerEntry[] {
+export function recordCreates(
+  ledger: readonly LedgerEntry[],
+  vmNames: readonly string[],
+  nowMs: number,
+  keys: readonly KeyRecord[] = [],
+  spotNames: readonly string[] = [],
+): LedgerEntry[] {
   const fresh = new Set([...vmNames, ...keys.map((k) => k.vmName)]);
+  const spot = new Set(spotNames);
   const kept = ledger.filter((e) => !fresh.has(e.vmName));
   return [
     ...kept,
     ...[...fresh].map((vmName): LedgerEntry => {
-      const before = ledger.find((e) => e.vmName === vmName)?.createKeys ?? [];
+      const entry = ledger.find((e) => e.vmName === vmName);
       const added = keys.filter((k) => k.vmName === vmName).map((k) => k.createKey);
-      const createKeys = [...new Set([...before, ...added])].slice(-KEYS_KEPT);
-      return { vmName, recordedAtMs: nowMs, seenAtMs: nowMs, ...(createKeys.length > 0 ? { createKeys } : {}) };
+      const createKeys = [...new Set([...(entry?.createKeys ?? []), ...added])].slice(-KEYS_KEPT);
+      // A Ready VM's record has no key: it keeps what its create said.
+      const onSpot = added.length > 0 ? spot.has(vmName) : entry?.spot === true;
+      return { vmName, recordedAtMs: nowMs, seenAtMs: nowMs, ...(createKeys.length > 0 ? { createKeys } : {}), ...(onSpot ? { spot: true as const } : {}) };
     }),
   ];
 }
@@ -100,4 +112,12 @@ export function keepLedger(
 /** The recorded names, for `planCycle`'s evidence. */
 export function recordedNames(ledger: readonly LedgerEntry[]): Set<string> {
   return new Set(ledger.map((e) => e.vmName));
+}
+
+/** The names whose latest recorded create was on spot (sorted). */
+export function spotNamesOf(ledger: readonly LedgerEntry[]): string[] {
+  return ledger
+    .filter((e) => e.spot)
+    .map((e) => e.vmName)
+    .sort();
 }

@@ -26,6 +26,7 @@
  * | open vmWorkflows placed here                  | cadence | default |
  * |-----------------------------------------------|---------|---------|
  * | at least one launching or tearing down        | `fast`  | 5 s     |
+ * | a Ready one whose create was recorded as spot | `spot`  | 4 s     |
  * | some, all Ready (or only VMs open elsewhere)  | `ready` | 20 s    |
  * | none                                          | `slow`  | 5 min   |
  *
@@ -65,6 +66,7 @@ export const DEFAULT_WATCHER_TUNING: WatcherTuning = {
   fastIntervalMs: 5_000,
   readyIntervalMs: 20_000,
   slowIntervalMs: 5 * 60_000,
+  spotIntervalMs: 4_000,
   orphanGraceMs: 10 * 60_000,
   keepSweeps: 50,
   continueAsNewAfterEvents: 2_000,
@@ -116,7 +118,7 @@ export const UP_STAGES: ReadonlySet<Stage> = new Set<Stage>(['ready', 'k8s-faile
 /** Statuses that count as alive (the same rule as the per-VM health check). */
 export const ALIVE: ReadonlySet<InstanceStatus> = new Set<InstanceStatus>(['Running', 'Pending']);
 
-export type Cadence = 'fast' | 'ready' | 'slow';
+export type Cadence = 'fast' | 'spot' | 'ready' | 'slow';
 
 /**
  * Stages in which a VM's instance comes or goes soon (the `fast` cadence). Not here: Ready ones,
@@ -135,14 +137,20 @@ const MOVING_STAGES: ReadonlySet<Stage> = new Set<Stage>([
   'lost',
 ]);
 
-/** The cadence for these owners: `fast` while one placed here launches, `ready` while any is open, else `slow`. */
-export function cadenceOf(owners: readonly OwnerVm[]): Cadence {
+/**
+ * The cadence for these owners: `fast` while one placed here launches, `spot` while one placed
+ * here is Ready on spot (`spot`: the names the ledger recorded as spot creates), `ready` while any
+ * is open, else `slow`.
+ */
+export function cadenceOf(owners: readonly OwnerVm[], spot?: ReadonlySet<string>): Cadence {
   if (owners.some((o) => !o.elsewhere && MOVING_STAGES.has(o.stage))) return 'fast';
+  if (spot?.size && owners.some((o) => !o.elsewhere && UP_STAGES.has(o.stage) && spot.has(o.vmName))) return 'spot';
   return owners.length > 0 ? 'ready' : 'slow';
 }
 
 /** The wait between looks at a cadence. */
 export function intervalOf(cadence: Cadence, t: WatcherTuning): number {
+  if (cadence === 'spot') return Math.min(t.spotIntervalMs, t.readyIntervalMs);
   return cadence === 'fast' ? t.fastIntervalMs : cadence === 'ready' ? t.readyIntervalMs : t.slowIntervalMs;
 }
 

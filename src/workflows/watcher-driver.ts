@@ -15,7 +15,7 @@ import { lossMessage } from '../core/loss';
 import { METRICS } from '../core/metrics';
 import { planCycle, withWatcherTuning, type CyclePlan, type OrphanSeen, type WatcherCarried, type WatcherInput } from '../core/watcher';
 import type { CreateRecord, SweepRecord, SweepRequest, WatcherState, WatcherTuning } from '../core/watcher-api';
-import { expiringOf, keepLedger, recordCreates, recordedKeys, recordedNames, type LedgerEntry } from '../core/watcher-ledger';
+import { expiringOf, keepLedger, recordCreates, recordedKeys, recordedNames, spotNamesOf, type LedgerEntry } from '../core/watcher-ledger';
 import type { WatchView } from '../activities/watcher';
 import { failureMessage } from './failure-info';
 import { sweeping, watchingLong } from './proxies';
@@ -50,6 +50,8 @@ export class WatcherDriver {
   private sweepDone = 0;
   private includeUnknown: string[] = [];
   private wokenAtMs = -Infinity;
+  /** Spot names whose Ready record woke this run: each wakes it once, past RECORD_WAKE_MS (its notice may be short). */
+  private readonly spotWoken = new Set<string>();
   /** The last cycle's deletions (what a `sweepNow` answers). */
   private lastSwept: SweepRecord[] = [];
   /** The long-polling cycle in flight: a nudge or a sweep request cancels it to look at once. */
@@ -91,9 +93,13 @@ export class WatcherDriver {
   /** The `record` signal: a launch is about to create these names here (the ledger's evidence). */
   onRecord(rec: CreateRecord): void {
     this.adopt(rec.tuning);
-    this.ledger = recordCreates(this.ledger, rec.vmNames, Date.now(), rec.createKeys);
+    this.ledger = recordCreates(this.ledger, rec.vmNames, Date.now(), rec.createKeys, rec.spotNames);
     this.state.ledger = this.ledger.length;
-    if (rec.wake && Date.now() - this.wokenAtMs >= RECORD_WAKE_MS) this.wake();
+    if (!rec.wake) return;
+    const spot = new Set(spotNamesOf(this.ledger));
+    const newSpot = rec.vmNames.filter((n) => spot.has(n) && !this.spotWoken.has(n));
+    for (const n of newSpot) this.spotWoken.add(n);
+    if (newSpot.length > 0 || Date.now() - this.wokenAtMs >= RECORD_WAKE_MS) this.wake();
   }
 
   /** The `sweepNow` Update: look at once with every orphan due (and the named unknown ones); answers that cycle's deletions. */
@@ -180,6 +186,7 @@ export class WatcherDriver {
   /** After a nudge or with a sweep asked: one look, at once; else long-poll from the last view. Undefined: failed (after a pause) or cancelled. */
   private async look(sweepAsked: boolean, expiring: string[]): Promise<WatchView | undefined> {
     const quick = sweepAsked || this.nudges !== this.nudgesSeen;
+    const spot = spotNamesOf(this.ledger);
     this.nudgesSeen = this.nudges;
     const scope = new CancellationScope();
     this.polling = scope;
@@ -190,6 +197,7 @@ export class WatcherDriver {
           taskQueue: workflowInfo().taskQueue,
           known: this.orphans,
           ...(expiring.length > 0 ? { expiring } : {}),
+          ...(spot.length > 0 ? { spot } : {}),
           tuning: this.t,
           ...(quick || this.lastSignature === undefined ? {} : { lastSignature: this.lastSignature }),
         }),

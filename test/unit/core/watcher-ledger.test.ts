@@ -8,6 +8,7 @@ import {
   KEYS_KEPT,
   keepLedger,
   recordCreates,
+  spotNamesOf,
   recordedKeys,
   recordedNames,
   type LedgerEntry,
@@ -63,6 +64,25 @@ describe('the watcher ledger', () => {
     const kept = ledger.find((e) => e.vmName === 'gpu1')?.createKeys ?? [];
     expect(kept).toHaveLength(KEYS_KEPT);
     expect(kept[kept.length - 1]).toBe(`m${KEYS_KEPT + 2}`);
+  });
+
+  it('the latest create with a key says whether the name is on spot; a Ready record (no key) keeps it', () => {
+    let ledger = recordCreates(
+      [],
+      [],
+      0,
+      [
+        { vmName: 'a', createKey: 'k1' },
+        { vmName: 'b', createKey: 'k2' },
+      ],
+      ['a'],
+    );
+    expect(spotNamesOf(ledger)).toEqual(['a']);
+    ledger = recordCreates(ledger, ['a'], 1);
+    expect(spotNamesOf(ledger)).toEqual(['a']);
+    // --spot auto fell back to on-demand: the relaunch's create clears it.
+    ledger = recordCreates(ledger, [], 2, [{ vmName: 'a', createKey: 'k3' }]);
+    expect(spotNamesOf(ledger)).toEqual([]);
   });
 
   it('a cycle asks only about names unseen for half ledgerKeepMs, the longest unseen first, at most EXPIRING_ASKED; a name not asked is never forgotten', () => {

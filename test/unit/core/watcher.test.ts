@@ -5,6 +5,7 @@ import {
   DEFAULT_WATCHER_TUNING,
   heartbeatEveryMs,
   planCycle as planDigest,
+  intervalOf,
   watcherWorkflowId,
   withWatcherTuning,
   type CycleView,
@@ -43,6 +44,16 @@ describe('planCycle', () => {
     expect(cadenceOf([{ ...owner('a', 'creating'), elsewhere: true }])).toBe('ready');
     expect(cadenceOf([])).toBe('slow');
     expect(planCycle({ instances: [], owners: [owner('a', 'creating')] }, [], 0, t, REC).nextCycleInMs).toBe(5_000);
+  });
+
+  it('cadence: spot while a VM placed here is Ready on spot (its create recorded as spot), looking every 4 s (never slower than ready)', () => {
+    const spot = new Set(['a']);
+    expect(cadenceOf([owner('a'), owner('b')], spot)).toBe('spot');
+    expect(cadenceOf([owner('b'), owner('a', 'booting')], spot)).toBe('fast');
+    expect(cadenceOf([owner('b')], spot)).toBe('ready');
+    expect(cadenceOf([{ ...owner('a'), elsewhere: true }], spot)).toBe('ready');
+    expect(intervalOf('spot', t)).toBe(4_000);
+    expect(intervalOf('spot', withWatcherTuning({ readyIntervalMs: 300 }))).toBe(300);
   });
 
   it('heartbeats every half the heartbeat timeout; the defaults meet P7 (ready look ≤ 30 s, a few beats per window)', () => {

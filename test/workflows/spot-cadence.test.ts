@@ -1,0 +1,101 @@
+/**
+ * The account watcher's `spot` cadence (src/core/watcher.ts): a Ready VM whose create was recorded
+ * as spot makes its region's watcher look every `spotIntervalMs`, so a preemption notice is acted on
+ * long before a slow `ready` look would see it. Here the ready look is 60 s and the notice 15 s: the
+ * replacement can only be created before the deadline because the watcher looked at the spot cadence.
+ * An on-demand VM leaves the watcher at `ready`.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { teardownSignal, type VmSpec } from '../../src/core/api';
+import type { Tuning } from '../../src/core/tuning';
+import { watcherWorkflowId } from '../../src/core/watcher';
+import { watcherStateQuery, type WatcherState } from '../../src/core/watcher-api';
+import { ProviderRegistry } from '../../src/providers/registry';
+import { loadOrCreateSshIdentity } from '../../src/ssh';
+import type { vmWorkflow } from '../../src/workflows';
+import { FakeProvider } from '../harness/fake-provider';
+import { requireServer, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
+import { FAST, waitFor } from './helpers';
+
+/** Only the account watcher reports a loss (no backstop health check within a test). */
+const QUIET: Partial<Tuning> = { ...FAST, healthIntervalMs: 3_600_000 };
+
+describe.skipIf(!requireServer())('the watcher looks at the spot cadence while a spot VM is Ready (FakeProvider)', () => {
+  const fake = new FakeProvider({ spot: { priceFactor: 0.4 } });
+  const deployment = `test-spot-cadence-${randomUUID().slice(0, 8)}`;
+  let worker: TestWorker;
+  beforeAll(async () => {
+    const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-spot-cadence-')));
+    worker = await startTestWorker({
+      deps: {
+        registry: new ProviderRegistry([fake]),
+        ssh,
+        prober: fake.prober(),
+        owner: deployment,
+        watcher: { fastIntervalMs: 300, readyIntervalMs: 60_000, spotIntervalMs: 300, slowIntervalMs: 60_000, heartbeatTimeoutMs: 6_000 },
+      },
+    });
+  });
+  afterAll(async () => {
+    const client = await testEnv().client();
+    for (const region of ['fake-a', 'fake-b'])
+      await client.workflow
+        .getHandle(watcherWorkflowId(deployment, 'fake', region))
+        .terminate('test over')
+        .catch(() => undefined);
+    await worker?.stop();
+  });
+
+  async function start(spec: Partial<VmSpec>): Promise<{ h: WorkflowHandle<typeof vmWorkflow>; name: string }> {
+    const name = `cad-${randomUUID().slice(0, 6)}`;
+    const client = await testEnv().client();
+    const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+      taskQueue: worker.taskQueue,
+      workflowId: `vm-${name}`,
+      args: [{ spec: { k8s: 'off', clouds: ['fake'], regions: ['fake-a'], ...spec, name }, tuning: QUIET }],
+    });
+    return { h, name };
+  }
+
+  async function watcherCadence(want: NonNullable<WatcherState['cadence']>): Promise<WatcherState> {
+    const client = await testEnv().client();
+    const w = client.workflow.getHandle(watcherWorkflowId(deployment, 'fake', 'fake-a'));
+    let last: WatcherState | undefined;
+    for (let i = 0; i < 300; i++) {
+      last = (await w.query(watcherStateQuery).catch(() => undefined)) ?? last;
+      if (last && last.cadence === want) return last;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the watcher's cadence never became ${want}: ${JSON.stringify(last)}`);
+  }
+
+  it('an on-demand VM: ready; a spot VM: spot, and its notice is acted on before the deadline', async () => {
+    fake.setBootMs(0);
+    const onDemand = await start({});
+    await waitFor(onDemand.h, (s) => s.stage === 'ready', 'on-demand ready', 30_000);
+    await watcherCadence('ready');
+
+    const spot = await start({ spot: 'only', recover: true });
+    const first = await waitFor(spot.h, (s) => s.stage === 'ready', 'spot ready', 30_000);
+    expect(first.offer?.market).toBe('spot');
+    await watcherCadence('spot');
+    const oldId = first.instanceIds[0]!;
+    const notice = fake.preempt(oldId, { noticeMs: 15_000 })!;
+    const again = await waitFor(spot.h, (s) => s.stage === 'ready' && s.recovered?.count === 1, 'replacement ready', 30_000);
+    const created = fake.callsOf('create').filter((c) => c.vmName === spot.name);
+    expect(created).toHaveLength(2);
+    expect(created[1]!.at).toBeLessThan(Date.parse(notice.deadline!));
+    expect(again.recovered?.lastCause).toMatchObject({ kind: 'preempted', deadline: notice.deadline });
+
+    for (const v of [onDemand, spot]) {
+      await v.h.signal(teardownSignal);
+      await v.h.result();
+      expect(fake.liveCount(v.name)).toBe(0);
+    }
+  });
+});
