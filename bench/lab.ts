@@ -24,7 +24,7 @@ import { startDevServer, type DevServer } from '../src/server/dev-server';
 import { obtainTemporalCli } from '../src/server/temporal-cli';
 import { buildWorker, runInBackground } from '../src/worker';
 import type { WorkerGroup } from '../src/worker-group';
-import { FakeProvider } from '../test/harness/fake-provider';
+import { FakeProvider, type FakeSpot } from '../test/harness/fake-provider';
 import { findClusterBinaries } from '../test/cluster/binaries';
 import { startCluster } from '../test/cluster/harness';
 
@@ -64,6 +64,8 @@ export interface FakeDecl {
   name: string;
   caps?: Partial<Capabilities>;
   schedule?: BootSchedule;
+  /** The fake sells spot (spot twins of its offers). */
+  spot?: FakeSpot;
 }
 
 /** utime + stime of a process from /proc (Linux), in seconds; NaN elsewhere. */
@@ -147,7 +149,7 @@ export async function startLab(o: {
   const fakes = new Map<string, FakeProvider>();
   const schedules = new Map<string, BootSchedule>();
   for (const f of o.fakes) {
-    const fake = new FakeProvider({ name: f.name });
+    const fake = new FakeProvider({ name: f.name, ...(f.spot ? { spot: f.spot } : {}) });
     fake.caps = { ...fake.caps, ...f.caps };
     fakes.set(f.name, fake);
     if (f.schedule) schedules.set(f.name, f.schedule);

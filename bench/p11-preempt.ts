@@ -1,24 +1,26 @@
 /**
- * P11 (issue 30): a spot preemption with notice under `--recover`, on a fake cloud, scaled
- * down ×{@link P11_SCALE} with the same ratios as a real one: a 120 s notice, a 60 s boot (6 s and
- * 3 s here). Per run: a Ready VM, its instance preempted at the cloud (`preempt(id, { noticeMs })`)
- * and the VM told as the account watcher tells it (`instanceLost` with the preempted cause: the
- * watcher's own detection adds at most one ready look, P7); measured: notice → replacement Ready,
- * how long before the deadline that was, when the old instance was deleted, and the most billed
- * instances of the name at any 20 ms sample (must be ≤ 2).
+ * P11 (issue 30): a spot preemption with notice under `--recover`, on a fake cloud that sells
+ * spot, scaled down ×{@link P11_SCALE} with the same ratios as a real one: a 120 s notice, a 60 s
+ * boot (30 s and 15 s here). Per run: a Ready spot VM, its instance preempted at the cloud
+ * (`preempt(id, { noticeMs })`), and nothing else: the account watcher sees the notice at its
+ * `spot` cadence (4 s, not scaled) and tells the VM. Measured: notice → the replacement's create,
+ * notice → replacement Ready, how long before the deadline that was, and the most billed instances
+ * of the name at any 20 ms sample (must be ≤ 2).
  */
 import { startAttributes } from '../src/core/search-attributes';
 import type { Client } from '@temporalio/client';
-import { instanceLostSignal, statusQuery, teardownSignal, vmWorkflowId, type VmStatus } from '../src/core/api';
+import { statusQuery, teardownSignal, vmWorkflowId, type VmStatus } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
 import type { FakeProvider } from '../test/harness/fake-provider';
 import { sleep } from './stats';
 
-export const P11_SCALE = 0.05;
+export const P11_SCALE = 0.25;
 export const P11_NOTICE_MS = 120_000 * P11_SCALE;
 export const P11_BOOT_MS = 60_000 * P11_SCALE;
 
 export interface PreemptRun {
+  /** Notice → the replacement's create at the cloud (the watcher's detection and the relaunch's plan). */
+  noticeToCreateMs: number;
   /** Notice → the replacement Ready (workflow time of `readyAt`). */
   noticeToReadyMs: number;
   /** Deadline − the replacement's Ready: the head start left (negative: Ready after the deadline). */
@@ -43,20 +45,23 @@ async function one(client: Client, taskQueue: string, fake: FakeProvider, name: 
     taskQueue,
     workflowId: `${vmWorkflowId(name)}-${Date.now()}`,
     typedSearchAttributes: startAttributes(name),
-    args: [{ spec: { name, clouds: [fake.name], k8s: 'off', recover: true }, tuning: { healthIntervalMs: 10 * 60_000 } }],
+    args: [{ spec: { name, clouds: [fake.name], k8s: 'off', spot: 'only', recover: true }, tuning: { healthIntervalMs: 10 * 60_000 } }],
   });
   const ready = await waitStatus(h, (s) => s.stage === 'ready');
   const id = ready.instanceIds[0]!;
   let maxBilled = 0;
   const sampler = setInterval(() => (maxBilled = Math.max(maxBilled, fake.billed(name).length)), 20);
+  // The watcher's spot cadence starts with its next look after the Ready record; give it that look.
+  await sleep(5_000);
   const notice = fake.preempt(id, { noticeMs: P11_NOTICE_MS })!;
-  await h.signal(instanceLostSignal, { instanceIds: [id], cause: { kind: 'preempted', ...notice }, reason: 'preempted' });
   const again = await waitStatus(h, (s) => s.stage === 'ready' && s.retiring?.goneAt !== undefined);
   clearInterval(sampler);
   await h.signal(teardownSignal);
   await h.result();
   const noticeMs = Date.parse(notice.noticeAt);
+  const replacement = fake.callsOf('create').find((c) => c.vmName === name && c.at >= noticeMs);
   return {
+    noticeToCreateMs: (replacement?.at ?? Number.NaN) - noticeMs,
     noticeToReadyMs: Date.parse(again.readyAt!) - noticeMs,
     beforeDeadlineMs: Date.parse(notice.deadline!) - Date.parse(again.readyAt!),
     noticeToOldGoneMs: Date.parse(again.retiring!.goneAt!) - noticeMs,
