@@ -101,6 +101,14 @@ describe.skipIf(motoMissing())('aws reserved capacity on moto', () => {
       expect(offers[0]!.reservation).toMatchObject({ kind: 'capacity-block', end: BLOCK.end, leaveBy: '2026-12-08T11:00:00.000Z' });
     });
 
+    it('reserved offers are never dropped by the vCPU quota pre-check (the reservation already counts), and ask no quota', async () => {
+      fresh();
+      const offers = await plan({ kind: 'reservation' });
+      // A quota endpoint nothing listens on: any quota call would answer "unknown".
+      const withQuotas = d.makeProvider({ quotasEndpoint: 'http://127.0.0.1:9' });
+      expect(await withQuotas.quotaShortfalls(offers)).toEqual([]);
+    });
+
     it('--queue: the ordinary plan (EC2 does not queue), no reservation call', async () => {
       fresh();
       const before = sent('DescribeCapacityReservations').length;
