@@ -129,7 +129,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     credentials: 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)',
     regions: [...AWS_REGIONS, ...AWS_REGIONS_2],
     byDefault: true,
-    markets: ON_DEMAND_AND_SPOT,
+    markets: ['on-demand', 'spot', 'reserved'], // reserved: capacity reservations and blocks (src/providers/aws/reserved.ts)
   },
   gcp: {
     rateLimit: { perSecond: 20, source: 'https://cloud.google.com/compute/api-quota' },

@@ -11,7 +11,7 @@ import { AwsPricing } from '../../src/providers/aws/pricing';
 import { AwsQuotas } from '../../src/providers/aws/quotas';
 import { motoMissing } from '../harness/moto';
 import { checkSpecCloud, judgeExchanges, sortFindings, summaryLine, toExchange, type SpecReport } from './spec-check';
-import { recordEc2Life, recordEc2SpotLife } from './spec-aws';
+import { recordEc2Life, recordEc2ReservedLife, recordEc2SpotLife } from './spec-aws';
 import { recordSpotLife } from './gcp-spot';
 import { NOT_JUDGED, SPEC_CONTRACTS } from './specs';
 import { vendorsMissing } from './vendor';
@@ -95,18 +95,28 @@ describe.skipIf(vendorsMissing())("contract: requests and answers judged by the 
   }, 300_000);
 
   it.skipIf(motoMissing())(
-    "aws (ec2): every EC2 request of our adapter's lives at moto (on-demand and spot), and our spot fixtures' answers, fit botocore's ec2 model",
+    "aws (ec2): every EC2 request of our adapter's lives at moto (on-demand, spot, reserved), and our spot and reservation fixtures' answers, fit botocore's ec2 model",
     async () => {
-      const exchanges = [...(await recordEc2Life()), ...(await recordEc2SpotLife())];
+      const exchanges = [...(await recordEc2Life()), ...(await recordEc2SpotLife()), ...(await recordEc2ReservedLife())];
       const bodies = exchanges.map((x) => String(x.body));
-      for (const call of ['InstanceMarketOptions.MarketType=spot', 'Action=DescribeSpotPriceHistory&', 'Action=DescribeSpotInstanceRequests&'])
+      for (const call of [
+        'InstanceMarketOptions.MarketType=spot',
+        'Action=DescribeSpotPriceHistory&',
+        'Action=DescribeSpotInstanceRequests&',
+        'CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId=',
+        'InstanceMarketOptions.MarketType=capacity-block',
+        'Action=DescribeCapacityReservations&',
+        'Action=DescribeCapacityBlockOfferings&',
+        'Action=PurchaseCapacityBlock&',
+      ])
         expect(bodies.some((b) => b.includes(call))).toBe(true);
+      expect(exchanges.filter((x) => String(x.body).startsWith('Action=PurchaseCapacityBlock&') && x.response).length).toBe(1);
       const r = await judgeExchanges('aws-ec2', 'botocore-query', { service: 'ec2' }, exchanges);
       const line: Line = r.missing
         ? { cloud: 'aws-ec2', unavailable: `not judged: ${r.missing}` }
         : {
             cloud: 'aws-ec2',
-            spec: `${r.spec}, requests, and the answers of our spot fixtures (moto's answers are not ours to judge)`,
+            spec: `${r.spec}, requests, and the answers of our spot and reservation fixtures (moto's answers are not ours to judge)`,
             validator: r.validator,
             requests: r.requests,
             answers: r.answers,

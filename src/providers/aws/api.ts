@@ -10,6 +10,7 @@ import { IDENTITY_TAG, OWNER_TAG } from '../../core/provider';
 import type { ImageFamily } from './catalog';
 import { Ec2Transport, type Ec2ApiOptions } from './ec2-transport';
 import type { Ec2Instance } from './map';
+import { ReservedApi } from './reserved-api';
 import { SpotApi } from './spot-api';
 
 export type { Ec2ApiOptions } from './ec2-transport';
@@ -64,10 +65,13 @@ export class Ec2Api {
   private readonly ec2: Ec2Transport;
   /** The spot market's calls (DescribeSpotPriceHistory, DescribeSpotInstanceRequests). */
   readonly spot: SpotApi;
+  /** Reserved capacity's calls (DescribeCapacityReservations, DescribeCapacityBlockOfferings, PurchaseCapacityBlock). */
+  readonly reserved: ReservedApi;
 
   constructor(opts: Ec2ApiOptions) {
     this.ec2 = new Ec2Transport(opts);
     this.spot = new SpotApi(this.ec2);
+    this.reserved = new ReservedApi(this.ec2);
   }
 
   /** Instance types among `types` offered at `locationType` granularity; `location` is the region or AZ. */

@@ -18,6 +18,15 @@ import { ProviderError, type BlockScope, type ErrorKind } from '../../core/error
  * low for the market now). All three are Capacity, and a spot create scopes them to the spot offer
  * (`spotScoped`, ./spot.ts). MaxSpotInstanceCountExceeded ("the limit on the number of Spot
  * Instances that you can launch") is the spot quota: Quota, region.
+ *
+ * Reserved capacity (same page; ./reserved.ts): a targeted launch into a full reservation
+ * (ReservationCapacityExceeded), one gone (InvalidCapacityReservationId.NotFound), an invalid
+ * target (InvalidLaunchTargets) or a block not started yet
+ * (InvalidCapacityReservationState.PendingActivation) is Capacity, which a reserved create scopes
+ * to its offer (`reservedScoped`). A block offering no longer sold
+ * (InvalidCapacityBlockOfferingIdExpired, ...NotFound) is the purchase refused: Capacity.
+ * CapacityBlockDescribeLimitExceeded ("you've reached the limit for this account") is a limit on
+ * describing offerings: Transient. A malformed reservation or offering id is InvalidRequest.
  */
 export const CODE_TABLE: Readonly<Record<string, { kind: ErrorKind; block?: BlockScope }>> = {
   InsufficientInstanceCapacity: { kind: 'Capacity' },
@@ -27,6 +36,12 @@ export const CODE_TABLE: Readonly<Record<string, { kind: ErrorKind; block?: Bloc
   InsufficientAddressCapacity: { kind: 'Capacity' },
   UnfulfillableCapacity: { kind: 'Capacity' },
   SpotMaxPriceTooLow: { kind: 'Capacity' },
+  ReservationCapacityExceeded: { kind: 'Capacity' },
+  'InvalidCapacityReservationId.NotFound': { kind: 'Capacity' },
+  InvalidLaunchTargets: { kind: 'Capacity' },
+  'InvalidCapacityReservationState.PendingActivation': { kind: 'Capacity' },
+  InvalidCapacityBlockOfferingIdExpired: { kind: 'Capacity' },
+  InvalidCapacityBlockOfferingIdNotFound: { kind: 'Capacity' },
 
   VcpuLimitExceeded: { kind: 'Quota', block: 'region' },
   InstanceLimitExceeded: { kind: 'Quota', block: 'region' },
@@ -52,6 +67,7 @@ export const CODE_TABLE: Readonly<Record<string, { kind: ErrorKind; block?: Bloc
   InternalError: { kind: 'Transient' },
   Unavailable: { kind: 'Transient' },
   ServiceUnavailable: { kind: 'Transient' },
+  CapacityBlockDescribeLimitExceeded: { kind: 'Transient' },
   // Eventual consistency: briefly returned right after create. `delete` treats it as success.
   'InvalidInstanceID.NotFound': { kind: 'Transient' },
   // Security group still referenced by a terminating instance; `cleanup` retries later.
@@ -64,6 +80,8 @@ export const CODE_TABLE: Readonly<Record<string, { kind: ErrorKind; block?: Bloc
   InvalidParameter: { kind: 'InvalidRequest' },
   InvalidParameterCombination: { kind: 'InvalidRequest' },
   InvalidParameterValue: { kind: 'InvalidRequest' },
+  'InvalidCapacityReservationId.Malformed': { kind: 'InvalidRequest' },
+  InvalidCapacityBlockOfferingIdMalformed: { kind: 'InvalidRequest' },
 };
 
 const CREDENTIAL_HINT = 'set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE';

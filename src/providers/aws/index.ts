@@ -18,6 +18,7 @@ import type {
   ResourceRequest,
   SideResource,
 } from '../../core/provider';
+import type { BlockOffering, BlockQuery, ReservationInfo } from '../../core/reservation';
 import { createKeyOf } from '../create-key';
 import { ownedName, type DeploymentOption } from '../deployment';
 import { CloudAdapter } from '../cloud-adapter';
@@ -29,6 +30,9 @@ import { ownerTags, prepareLaunch, Prepared } from './prepare';
 import type { AwsPricing } from './pricing';
 import type { AwsQuotas } from './quotas';
 import { SPOT_MARKET, preemptionOf, spotOffers, spotScoped, type SpotRequestStatus } from './spot';
+import { blockOfferings, buyBlock } from './blocks';
+import { reservedLaunch, reservedScoped } from './reserved';
+import { reservedOffers } from './reserved-plan';
 
 export type { AwsProviderOptions } from './config';
 
@@ -45,6 +49,9 @@ function sha256(s: string): string {
  * it tries the default subnet of each AZ that offers the type (of the offer's AZ only, for a zonal
  * offer), in AZ order, and moves to the next subnet only on Capacity/Unavailable; the first
  * instance launched ends it.
+ * With `request.reserved`, the plan lists the account's capacity reservations and bought blocks
+ * instead (./reserved-plan.ts), and a reserved offer's create is targeted at its reservation
+ * (./reserved.ts); capacity blocks are listed and bought by ./blocks.ts.
  * SSH keys and the boot script reach the VM through cloud-init user-data (no key pair).
  * Identity: tags `gpuprov-vm-name` and `gpuprov-owner` (the deployment), both matched; the per-VM
  * security group is named `gpuprov-<vm>-<deployment hash>` (names are unique per VPC).
@@ -85,6 +92,11 @@ export class AwsProvider extends CloudAdapter {
    * DescribeSpotPriceHistory per region made beside the other calls; without it, no spot call.
    */
   async plan(req: ResourceRequest): Promise<Offer[]> {
+    const ask = req.reserved;
+    if (ask && ask.kind !== 'queue') {
+      const regions = req.regions?.length ? req.regions : this.regions;
+      return reservedOffers({ cloud: this.name, api: this.api, deployment: this.deployment, regions, pricing: this.pricing }, ask);
+    }
     const entries = [...CATALOG].sort((a, b) => a.gpuCount - b.gpuCount || a.pricePerHour - b.pricePerHour);
     const regions = req.regions?.length ? req.regions : this.regions;
     const types = entries.map((e) => e.instanceType);
@@ -116,7 +128,10 @@ export class AwsProvider extends CloudAdapter {
    */
   async quotaShortfalls(offers: readonly Offer[]): Promise<(QuotaShortfall | QuotaUnknown)[]> {
     if (!this.quotas) return [];
-    return this.quotas.shortfalls(offers, (region) => this.api.describeInstances(region, [{ Name: 'instance-state-name', Values: ['pending', 'running'] }]));
+    // A reservation's capacity already counts against the quotas (it is launched into, not added).
+    const counted = offers.filter((o) => marketOf(o) !== 'reserved');
+    if (counted.length === 0) return [];
+    return this.quotas.shortfalls(counted, (region) => this.api.describeInstances(region, [{ Name: 'instance-state-name', Values: ['pending', 'running'] }]));
   }
 
   /** Default VPC subnets (AZs offering the type, in AZ order), the per-VM security group, the image. */
@@ -141,6 +156,7 @@ export class AwsProvider extends CloudAdapter {
     const tags = [...ownerTags(spec.vmName, this.deployment), { Key: IDEM_TAG, Value: idem }];
     const userData = Buffer.from(renderCloudInit(spec.bootScript, spec.publicKeys), 'utf8').toString('base64');
     const spot = marketOf(offer) === 'spot';
+    const reserved = marketOf(offer) === 'reserved' ? reservedLaunch(offer) : undefined;
     let failure: ProviderError | undefined;
     for (const subnetId of p.data.subnetIds) {
       try {
@@ -157,6 +173,7 @@ export class AwsProvider extends CloudAdapter {
           UserData: userData,
           MetadataOptions: { HttpTokens: 'required' },
           ...(spot ? { InstanceMarketOptions: SPOT_MARKET } : {}),
+          ...reserved,
           ...(p.data.rootVolume
             ? { BlockDeviceMappings: [{ DeviceName: p.data.rootVolume.device, Ebs: { VolumeSize: p.data.rootVolume.sizeGb, DeleteOnTermination: true } }] }
             : {}),
@@ -166,8 +183,8 @@ export class AwsProvider extends CloudAdapter {
           ],
         });
       } catch (caught) {
-        // A spot answer blocks only the spot offer (its key ends in /spot), never on-demand.
-        const err = spot ? spotScoped(caught) : caught;
+        // A spot or reserved answer blocks only its offer (its key ends in /spot or /reserved), never on-demand.
+        const err = spot ? spotScoped(caught) : reserved ? reservedScoped(caught) : caught;
         if (!(err instanceof ProviderError) || (err.kind !== 'Capacity' && err.kind !== 'Unavailable')) throw err;
         // Another AZ may have it; report Capacity over Unavailable if every AZ fails.
         if (!failure || err.kind === 'Capacity') failure = err;
@@ -250,6 +267,16 @@ export class AwsProvider extends CloudAdapter {
         if (!(err instanceof ProviderError) || (err.code !== 'InvalidInstanceID.NotFound' && err.code !== 'InvalidInstanceID.Malformed')) throw err;
       }
     }
+  }
+
+  /** Capacity blocks on offer for the query (./blocks.ts); read-only. */
+  async blockOfferings(q: BlockQuery): Promise<BlockOffering[]> {
+    return blockOfferings({ cloud: this.name, api: this.api, deployment: this.deployment, regions: this.regions }, q);
+  }
+
+  /** Buy a capacity block once per key (./blocks.ts): a retry returns the block already bought. */
+  async buyBlock(offering: BlockOffering, idempotencyKey: string): Promise<ReservationInfo> {
+    return buyBlock({ cloud: this.name, api: this.api, deployment: this.deployment, regions: this.regions }, offering, idempotencyKey);
   }
 
   /** This deployment's per-VM security groups in the region (key pairs are not per VM: the key travels in user data). */

@@ -72,6 +72,11 @@ export interface AwsDouble {
   armLostResponse(command: string): void;
   /** Answer `command` with this EC2 XML (HTTP 200) without asking moto: once, or every time with `sticky`. */
   answer(command: string, xml: string, opts?: { sticky?: boolean }): void;
+  /**
+   * Answer every command `server` serves (it returns an XML body or an EC2 error code; undefined:
+   * not its command) without asking moto, until cleared (`undefined`); armed answers go first.
+   */
+  serve(server: ((command: string, input: Record<string, unknown>) => { xml: string } | { error: string } | undefined) | undefined): void;
   /** Rewrite moto's XML answer to every `command` until cleared (`undefined`). */
   rewrite(command: string, edit: ((xml: string) => string) | undefined): void;
   /** Conformance: the next call of `primitive` fails as EC2 does for `kind`. */
@@ -94,6 +99,7 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
   const armed: Armed[] = [];
   const sent: SentCommand[] = [];
   const rewrites = new Map<string, (xml: string) => string>();
+  let server: Parameters<AwsDouble['serve']>[0];
 
   const configureClient = (client: EC2Client): void => {
     client.middlewareStack.add(
@@ -109,6 +115,16 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
       (next, context) => async (args) => {
         const command = String(context.commandName ?? '').replace(/Command$/, '');
         const i = armed.findIndex((a) => a.command === command);
+        const served = i < 0 ? server?.(command, args.input as Record<string, unknown>) : undefined;
+        if (served && 'xml' in served) {
+          const body = new TextEncoder().encode(served.xml);
+          return { response: { statusCode: 200, reason: 'OK', headers: { 'content-type': 'text/xml;charset=UTF-8' }, body }, output: undefined as never };
+        }
+        if (served) {
+          const f = fixtureFor(served.error);
+          const body = new TextEncoder().encode(errorXml(f.code, f.message));
+          return { response: { statusCode: f.status, reason: '', headers: { 'content-type': 'text/xml;charset=UTF-8' }, body }, output: undefined as never };
+        }
         if (i < 0) {
           for (let j = armed.length - 1; j >= 0; j--) if (armed[j]!.sticky && armed[j]!.fired && armed[j]!.xml === undefined) armed.splice(j, 1);
           const edit = rewrites.get(command);
@@ -186,6 +202,9 @@ export async function startAwsDouble(opts: Partial<AwsProviderOptions> = {}, fix
     },
     answer(command, xml, o = {}) {
       armed.push({ command, sticky: o.sticky ?? false, fired: false, lose: false, xml });
+    },
+    serve(s) {
+      server = s;
     },
     rewrite(command, edit) {
       if (edit) rewrites.set(command, edit);

@@ -14,12 +14,26 @@ const CODES_BY_KIND: Record<string, string[]> = {
     'InsufficientAddressCapacity',
     'UnfulfillableCapacity',
     'SpotMaxPriceTooLow',
+    'ReservationCapacityExceeded',
+    'InvalidCapacityReservationId.NotFound',
+    'InvalidLaunchTargets',
+    'InvalidCapacityReservationState.PendingActivation',
+    'InvalidCapacityBlockOfferingIdExpired',
+    'InvalidCapacityBlockOfferingIdNotFound',
   ],
   Quota: ['VcpuLimitExceeded', 'InstanceLimitExceeded', 'MaxSpotInstanceCountExceeded', 'VolumeLimitExceeded', 'MaxIOPSLimitExceeded'],
   Unavailable: ['Unsupported'],
   Credentials: ['AuthFailure', 'InvalidClientTokenId', 'UnauthorizedOperation', 'RequestExpired', 'Blocked', 'OptInRequired', 'PendingVerification'],
-  Transient: ['RequestLimitExceeded', 'InternalError', 'Unavailable', 'InvalidInstanceID.NotFound'],
-  InvalidRequest: ['IdempotentParameterMismatch', 'InvalidParameter', 'InvalidParameterCombination', 'InvalidParameterValue', 'MissingParameter'],
+  Transient: ['RequestLimitExceeded', 'InternalError', 'Unavailable', 'InvalidInstanceID.NotFound', 'CapacityBlockDescribeLimitExceeded'],
+  InvalidRequest: [
+    'IdempotentParameterMismatch',
+    'InvalidParameter',
+    'InvalidParameterCombination',
+    'InvalidParameterValue',
+    'MissingParameter',
+    'InvalidCapacityReservationId.Malformed',
+    'InvalidCapacityBlockOfferingIdMalformed',
+  ],
 };
 
 function sdkError(f: Pick<Ec2ErrorFixture, 'code' | 'status' | 'message'>): EC2ServiceException {
