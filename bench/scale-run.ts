@@ -88,7 +88,9 @@ export async function scaleRun(o: RunOptions) {
     const launchPeakMb = mb(rssPeak);
     const watchers = pairs.map((p) => lab.client.workflow.getHandle(watcherWorkflowId('default', p.cloud, p.region)));
     await waitCadence(watchers, 'ready', o.log);
-    const idle = await idleWindow(lab, fakes, watchers, o, launch.ready);
+    // Divide by the VMs Ready when the window opens (a launch past the wait's timeout may have finished since).
+    const readyNow = (await lab.client.workflow.count(readyQuery(lab))).count;
+    const idle = await idleWindow(lab, fakes, watchers, o, readyNow);
     const rssAfterIdleMb = mb(process.memoryUsage.rss());
     await nudge(watchers, DEFAULT_WATCHER_TUNING);
     await sleep(2_000);
@@ -109,8 +111,9 @@ export async function scaleRun(o: RunOptions) {
   }
 }
 
+const readyQuery = (lab: Lab): string => `TaskQueue = "${lab.taskQueue}" AND WorkflowType = "vmWorkflow" AND GpuprovStage = "ready"`;
+
 async function launchAll(lab: Lab, vms: Placed[], o: RunOptions) {
-  const q = `TaskQueue = "${lab.taskQueue}" AND WorkflowType = "vmWorkflow" AND GpuprovStage = "ready"`;
   o.log(`${o.vms} VMs over ${o.pairs} pair(s): launching`);
   const cpu0 = process.cpuUsage();
   const server0 = lab.serverCpuS();
@@ -126,7 +129,7 @@ async function launchAll(lab: Lab, vms: Placed[], o: RunOptions) {
     });
   });
   const startCallsMs = Date.now() - t0;
-  const r = await countUntil(lab.client, q, (n) => n >= o.vms, Math.max(180_000, o.vms * 400));
+  const r = await countUntil(lab.client, readyQuery(lab), (n) => n >= o.vms, Math.max(300_000, o.vms * 1_000));
   const cpu = cpuS(process.cpuUsage(cpu0));
   const server = lab.serverCpuS() - server0;
   o.log(`${r.count}/${o.vms} Ready in ${r.atMs - t0} ms (start calls ${startCallsMs} ms); CPU worker ${round(cpu, 1)} s, server ${round(server, 1)} s`);
@@ -259,7 +262,7 @@ async function teardownAll(lab: Lab, vms: Placed[], fakes: FakeProvider[], o: Ru
   const server0 = lab.serverCpuS();
   const t0 = Date.now();
   await inBatches(vms, 50, (v) => v.handle!.signal(teardownSignal).catch(() => undefined));
-  const r = await countUntil(lab.client, open, (n) => n === 0, Math.max(180_000, o.vms * 400));
+  const r = await countUntil(lab.client, open, (n) => n === 0, Math.max(300_000, o.vms * 1_000));
   const cpu = cpuS(process.cpuUsage(cpu0));
   const server = lab.serverCpuS() - server0;
   const left = fakes.reduce((a, f) => a + f.liveCount(), 0);

@@ -33,6 +33,7 @@ type Figure = [label: string, pick: (r: RunResult) => number, target?: string];
 
 const FIGURES: Figure[] = [
   ['launch wall, s (all started → all Ready)', (r) => r.launch.wallMs / 1000],
+  ['VMs Ready when the launch wait ended', (r) => r.launch.ready],
   ['worker RSS at Ready, MB', (r) => r.rss.atReadyMb, '≤ 1,024 at 5,000'],
   ['worker RSS peak over the run, MB', (r) => r.rss.peakMb],
   ['worker CPU per launch, ms', (r) => r.launch.cpuMsPerLaunch.worker, 'flat in N'],
