@@ -65,7 +65,8 @@ export function table(runs: readonly RunResult[]): string {
             X_MAX,
           )
         : NaN;
-    lines.push(`| ${label} | ${runs.map((r) => fmt(pick(r))).join(' | ')} | ${fmt(ext)} | ${target ?? ''} |`);
+    // A line falling below zero says the sizes disagree (noise or a regime change), not that the cost vanishes.
+    lines.push(`| ${label} | ${runs.map((r) => fmt(pick(r))).join(' | ')} | ${ext < 0 ? '— (fit < 0)' : fmt(ext)} | ${target ?? ''} |`);
   }
   return lines.join('\n');
 }
