@@ -36,8 +36,8 @@ export function readyIndex(events: HistoryEvent[]): number {
   return events.findIndex((e) => upsertedStage(e) === 'ready');
 }
 
-/** Events by category: workflow tasks, activities (by type), upserts, timers, other. */
-export function breakdown(events: HistoryEvent[]): Record<string, number> {
+/** Events by category: workflow tasks, activities (by type), upserts, timers, other; only those `keep` says (names still read from all). */
+export function breakdown(events: HistoryEvent[], keep: (e: HistoryEvent) => boolean = () => true): Record<string, number> {
   const out: Record<string, number> = {};
   const activityName = new Map<string, string>();
   for (const e of events) {
@@ -59,7 +59,7 @@ export function breakdown(events: HistoryEvent[]): Record<string, number> {
     } else if (k === 'upsertWorkflowSearchAttributes') cat = 'search-attribute upserts';
     else if (k.startsWith('timer')) cat = 'timers';
     else cat = k;
-    out[cat] = (out[cat] ?? 0) + 1;
+    if (keep(e)) out[cat] = (out[cat] ?? 0) + 1;
   }
   return out;
 }

@@ -31,7 +31,7 @@ const quick = process.argv.includes('--quick');
 const N = quick
   ? { p1: 2, p3PerSchedule: 5, p3TypicalMs: 8_000, p4: 100, p5: 2, rate: 100, p8: 6, p11: 2 }
   : { p1: 15, p3PerSchedule: 16, p3TypicalMs: 40_000, p4: 500, p5: 10, rate: 500, p8: P8_LAUNCHES, p11: 5 };
-/** `--only P4,RATE,P8,P11`: run only these metrics (P2 and P5 run together). */
+/** `--only P4,RATE,P8,P11`: run only these metrics (P2 and P5 run together); `--only SCALE`: bench/scale.ts. */
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? '').toUpperCase().split(',')) : undefined;
 const want = (...metrics: string[]): boolean => !only || metrics.some((m) => only.has(m));
@@ -412,7 +412,18 @@ async function main(): Promise<void> {
   process.stdout.write(`\nwrote bench/results/${file} (${round(meta.durationMs / 1000, 1)} s)\n`);
 }
 
-main().then(
+/** `--only SCALE [--sizes …]`: the scale bench (bench/scale.ts), alone: it runs a fresh lab per size. */
+async function entry(): Promise<void> {
+  if (!only?.has('SCALE')) return main();
+  if (only.size > 1) {
+    process.stderr.write('bench: --only SCALE runs alone (a fresh lab per size); run the other metrics with their own --only\n');
+    process.exit(2);
+  }
+  const rest = process.argv.slice(2).filter((_, i, a) => a[i] !== '--only' && a[i - 1] !== '--only');
+  await (await import('./scale')).main(rest);
+}
+
+entry().then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
