@@ -225,7 +225,7 @@ export function gpuQuotaMetric(model: string, spot = false): string | undefined 
 
 /**
  * GPU offers whose region's quota (limit − usage) cannot fit their GPU count; quotas not listed are
- * not judged. A spot offer counts against the PREEMPTIBLE_ quota. A shortfall names a region and
+ * not judged. A spot or queued (flex-start) offer counts against the PREEMPTIBLE_ quota; a reserved one is not judged. A shortfall names a region and
  * type, so it drops that type's offers of both markets: it is reported only when every market
  * planned there falls short (spot short beside a fitting on-demand offer is left to the create,
  * whose PREEMPTIBLE_ quota refusal blocks only the spot offer: ./errors.ts `forMarket`).
@@ -233,8 +233,9 @@ export function gpuQuotaMetric(model: string, spot = false): string | undefined 
 export function quotaShortfallsOf(offers: readonly Offer[], quotas: ReadonlyMap<string, readonly GcpQuota[]>): QuotaShortfall[] {
   const byKey = new Map<string, { fits: boolean; short: QuotaShortfall[] }>();
   for (const o of offers) {
-    if (!o.gpu) continue;
-    const metric = gpuQuotaMetric(o.gpu.model, o.market === 'spot');
+    // A reservation's instances were counted when it was made.
+    if (!o.gpu || o.market === 'reserved') continue;
+    const metric = gpuQuotaMetric(o.gpu.model, o.market === 'spot' || o.queued === true);
     const q = metric ? quotas.get(o.region)?.find((x) => x.metric === metric) : undefined;
     const key = `${o.region}/${o.instanceType}`;
     const seen = byKey.get(key) ?? { fits: false, short: [] };
