@@ -49,6 +49,9 @@ export type GcpQuota = { metric: string; limit: number; usage: number };
 const OperationScope = z.object({ operations: z.array(z.unknown()).nullish() });
 /** int64 fields arrive as decimal strings. */
 const int64 = z.union([z.string(), z.number()]).nullish();
+const Accelerator = z.object({ acceleratorType: str, acceleratorCount: z.number().nullish() });
+const Reserved = z.object({ machineType: str, guestAccelerators: z.array(Accelerator).nullish(), localSsds: z.array(z.unknown()).nullish() });
+const Specific = z.object({ count: int64, inUseCount: int64, instanceProperties: Reserved.nullish() });
 /** A reservation, as much as ./reservations.ts reads of it. */
 const Reservation = z.object({
   name: z.string(),
@@ -56,19 +59,7 @@ const Reservation = z.object({
   status: str,
   specificReservationRequired: z.boolean().nullish(),
   deleteAtTime: str,
-  specificReservation: z
-    .object({
-      count: int64,
-      inUseCount: int64,
-      instanceProperties: z
-        .object({
-          machineType: str,
-          guestAccelerators: z.array(z.object({ acceleratorType: str, acceleratorCount: z.number().nullish() })).nullish(),
-          localSsds: z.array(z.unknown()).nullish(),
-        })
-        .nullish(),
-    })
-    .nullish(),
+  specificReservation: Specific.nullish(),
 });
 export type GcpReservation = z.infer<typeof Reservation>;
 const ReservationScope = z.object({ reservations: z.array(z.unknown()).nullish() });

@@ -39,6 +39,7 @@ import {
   resourceName,
   toObserved,
   toOffers,
+  zoneOf,
   type Prepared,
 } from './map';
 
@@ -276,11 +277,6 @@ export class GcpProvider extends CloudAdapter {
     }
     return inst.id;
   }
-}
-
-function zoneOf(at: { zone?: string | undefined }): string {
-  if (!at.zone) throw new ProviderError('InvalidRequest', 'gcp: a zone is required (GCP places instances by zone)');
-  return at.zone;
 }
 
 /**

@@ -87,6 +87,12 @@ export function lastSegment(url: string): string {
   return url.slice(url.lastIndexOf('/') + 1);
 }
 
+/** The zone an offer or location names (GCP places instances by zone), or InvalidRequest. */
+export function zoneOf(at: { zone?: string | undefined }): string {
+  if (!at.zone) throw new ProviderError('InvalidRequest', 'gcp: a zone is required (GCP places instances by zone)');
+  return at.zone;
+}
+
 /** `us-central1-a` → `us-central1`. */
 export function regionOfZone(zone: string): string {
   return zone.replace(/-[a-z]$/, '');
