@@ -127,5 +127,18 @@ describe('gcp specific reservations', () => {
       message: expect.stringContaining('Specified reservations [r-east] do not exist.'),
     });
     expect(d.server.instances.size).toBe(0);
+    // An automatically consumed reservation cannot be targeted (a synchronous 400 `invalid`): Capacity for the offer too, not the launch's end.
+    const auto = {
+      ...offer!,
+      region: 'us-central1',
+      zone: 'us-central1-a',
+      reservation: { ...offer!.reservation!, id: 'r-auto' },
+      extra: { reservation: 'r-auto' },
+    };
+    await expect(d.provider.create(auto, prepared, { ...spec, idempotencyKey: 'auto' })).rejects.toMatchObject({
+      kind: 'Capacity',
+      block: 'offer',
+      message: expect.stringContaining('can not be targeted as specificReservationRequired is not set'),
+    });
   });
 });
