@@ -27,7 +27,8 @@ export const SSH_USER = 'ubuntu';
 export const STATUS: Record<string, InstanceStatus> = {
   PROVISIONING: 'Pending',
   STAGING: 'Pending',
-  PENDING: 'Pending',
+  PENDING: 'Pending', // a flex-start VM waiting for capacity (./flex-start.ts)
+  PENDING_STOP: 'Stopping', // a graceful shutdown before STOPPING
   RUNNING: 'Running',
   STOPPING: 'Stopping',
   SUSPENDING: 'Stopping',
