@@ -12,7 +12,7 @@
  * | `scheduling.maxRunDuration`             | 7 days, the longest a flex-start VM may run (Compute ends it then) |
  * | `scheduling.instanceTerminationAction`  | `DELETE`: at the end of its run nothing is left to bill           |
  * | `scheduling.onHostMaintenance`, `automaticRestart` | `TERMINATE`, false                                     |
- * | `params.requestValidForDuration`        | the ask's wait in whole seconds, rounded up, within 90 s–2 h (a shorter validity does not queue: no PENDING) |
+ * | `params.requestValidForDuration`        | the ask's wait in whole seconds, rounded up, plus {@link MARGIN_S}, within 90 s–2 h (a shorter validity does not queue: no PENDING) |
  * | `reservationAffinity`                  | `NO_RESERVATION`: a flex-start VM cannot consume a reservation     |
  *
  * Which types: flex-start serves the accelerator-optimized families (A2, A3, A4, G2; not A4X), so
@@ -27,6 +27,12 @@ import type { Offer } from '../../core/provider';
 /** The validity bounds of a queued request, in seconds. */
 export const MIN_VALID_S = 90;
 export const MAX_VALID_S = 2 * 3600;
+/**
+ * Added to the wait so the workflow's wait (from after the insert) ends first: its timeout is a
+ * Capacity answer and deletes the still PENDING instance, where Compute deleting it first would
+ * read as an instance vanished while booting.
+ */
+export const MARGIN_S = 120;
 /** The longest a flex-start VM runs. */
 export const MAX_RUN_S = 7 * 24 * 3600;
 
@@ -37,9 +43,9 @@ export function flexStartable(machineType: string): boolean {
   return FLEX_FAMILY.test(machineType) && !machineType.startsWith('a4x-');
 }
 
-/** The request's validity for a wait of `waitMs`: whole seconds, rounded up, within {@link MIN_VALID_S}–{@link MAX_VALID_S}. */
+/** The request's validity for a wait of `waitMs`: whole seconds, rounded up, plus {@link MARGIN_S}, within {@link MIN_VALID_S}–{@link MAX_VALID_S}. */
 export function validForSeconds(waitMs: number): number {
-  return Math.min(MAX_VALID_S, Math.max(MIN_VALID_S, Math.ceil(waitMs / 1000)));
+  return Math.min(MAX_VALID_S, Math.max(MIN_VALID_S, Math.ceil(waitMs / 1000) + MARGIN_S));
 }
 
 /**

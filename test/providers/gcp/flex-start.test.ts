@@ -21,13 +21,13 @@ describe('gcp flex-start queued offers', () => {
     await d?.close();
   });
 
-  it('validity: the wait in whole seconds, rounded up, within 90 s and 2 h; only A2/A3/A4/G2 types queue', () => {
-    expect([1, 90_000, 90_001, 600_000, 3 * 3600_000].map(validForSeconds)).toEqual([90, 90, 91, 600, 7200]);
+  it('validity: the wait in whole seconds, rounded up, plus the margin, within 90 s and 2 h; only A2/A3/A4/G2 types queue', () => {
+    expect([1, 90_000, 90_001, 600_000, 7080_000, 3 * 3600_000].map(validForSeconds)).toEqual([121, 210, 211, 720, 7200, 7200]);
     expect(['g2-standard-4', 'a2-highgpu-1g', 'a3-highgpu-8g', 'a4-highgpu-8g'].every(flexStartable)).toBe(true);
     expect(['n1-standard-4', 'e2-small', 'a4x-highgpu-4g'].some(flexStartable)).toBe(false);
     const od: Offer = { cloud: 'gcp', region: 'r', zone: 'r-a', instanceType: 'g2-standard-4', extra: {} };
     const spot: Offer = { ...od, market: 'spot', spot: true };
-    expect(withQueued([spot, od], 1000)).toEqual([spot, { ...od, queued: true, extra: { flexValidSeconds: 90 } }, od]);
+    expect(withQueued([spot, od], 1000)).toEqual([spot, { ...od, queued: true, extra: { flexValidSeconds: 121 } }, od]);
   });
 
   it('plans a queued twin before each flex-start offer; N1 types (attached GPUs) get none', async () => {
@@ -35,7 +35,7 @@ describe('gcp flex-start queued offers', () => {
     const offers = await d.provider.plan(L4);
     const l4 = offers.filter((o) => o.instanceType === 'g2-standard-4');
     expect(l4.map((o) => `${o.zone}${o.queued ? '/queued' : ''}`)).toEqual(['us-central1-a/queued', 'us-central1-a', 'us-central1-b/queued', 'us-central1-b']);
-    expect(l4[0]).toMatchObject({ queued: true, pricePerHour: l4[1]!.pricePerHour, extra: { flexValidSeconds: 600 } });
+    expect(l4[0]).toMatchObject({ queued: true, pricePerHour: l4[1]!.pricePerHour, extra: { flexValidSeconds: 720 } });
     expect(l4[0]!.market).toBeUndefined();
     const t4 = await d.provider.plan({ ...L4, gpu: { model: 'T4', count: 1 } });
     expect(t4.filter((o) => o.instanceType === 'n1-standard-4' && o.queued)).toEqual([]);
@@ -61,7 +61,7 @@ describe('gcp flex-start queued offers', () => {
       onHostMaintenance: 'TERMINATE',
       automaticRestart: false,
     });
-    expect(body.params).toMatchObject({ requestValidForDuration: { seconds: '600' } });
+    expect(body.params).toMatchObject({ requestValidForDuration: { seconds: '720' } });
     expect(body.reservationAffinity).toEqual({ consumeReservationType: 'NO_RESERVATION' });
     for (let i = 0; i < 3; i++) expect(await d.provider.observe(q.at, 'queued-up')).toMatchObject([{ id: q.id, status: 'Pending', reason: 'PENDING' }]);
     d.server.grant(q.offer.zone!, q.name);
