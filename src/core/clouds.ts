@@ -145,7 +145,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     credentials: 'GOOGLE_APPLICATION_CREDENTIALS (a service-account key file) and GOOGLE_CLOUD_PROJECT',
     regions: GCP_REGIONS,
     byDefault: true,
-    markets: ON_DEMAND_AND_SPOT,
+    markets: ['on-demand', 'spot', 'reserved'], // specific reservations and flex-start (src/providers/gcp/reservations.ts, flex-start.ts)
   },
   lambda: {
     rateLimit: { perSecond: 1, source: 'https://docs.lambdalabs.com/cloud/rate-limiting/' },

@@ -17,6 +17,7 @@ import type { RecordedRequest } from '../fixtures/http-fixture';
 import { checkHttpCloud, judge, type CloudReport } from './check';
 import { checkGcpBilling } from './gcp-billing';
 import { checkGcpSpot } from './gcp-spot';
+import { checkGcpQueued, checkGcpReserved } from './gcp-reserved';
 import { checkAwsRunInstances } from './aws-run';
 import { checkAwsSpot } from './aws-spot';
 import { checkRunPodCreate } from './runpod-create';
@@ -225,6 +226,20 @@ describe.skipIf(vendorsMissing())("contract: the vendors' clients against our fi
     const r = await checkGcpSpot();
     reports.push(r);
     for (const n of r.notes) process.stdout.write(`contract gcp spot: ${n}\n`);
+    expect(r.failures).toEqual([]);
+  }, 300_000);
+
+  it("gcp: our life into a specific reservation (reservations list, targeted insert) matches google-cloud-compute's requests, and the client parses the fixture's answers", async () => {
+    const r = await checkGcpReserved();
+    reports.push(r);
+    for (const n of r.notes) process.stdout.write(`contract gcp reservation: ${n}\n`);
+    expect(r.failures).toEqual([]);
+  }, 300_000);
+
+  it("gcp: our queued flex-start life (FLEX_START insert, Pending until capacity) matches google-cloud-compute's requests, and the client parses the fixture's answers", async () => {
+    const r = await checkGcpQueued();
+    reports.push(r);
+    for (const n of r.notes) process.stdout.write(`contract gcp flex-start: ${n}\n`);
     expect(r.failures).toEqual([]);
   }, 300_000);
 

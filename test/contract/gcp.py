@@ -19,6 +19,7 @@ firewalls = compute_v1.FirewallsClient(**kw)
 instances = compute_v1.InstancesClient(**kw)
 zone_ops = compute_v1.ZoneOperationsClient(**kw)
 global_ops = compute_v1.GlobalOperationsClient(**kw)
+reservations = compute_v1.ReservationsClient(**kw)
 
 
 def q(call, key, default=None):
@@ -40,8 +41,14 @@ def parse(cls, body):
 
 if d.ours("zones"):
     d.call("zones", lambda: need([z.name for z in zones.list(compute_v1.ListZonesRequest(project=project, max_results=page_size("zones")))], "zones"))
-d.call("accelerators", lambda: need(list(accel.aggregated_list(compute_v1.AggregatedListAcceleratorTypesRequest(
-    project=project, max_results=page_size("accelerators")))), "items"))
+if d.ours("accelerators"):
+    d.call("accelerators", lambda: need(list(accel.aggregated_list(compute_v1.AggregatedListAcceleratorTypesRequest(
+        project=project, max_results=page_size("accelerators")))), "items"))
+# Reserved capacity: the project's reservations, every answer parsed.
+if d.ours("reservations"):
+    d.call("reservations", lambda: need([r.name for _, scoped in reservations.aggregated_list(
+        compute_v1.AggregatedListReservationsRequest(project=project, max_results=page_size("reservations")))
+        for r in scoped.reservations], "a reservation"))
 for r in d.ours("image-family")[:1]:
     parts = r["path"].split("/")
     d.call("image-family", lambda: need(images.get_from_family(project=parts[-5], family=parts[-1]).self_link, "selfLink"))

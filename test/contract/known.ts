@@ -61,6 +61,7 @@ export const ACCEPTED_DIFFERENCES: KnownDifference[] = [
   k('gcp', 'create', 'body.disks[].initializeParams.labels', 'object', 'absent', 'an empty map {}: the Python client drops it'),
   k('gcp', 'create', 'body.disks[].initializeParams.resourceManagerTags', 'object', 'absent', 'an empty map {}: the Python client drops it'),
   k('gcp', 'operation-wait', 'body', 'string', 'absent', 'a body-less POST: the Node client (REST fallback) sends an empty body, the Python client none'),
+  k('gcp flex-start', 'create', 'body.params.resourceManagerTags', 'object', 'absent', 'an empty map {}: the Python client drops it'),
   k(
     'gcp-billing',
     'list-skus',

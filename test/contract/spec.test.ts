@@ -13,6 +13,7 @@ import { motoMissing } from '../harness/moto';
 import { checkSpecCloud, judgeExchanges, sortFindings, summaryLine, toExchange, type SpecReport } from './spec-check';
 import { recordEc2Life, recordEc2ReservedLife, recordEc2SpotLife } from './spec-aws';
 import { recordSpotLife } from './gcp-spot';
+import { recordReservedLives } from './gcp-reserved';
 import { NOT_JUDGED, SPEC_CONTRACTS } from './specs';
 import { vendorsMissing } from './vendor';
 
@@ -45,6 +46,21 @@ describe.skipIf(vendorsMissing())("contract: requests and answers judged by the 
     const line: Line = r.missing
       ? { cloud: 'gcp (spot)', unavailable: `not judged: ${r.missing}` }
       : { cloud: 'gcp (spot)', spec: r.spec, validator: r.validator, requests: r.requests, answers: r.answers, ...sortFindings('gcp', r.findings) };
+    lines.push(line);
+    expect(fail(line)).toEqual([]);
+    if (!r.missing) expect(r.answers).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("gcp (reserved): our reservation and flex-start lives' requests (reservations list, targeted and FLEX_START inserts) and the fixture's answers fit the Discovery document", async () => {
+    const gcp = SPEC_CONTRACTS.find((c) => c.cloud === 'gcp')!;
+    const exchanges = await recordReservedLives();
+    const bodies = exchanges.map((x) => JSON.stringify(x.body ?? null));
+    for (const field of ['"consumeReservationType":"SPECIFIC_RESERVATION"', '"provisioningModel":"FLEX_START"', '"requestValidForDuration"'])
+      expect(bodies.some((b) => b.includes(field))).toBe(true);
+    const r = await judgeExchanges('gcp', gcp.source.kind, { ...gcp.source }, exchanges);
+    const line: Line = r.missing
+      ? { cloud: 'gcp (reserved)', unavailable: `not judged: ${r.missing}` }
+      : { cloud: 'gcp (reserved)', spec: r.spec, validator: r.validator, requests: r.requests, answers: r.answers, ...sortFindings('gcp', r.findings) };
     lines.push(line);
     expect(fail(line)).toEqual([]);
     if (!r.missing) expect(r.answers).toBeGreaterThan(0);

@@ -26,6 +26,7 @@ describe('gcp map', () => {
       PROVISIONING: 'Pending',
       STAGING: 'Pending',
       PENDING: 'Pending',
+      PENDING_STOP: 'Stopping',
       RUNNING: 'Running',
       STOPPING: 'Stopping',
       SUSPENDING: 'Stopping',

@@ -47,6 +47,22 @@ const Region = z.object({ quotas: z.array(z.object({ metric: z.string(), limit: 
 /** One regional quota (`regions.get` → `quotas[]`). */
 export type GcpQuota = { metric: string; limit: number; usage: number };
 const OperationScope = z.object({ operations: z.array(z.unknown()).nullish() });
+/** int64 fields arrive as decimal strings. */
+const int64 = z.union([z.string(), z.number()]).nullish();
+const Accelerator = z.object({ acceleratorType: str, acceleratorCount: z.number().nullish() });
+const Reserved = z.object({ machineType: str, guestAccelerators: z.array(Accelerator).nullish(), localSsds: z.array(z.unknown()).nullish() });
+const Specific = z.object({ count: int64, inUseCount: int64, instanceProperties: Reserved.nullish() });
+/** A reservation, as much as ./reservations.ts reads of it. */
+const Reservation = z.object({
+  name: z.string(),
+  zone: str,
+  status: str,
+  specificReservationRequired: z.boolean().nullish(),
+  deleteAtTime: str,
+  specificReservation: Specific.nullish(),
+});
+export type GcpReservation = z.infer<typeof Reservation>;
+const ReservationScope = z.object({ reservations: z.array(z.unknown()).nullish() });
 const AcceleratorScope = z.object({ acceleratorTypes: z.array(z.object({ name: z.string() })).nullish() });
 
 /** At most this many `zoneOperations.wait` calls per wait (each returns at DONE or its deadline). */
@@ -112,6 +128,17 @@ export class ComputeApi {
         if (!scope.startsWith('zones/')) continue;
         const names = (AcceleratorScope.parse(list).acceleratorTypes ?? []).map((a) => a.name);
         out.set(scope.slice('zones/'.length), new Set(names));
+      }
+      return out;
+    });
+  }
+
+  /** Every reservation of the project, in every zone (one `reservations.aggregatedList`, paginated). */
+  async reservations(): Promise<GcpReservation[]> {
+    return this.call(async () => {
+      const out: GcpReservation[] = [];
+      for await (const [scope, list] of this.c.reservations.aggregatedListAsync({ project: this.project, maxResults: this.pageSize }, NO_RETRY)) {
+        if (scope.startsWith('zones/')) for (const r of ReservationScope.parse(list).reservations ?? []) out.push(Reservation.parse(r));
       }
       return out;
     });

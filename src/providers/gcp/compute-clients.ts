@@ -11,6 +11,7 @@ import type {
   ImagesClient,
   InstancesClient,
   RegionsClient,
+  ReservationsClient,
   ZoneOperationsClient,
   ZonesClient,
 } from '@google-cloud/compute';
@@ -70,6 +71,7 @@ export interface ComputeClients {
   zones: ZonesClient;
   accelerators: AcceleratorTypesClient;
   regions: RegionsClient;
+  reservations: ReservationsClient;
   /** Credential values to redact from every error these clients let out. */
   secrets: string[];
 }
@@ -98,6 +100,7 @@ export function computeClients(opts: ComputeApiOptions): ComputeClients {
     zones: new compute.ZonesClient(options),
     accelerators: new compute.AcceleratorTypesClient(options),
     regions: new compute.RegionsClient(options),
+    reservations: new compute.ReservationsClient(options),
     secrets,
   };
 }

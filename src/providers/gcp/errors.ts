@@ -87,8 +87,23 @@ const LOCATION_NOT_FOUND = /Location \S+ is not found/;
 // Capacity messages, used only when an operation error carries a code we do not know.
 const CAPACITY_TEXT = /does not have enough resources available|is currently unavailable in the \S+ zone/;
 
+/**
+ * A targeted launch's refusals by its reservation: code CONDITION_NOT_MET (an operation's; a
+ * synchronous 400 `invalid` for an untargetable one), the reservation named only in the message
+ * (messages as Compute writes them, matched by kubernetes/autoscaler's GCE client). Each is
+ * Capacity for that reserved offer alone: the search goes on, nothing launches untargeted.
+ */
+const RESERVATION_REFUSALS: readonly RegExp[] = [
+  /Specified reservation .* does not have available resources for the request/, // full
+  /Specified reservations? .* do(es)? not exist/, // missing or deleted (expired)
+  /No available resources in specified reservations/, // the instance does not fit it
+  /requires reservation to be in READY state/, // still being created or updated
+  /can not be targeted as specificReservationRequired is not set/, // not a specific reservation
+];
+
 function refine(rule: Rule, message: string): Rule {
   const [kind, block] = rule;
+  if (RESERVATION_REFUSALS.some((r) => r.test(message))) return ['Capacity', 'offer'];
   if (kind === 'Quota' && GLOBAL_GPU_QUOTA.test(message)) return ['Quota', 'cloud'];
   if (kind === 'Unavailable' && LOCATION_NOT_FOUND.test(message)) return ['Unavailable', 'zone'];
   return [kind, block];
@@ -113,14 +128,17 @@ const SPOT_QUOTA = /'PREEMPTIBLE_[A-Z0-9_]+' exceeded/;
  * A create's error for its offer's market: a spot stock-out (ZONE_RESOURCE_POOL_EXHAUSTED and the
  * like; Compute has no spot bid, so no "price too low") and a refusal of a PREEMPTIBLE_ quota block
  * only that spot offer, whose key carries `/spot`, so the zone's and region's on-demand offers stay
- * open. Anything else is returned as it is.
+ * open. The same holds for a reserved offer's stock-out (its reservation, not the zone) and a
+ * queued (flex-start) offer's, which also counts against the PREEMPTIBLE_ quotas. Anything else
+ * is returned as it is.
  */
-export function forMarket(err: unknown, market: string | undefined): unknown {
-  if (market !== 'spot' || !(err instanceof ProviderError)) return err;
+export function forMarket(err: unknown, market: string | undefined, queued = false): unknown {
+  if ((market !== 'spot' && market !== 'reserved' && !queued) || !(err instanceof ProviderError)) return err;
   const stockOut = err.kind === 'Capacity' && !ZONE_WIDE_CAPACITY.has(err.code ?? '');
-  const spotQuota = err.kind === 'Quota' && SPOT_QUOTA.test(err.message);
+  const spotQuota = err.kind === 'Quota' && market !== 'reserved' && SPOT_QUOTA.test(err.message);
   if (!stockOut && !spotQuota) return err;
-  return new ProviderError(err.kind, `${err.message} (spot)`, { block: 'offer', ...(err.code === undefined ? {} : { code: err.code }) });
+  const what = queued ? 'flex-start' : market === 'spot' ? 'spot' : 'reservation';
+  return new ProviderError(err.kind, `${err.message} (${what})`, { block: 'offer', ...(err.code === undefined ? {} : { code: err.code }) });
 }
 
 /** Classify the errors of a finished Compute operation (first known code wins). */

@@ -4,7 +4,8 @@
  * same name targeted by network tag, cloud-init through `user-data`. Spot (`--spot`): offers priced
  * from the Billing Catalog's Spot SKUs (./pricing.ts), the insert's scheduling (./map.ts), a stock-out
  * blocking only the spot offer (./errors.ts `forMarket`), preemptions read from the zone
- * operations (./preemption.ts).
+ * operations (./preemption.ts). Reserved capacity: specific reservations as `reserved` offers
+ * launched into by name (./reservations.ts), flex-start VMs as queued offers (./flex-start.ts).
  */
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -19,6 +20,8 @@ import { findAdcFile, findProject, parseRegions, type GcpOptions } from './confi
 
 export type { GcpOptions } from './config';
 import { forMarket } from './errors';
+import { flexStartFields, withQueued } from './flex-start';
+import { reservationFields, reservedOffers } from './reservations';
 import { deletedOnPreemption, withPreemptions } from './preemption';
 import { GcpPricing } from './pricing';
 import { stateDir } from '../../paths';
@@ -28,6 +31,7 @@ import {
   identityFilter,
   instanceBody,
   labelValue,
+  lastSegment,
   ownerFilter,
   quotaShortfallsOf,
   regionOfZone,
@@ -35,6 +39,7 @@ import {
   resourceName,
   toObserved,
   toOffers,
+  zoneOf,
   type Prepared,
 } from './map';
 
@@ -103,9 +108,23 @@ export class GcpProvider extends CloudAdapter {
    * a CPU ask only the CPU rungs (zones that are UP): one vendor call either way. Prices come
    * from the Billing Catalog when it answers (cached daily), else from the dated ladder. With
    * `req.spot`, each offer whose spot price the catalog lists is followed by its spot twin (the
-   * same catalog pages: no extra call).
+   * same catalog pages: no extra call). `--queue`: each flex-start type's offer is preceded by its
+   * queued twin. `--reservation`: only the project's specific reservations (one aggregated list).
+   * A capacity block (an AWS market) has no GCP offer.
    */
   async plan(req: ResourceRequest): Promise<Offer[]> {
+    const ask = req.reserved;
+    if (ask?.kind === 'reservation') {
+      const all = await this.api.reservations();
+      const regions = [...new Set(all.flatMap((r) => (r.zone ? [regionOfZone(lastSegment(r.zone))] : [])))];
+      return reservedOffers(all, req, ask.id, regions.length ? await this.pricing?.lookup(regions, CATALOG) : undefined);
+    }
+    if (ask?.kind === 'capacity-block') return [];
+    const offers = await this.planOrdinary(req);
+    return ask?.kind === 'queue' ? withQueued(offers, ask.waitMs) : offers;
+  }
+
+  private async planOrdinary(req: ResourceRequest): Promise<Offer[]> {
     const regions = new Set(req.regions?.length ? req.regions : this.regions);
     const inRegions = (zone: string): boolean => regions.has(regionOfZone(zone));
     const rungs = [...CATALOG].filter((e) => (req.gpu ? e.gpuCount > 0 : e.gpuCount === 0)).sort((a, b) => a.pricePerHour - b.pricePerHour);
@@ -164,7 +183,7 @@ export class GcpProvider extends CloudAdapter {
     try {
       return await this.insert(offer, prepared, spec);
     } catch (err) {
-      throw forMarket(err, offer.market);
+      throw forMarket(err, offer.market, offer.queued);
     }
   }
 
@@ -172,7 +191,7 @@ export class GcpProvider extends CloudAdapter {
     const zone = zoneOf(offer);
     const parsed = PreparedSchema.safeParse(prepared);
     if (!parsed.success) throw new ProviderError('InvalidRequest', 'gcp: create needs the JSON returned by prepare');
-    const body = instanceBody(this.api.project, offer, parsed.data, spec, this.deployment);
+    const body = { ...instanceBody(this.api.project, offer, parsed.data, spec, this.deployment), ...reservationFields(offer), ...flexStartFields(offer) };
     const inserted = await this.api.insertInstance(zone, body, requestIdFor(spec.idempotencyKey));
     if (inserted === 'exists') return this.adopt(zone, spec);
     // Stockouts (ZONE_RESOURCE_POOL_EXHAUSTED) and quota errors arrive on the operation, often
@@ -258,11 +277,6 @@ export class GcpProvider extends CloudAdapter {
     }
     return inst.id;
   }
-}
-
-function zoneOf(at: { zone?: string | undefined }): string {
-  if (!at.zone) throw new ProviderError('InvalidRequest', 'gcp: a zone is required (GCP places instances by zone)');
-  return at.zone;
 }
 
 /**

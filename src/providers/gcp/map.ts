@@ -27,7 +27,8 @@ export const SSH_USER = 'ubuntu';
 export const STATUS: Record<string, InstanceStatus> = {
   PROVISIONING: 'Pending',
   STAGING: 'Pending',
-  PENDING: 'Pending',
+  PENDING: 'Pending', // a flex-start VM waiting for capacity (./flex-start.ts)
+  PENDING_STOP: 'Stopping', // a graceful shutdown before STOPPING
   RUNNING: 'Running',
   STOPPING: 'Stopping',
   SUSPENDING: 'Stopping',
@@ -85,6 +86,12 @@ export function requestIdFor(idempotencyKey: string): string {
 /** Last path segment of a Compute URL (`.../zones/us-central1-a` → `us-central1-a`). */
 export function lastSegment(url: string): string {
   return url.slice(url.lastIndexOf('/') + 1);
+}
+
+/** The zone an offer or location names (GCP places instances by zone), or InvalidRequest. */
+export function zoneOf(at: { zone?: string | undefined }): string {
+  if (!at.zone) throw new ProviderError('InvalidRequest', 'gcp: a zone is required (GCP places instances by zone)');
+  return at.zone;
 }
 
 /** `us-central1-a` → `us-central1`. */
@@ -225,7 +232,7 @@ export function gpuQuotaMetric(model: string, spot = false): string | undefined 
 
 /**
  * GPU offers whose region's quota (limit − usage) cannot fit their GPU count; quotas not listed are
- * not judged. A spot offer counts against the PREEMPTIBLE_ quota. A shortfall names a region and
+ * not judged. A spot or queued (flex-start) offer counts against the PREEMPTIBLE_ quota; a reserved one is not judged. A shortfall names a region and
  * type, so it drops that type's offers of both markets: it is reported only when every market
  * planned there falls short (spot short beside a fitting on-demand offer is left to the create,
  * whose PREEMPTIBLE_ quota refusal blocks only the spot offer: ./errors.ts `forMarket`).
@@ -233,8 +240,9 @@ export function gpuQuotaMetric(model: string, spot = false): string | undefined 
 export function quotaShortfallsOf(offers: readonly Offer[], quotas: ReadonlyMap<string, readonly GcpQuota[]>): QuotaShortfall[] {
   const byKey = new Map<string, { fits: boolean; short: QuotaShortfall[] }>();
   for (const o of offers) {
-    if (!o.gpu) continue;
-    const metric = gpuQuotaMetric(o.gpu.model, o.market === 'spot');
+    // A reservation's instances were counted when it was made.
+    if (!o.gpu || o.market === 'reserved') continue;
+    const metric = gpuQuotaMetric(o.gpu.model, o.market === 'spot' || o.queued === true);
     const q = metric ? quotas.get(o.region)?.find((x) => x.metric === metric) : undefined;
     const key = `${o.region}/${o.instanceType}`;
     const seen = byKey.get(key) ?? { fits: false, short: [] };
