@@ -19,6 +19,7 @@ import { capacityKey } from '../core/capacity-memory';
 import type { Market, Offer, SpotMode } from '../core/provider';
 import { blockFor, decide, isBlocked, kindOfFailureType, type Block } from '../core/search';
 import { spendSoFar, type Spend } from '../core/spend';
+import { reservedLines } from '../core/reserved-window';
 import type { ActivityStep, VmHistory } from './history';
 import { duration, offerPrice, spendLine, table, usd } from './output';
 
@@ -82,6 +83,8 @@ export interface ExplainReport {
   error?: { kind: string; message: string };
   /** `--recover`: relaunches so far and the last loss (the plans and attempts above are the current run's). */
   recovered?: RecoveryRecord;
+  /** Reserved capacity: the reservation or block used, its purchase, the wait for its window, its end (src/core/reserved-window.ts). */
+  reserved?: string[];
 }
 
 const CLEANUP_ACTIVITIES = ['releaseAt'];
@@ -252,6 +255,7 @@ export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number
     spend,
     ...(status.error ? { error: status.error } : {}),
     ...(status.recovered ? { recovered: status.recovered } : {}),
+    ...(status.reserved ? { reserved: reservedLines(status.reserved, status.stage) } : {}),
   };
 }
 
@@ -305,6 +309,7 @@ export function formatExplain(r: ExplainReport): string {
   } else out.push('winner: none');
   if (r.error) out.push(`error: ${r.error.kind}: ${r.error.message.split('\n')[0]}`);
   if (r.recovered) out.push(`recovered (--recover): ${recoveryLine(r.recovered)}`);
+  for (const line of r.reserved ?? []) out.push(`reserved: ${line}`);
   out.push(`spend: ${spendLine(r.spend)}`);
   return out.join('\n') + '\n';
 }

@@ -35,7 +35,7 @@ describe.skipIf(!server)('reserved capacity on the time-skipping server', () => 
     lab.env.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
       taskQueue: lab.taskQueue,
       workflowId: `${vmWorkflowId(spec.name)}-${randomUUID().slice(0, 6)}`,
-      args: [{ spec: { k8s: 'off', ...spec }, tuning: FAST }],
+      args: [{ spec: { k8s: 'off', ...spec }, tuning: { ...FAST, healthIntervalMs: 6 * H } }],
     });
   const until = async (h: { query: (q: typeof statusQuery) => Promise<VmStatus> }, pred: (s: VmStatus) => boolean, what: string): Promise<VmStatus> => {
     let last: VmStatus | undefined;
