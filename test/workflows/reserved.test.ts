@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { statusQuery, vmWorkflowId, type VmSpec, type VmStatus } from '../../src/core/api';
+import { cancelSignal, statusQuery, vmWorkflowId, type VmSpec, type VmStatus } from '../../src/core/api';
 import { ProviderRegistry } from '../../src/providers/registry';
 import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { vmWorkflow } from '../../src/workflows';
@@ -107,5 +107,61 @@ describe.skipIf(!server)('reserved capacity on the time-skipping server', () => 
       return [];
     });
     expect(story.filter((s, i) => s !== story[i - 1])).toEqual(['sleep', 'launch', 'warning', 'teardown']);
+  }, 300_000);
+
+  it('cancels while waiting for a window: nothing created, ends cancelled', async () => {
+    const now = await lab.env.currentTimeMs();
+    fake.setReserved((r) => {
+      r.reservations.push({
+        info: {
+          id: 'cb-wait',
+          kind: 'capacity-block',
+          total: 1,
+          free: 1,
+          start: new Date(now + 48 * H).toISOString(),
+          end: new Date(now + 72 * H).toISOString(),
+        },
+        region: 'fake-a',
+        instanceType: 'gpu-1',
+        gpu: { model: 'H100', count: 1 },
+      });
+    });
+    const creates = fake.callsOf('create').length;
+    const h = await start({ name: 'waitcancel', gpu: { model: 'H100', count: 1 }, reserved: { kind: 'reservation', id: 'cb-wait' } });
+    const waiting = await until(h, (s) => s.stage === 'waiting-window', 'waiting-window');
+    expect(waiting.reserved?.wait?.line).toMatch(/^waiting for block cb-wait, starts at /);
+    await h.signal(cancelSignal);
+    const end = await h.result();
+    expect(end.stage).toBe('cancelled');
+    expect(fake.callsOf('create')).toHaveLength(creates);
+    expect(fake.liveCount('waitcancel')).toBe(0);
+  }, 300_000);
+
+  it('a full reservation answers Capacity and launches nothing on-demand', async () => {
+    fake.setReserved((r) => {
+      r.reservations.push({
+        info: { id: 'cr-full', kind: 'capacity-reservation', total: 1, free: 1 },
+        region: 'fake-b',
+        instanceType: 'gpu-2',
+        gpu: { model: 'H100', count: 1 },
+      });
+    });
+    const first = await start({ name: 'fills', gpu: { model: 'H100', count: 1 }, reserved: { kind: 'reservation', id: 'cr-full' } });
+    await until(first, (s) => s.stage === 'ready', 'the first VM ready');
+    await lab.quietWatcher('fake', 'fake-b');
+    const second = await start({ name: 'nofit', gpu: { model: 'H100', count: 1 }, reserved: { kind: 'reservation', id: 'cr-full' } });
+    const failed = await second.result().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failed).toBeDefined();
+    const s = await second.query(statusQuery);
+    expect(s.stage).toBe('failed');
+    expect(s.attempts.map((a) => [a.offer.market, a.kind])).toEqual([['reserved', 'Capacity']]);
+    expect(s.error?.message).toMatch(/cr-full is full/);
+    const creates = fake.calls.filter((c) => c.primitive === 'create' && c.vmName === 'nofit');
+    expect(creates.map((c) => [c.market, c.error])).toEqual([['reserved', 'Capacity']]);
+    expect(fake.liveCount('nofit')).toBe(0);
+    await first.signal(cancelSignal);
   }, 300_000);
 });
