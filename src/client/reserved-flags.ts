@@ -64,7 +64,7 @@ export const START_RESERVED_FLAGS = [
       "buy this capacity block (billed upfront at once, counted in the spend and checked against --budget) and launch into it; the launch waits for the block's start, and the VM is torn down before its end",
     format: 'an offering id from provision offers --capacity-block, with the same --duration, --count, --start-after; needs --yes',
     default: 'none',
-    example: '--capacity-block cbo-0123 --duration 24h --yes',
+    example: '--capacity-block cbo-0123',
   },
   {
     name: 'yes',
@@ -79,7 +79,7 @@ export const START_RESERVED_FLAGS = [
     type: 'boolean',
     meaning: "place a queued request where a cloud queues (its plan's queued offers are tried first) and wait up to --wait for it; then the ordinary offers",
     default: 'off',
-    example: '--queue --wait 6h',
+    example: '--queue',
   },
   {
     name: 'wait',
@@ -107,7 +107,7 @@ export const OFFERS_RESERVED_FLAGS = [
     type: 'boolean',
     meaning: 'list the capacity blocks on sale for the request, with their upfront price (buy one with start --capacity-block OFFERING --yes)',
     default: 'off',
-    example: '--capacity-block --duration 24h --gpu H100:8',
+    example: '--capacity-block',
   },
   ...BLOCK_QUERY_FLAGS,
 ] as const satisfies readonly FlagSpec[];

@@ -103,7 +103,8 @@ export function bootCapsOf<C extends Pick<Capabilities, 'bootTimeoutMs'>>(caps: 
 /** A queued offer whose boot wait timed out is out of capacity (for that offer); other ends keep their kind. */
 export function queuedEnd(offer: Pick<Offer, 'queued'>, phase: string, type: string, waitMs: number): { type: 'Capacity'; message: string } | undefined {
   if (!offer.queued || phase !== 'boot' || type !== 'Timeout') return undefined;
-  return { type: 'Capacity', message: `the queued request was not served within ${Math.round(waitMs / 60_000)} min (--wait)` };
+  const within = waitMs < 60_000 ? `${Math.round(waitMs / 1000)} s` : `${Math.round(waitMs / 60_000)} min`;
+  return { type: 'Capacity', message: `the queued request was not served within ${within} (--wait)` };
 }
 
 /** The idempotency key of a VM's block purchase: stable across retries, replays and continue-as-new of one VM's life. */

@@ -164,4 +164,54 @@ describe.skipIf(!server)('reserved capacity on the time-skipping server', () => 
     expect(fake.liveCount('nofit')).toBe(0);
     await first.signal(cancelSignal);
   }, 300_000);
+
+  it('refuses a block above --budget before buying anything (InvalidRequest)', async () => {
+    const now = await lab.env.currentTimeMs();
+    fake.setReserved((r) => {
+      r.forSale.push({
+        offeringId: 'cbo-dear',
+        cloud: 'fake',
+        region: 'fake-a',
+        instanceType: 'gpu-1',
+        count: 1,
+        start: new Date(now + H).toISOString(),
+        end: new Date(now + 25 * H).toISOString(),
+        durationHours: 24,
+        upfrontPrice: 900,
+        currency: 'USD',
+      });
+    });
+    const buys = fake.callsOf('buy').length;
+    const h = await start({
+      name: 'toodear',
+      budgetUsd: 100,
+      reserved: { kind: 'capacity-block', offeringId: 'cbo-dear', query: { count: 1, durationHours: 24 } },
+    });
+    await h.result().catch(() => undefined);
+    const s = await h.query(statusQuery);
+    expect(s.stage).toBe('failed');
+    expect(s.error).toMatchObject({ kind: 'InvalidRequest', message: expect.stringContaining('more than --budget $100') });
+    expect(fake.callsOf('buy')).toHaveLength(buys);
+  }, 300_000);
+
+  it('a queue that is never served: Capacity after --wait, then the ordinary offer', async () => {
+    fake.setReserved((r) => (r.queue = {}));
+    const h = await start({
+      name: 'queued',
+      gpu: { model: 'H100', count: 1 },
+      regions: ['fake-a'],
+      instanceTypes: ['gpu-1'],
+      reserved: { kind: 'queue', waitMs: 3_000 },
+    });
+    const ready = await until(h, (s) => s.stage === 'ready', 'ready on the ordinary offer');
+    expect(ready.attempts.map((a) => [Boolean(a.offer.queued), a.outcome, a.kind])).toEqual([
+      [true, 'failed', 'Capacity'],
+      [false, 'ready', undefined],
+    ]);
+    expect(fake.live('queued').filter((i) => i.queued)).toHaveLength(0);
+    fake.setReserved((r) => delete r.queue);
+    await lab.quietWatcher('fake', 'fake-a');
+    await h.signal(cancelSignal);
+    await h.result();
+  }, 300_000);
 });
