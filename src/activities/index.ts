@@ -14,10 +14,12 @@ import { capacityNoter } from './capacity-memory';
 import { withLiveness } from './liveness';
 import { createPlanActivities } from './plan';
 import { createInstanceStepActivities } from './instance-steps';
+import { createReservedActivities } from './reserved';
 import type { ActivityDeps } from './deps';
 
 export type { ActivityDeps } from './deps';
 export type { PlanInput, PlanOutput } from './plan';
+export type { BlockOfferingsInput, BlockOfferingsOutput, BuyBlockInput } from './reserved';
 export { SSH_LOOK_DELAY_MS, VANISH_GRACE_MS, type AwaitRunningInput, type ProbeInput, type RunningInstance } from './instance-steps';
 
 export function createActivities(deps: ActivityDeps) {
@@ -42,6 +44,7 @@ function activitiesOf(deps: ActivityDeps) {
     }),
     ...createPlanActivities(deps),
     ...createInstanceStepActivities(deps),
+    ...createReservedActivities(deps),
   });
   // The watcher's cycle heartbeats itself, every half its heartbeat timeout (a heartbeat is a billed
   // action on Temporal Cloud; a long-polling cycle heartbeating every 2 s would cost more than it saves).

@@ -8,6 +8,7 @@ import { demoteRemembered, type DemotedOffer } from '../core/capacity-memory';
 import { ProviderError } from '../core/errors';
 import { imageDiskProblem } from '../core/image-disk';
 import { marketProblem, spotFirst } from '../core/markets';
+import { queuedFirst } from '../core/reserved-window';
 import { explainNoMatch, matchOffers, noOffersKind } from '../core/offer-match';
 import type { Capabilities, CloudProvider, Offer, QuotaShortfall, ResourceRequest } from '../core/provider';
 import { defaultClouds } from '../providers/default-registry';
@@ -117,7 +118,7 @@ export function createPlanActivities(deps: ActivityDeps) {
       const memory = input.listOnly ? [] : await readCapacityMemory(memoryWindow);
       const remembered = demoteRemembered(ordered, memory, now());
       // Under --spot auto, spot before on-demand, each market in its order: the demotion applies within each market.
-      const offers = spotFirst(remembered.offers, input.request.spot);
+      const offers = queuedFirst(spotFirst(remembered.offers, input.request.spot), input.request.reserved);
       const { demoted } = remembered;
       const { capabilities, skipped, quota } = out;
       if (offers.length === 0 && !input.listOnly) {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdConflictPolicy, type SignalDefinition } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import type { PlanInput, PlanOutput } from '../activities';
+import type { BlockOfferingsInput, BlockOfferingsOutput, PlanInput, PlanOutput } from '../activities';
 import {
   cancelSignal,
   retryK8sSignal,
@@ -34,7 +34,7 @@ import {
 import type { FleetShape } from '../core/fleet/types';
 import { SA, startAttributes } from '../core/search-attributes';
 import type { Tuning } from '../core/tuning';
-import type { fleetWorkflow, offersWorkflow, vmWorkflow } from '../workflows';
+import type { blockOfferingsWorkflow, fleetWorkflow, offersWorkflow, vmWorkflow } from '../workflows';
 
 export type VmHandle = WorkflowHandle<typeof vmWorkflow>;
 export type FleetHandle = WorkflowHandle<typeof fleetWorkflow>;
@@ -194,6 +194,16 @@ export class GpuprovClient {
       taskQueue: this.taskQueue,
       args: [input],
       staticSummary: 'list offers',
+    });
+  }
+
+  /** The capacity blocks on sale for a query, computed on the worker. */
+  async blockOfferings(input: BlockOfferingsInput): Promise<BlockOfferingsOutput> {
+    return this.temporal.workflow.execute<typeof blockOfferingsWorkflow>('blockOfferingsWorkflow', {
+      workflowId: `block-offerings-${randomUUID()}`,
+      taskQueue: this.taskQueue,
+      args: [input],
+      staticSummary: 'list capacity block offerings',
     });
   }
 }

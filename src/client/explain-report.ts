@@ -19,6 +19,7 @@ import { capacityKey } from '../core/capacity-memory';
 import type { Market, Offer, SpotMode } from '../core/provider';
 import { blockFor, decide, isBlocked, kindOfFailureType, type Block } from '../core/search';
 import { spendSoFar, type Spend } from '../core/spend';
+import { reservedLines } from '../core/reserved-window';
 import type { ActivityStep, VmHistory } from './history';
 import { duration, offerPrice, spendLine, table, usd } from './output';
 
@@ -84,6 +85,8 @@ export interface ExplainReport {
   recovered?: RecoveryRecord;
   /** A replacement's preempted instance, run beside it until it was deleted. */
   retiring?: RetiringInstance;
+  /** Reserved capacity: the reservation or block used, its purchase, the wait for its window, its end (src/core/reserved-window.ts). */
+  reserved?: string[];
 }
 
 const CLEANUP_ACTIVITIES = ['releaseAt'];
@@ -255,6 +258,7 @@ export function buildExplain(status: VmStatus, history: VmHistory, nowMs: number
     ...(status.error ? { error: status.error } : {}),
     ...(status.recovered ? { recovered: status.recovered } : {}),
     ...(status.retiring ? { retiring: status.retiring } : {}),
+    ...(status.reserved ? { reserved: reservedLines(status.reserved, status.stage) } : {}),
   };
 }
 
@@ -309,6 +313,7 @@ export function formatExplain(r: ExplainReport): string {
   if (r.error) out.push(`error: ${r.error.kind}: ${r.error.message.split('\n')[0]}`);
   if (r.recovered) out.push(`recovered (--recover): ${recoveryLine(r.recovered)}`);
   if (r.retiring) out.push(`replaced: ${retiringLine(r.retiring)}`);
+  for (const line of r.reserved ?? []) out.push(`reserved: ${line}`);
   out.push(`spend: ${spendLine(r.spend)}`);
   return out.join('\n') + '\n';
 }

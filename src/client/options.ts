@@ -12,6 +12,7 @@ import { JSON_FLAG } from './define';
 import { list, parseDiskGb, parseDuration, parseGpu, parseParallel, parsePrice, parseSpot } from './flag-values';
 import { parseCommandLine, show, type ArgSpec, type FlagSpec, type Values } from './flags';
 import { VM_LIMITS, nameSchema, vmSpecSchema } from './vm-spec';
+import { reservedAskFromFlags, START_RESERVED_FLAGS } from './reserved-flags';
 
 export { VM_NAME, nameSchema } from './vm-spec';
 
@@ -122,6 +123,7 @@ export const START_FLAGS = [
   VM_FLAGS.image,
   VM_FLAGS['disk-gb'],
   VM_FLAGS.spot,
+  ...START_RESERVED_FLAGS,
   {
     name: 'ttl',
     type: 'string',
@@ -208,6 +210,7 @@ const FLAG_OF: Record<string, string> = {
   image: '--image',
   diskGb: '--disk-gb',
   spot: '--spot',
+  reserved: '--reservation',
 };
 const FIX_OF: Record<string, string> = {
   '--ssh-key': 'give the private key whose .pub is an OpenSSH public key (ssh-keygen -y -f KEY > KEY.pub)',
@@ -272,6 +275,14 @@ export function startOptions(v: Values<typeof START_FLAGS> & { json?: boolean })
   // A spot VM is reclaimed by its cloud now and then: relaunching it is the default there.
   if (v.recover ?? spec.spot !== undefined) spec.recover = true;
   if (v.parallel !== undefined) spec.parallel = parseParallel(v.parallel);
+  const reserved = reservedAskFromFlags(v, {
+    spot: spec.spot !== undefined,
+    ...(spec.parallel !== undefined ? { parallel: spec.parallel } : {}),
+    ...(spec.gpu ? { gpu: spec.gpu } : {}),
+    ...(spec.regions ? { regions: spec.regions } : {}),
+    ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}),
+  });
+  if (reserved) spec.reserved = reserved;
   spec.k8s = v.k8s === true ? 'on' : v.k8s === false ? 'off' : 'auto';
   return { spec: checkSpecFromFlags(spec), detach: v.detach === true, json: v.json === true, ...(v['ssh-key'] ? { sshKeyPath: v['ssh-key'] } : {}) };
 }

@@ -52,6 +52,7 @@ export function spendLine(s: Spend, budget?: VmStatus['budget']): string {
   const billed = s.attempts.filter((a) => a.billedMs > 0).length;
   const parts = [`${usd(s.totalUsd)}${s.unknownPrice ? '+ (a price is unknown)' : ''} so far (${billed} billed attempt${billed === 1 ? '' : 's'})`];
   if (s.priorUsd) parts[0] += `, incl. ${usd(s.priorUsd)} by the runs before the last --recover relaunch`;
+  if (s.upfrontUsd) parts[0] += `, incl. ${usd(s.upfrontUsd)} paid upfront for the capacity block`;
   if (s.ratePerHour > 0) parts.push(`${price(s.ratePerHour)} now`);
   const b = budget ? `; budget ${usd(budget.usd)}${budget.reachedAt ? ' (reached: torn down)' : budget.warnedAt ? ' (80 % reached)' : ''}` : '';
   return parts.join(', ') + b;

@@ -87,6 +87,61 @@ const twice = (what: string, xs: unknown): string => {
   return `${what} "${list.find((x, i) => list.indexOf(x) !== i) ?? ''}" is named twice: name each once`;
 };
 
+/** `VmSpec.reserved` (src/core/reservation.ts): a reservation id, a capacity block offering with its query, or a queue with its wait. */
+const reservedSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z
+      .object({
+        kind: z.literal('reservation'),
+        id: z
+          .string()
+          .min(1, 'the reservation id must not be empty')
+          .max(128)
+          .regex(/^[\x21-\x7e]+$/, 'the reservation id must be printable, without spaces')
+          .optional(),
+      })
+      .strict(),
+    z
+      .object({
+        kind: z.literal('capacity-block'),
+        offeringId: z
+          .string()
+          .min(1)
+          .max(256)
+          .regex(/^[\x21-\x7e]+$/, 'the offering id must be printable, without spaces'),
+        query: z
+          .object({
+            count: z.number().int().min(1).max(64),
+            durationHours: z
+              .number()
+              .int()
+              .min(1)
+              .max(24 * 182),
+            startAfter: z.iso.datetime().optional(),
+            gpuModel: z.string().optional(),
+            gpuCount: z.number().int().min(1).max(16).optional(),
+            regions: z.array(z.string()).optional(),
+            instanceTypes: z.array(z.string()).optional(),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict(),
+    z
+      .object({
+        kind: z.literal('queue'),
+        waitMs: z
+          .number()
+          .int()
+          .min(60_000, 'wait at least 1 minute')
+          .max(7 * 86_400_000, 'wait at most 7 days'),
+      })
+      .strict(),
+  ],
+  { error: 'reserved must be a reservation, a capacity-block or a queue' },
+);
+
 const fields = {
   gpu: z
     .object({
@@ -158,6 +213,7 @@ const fields = {
     .max(VM_LIMITS.diskGb.max, `disk size must be at most ${VM_LIMITS.diskGb.max} GB`)
     .optional(),
   spot: z.enum(['only', 'auto'], { error: 'spot must be only or auto' }).optional(),
+  reserved: reservedSchema.optional(),
   parallel: z
     .number({ error: 'parallel must be a number' })
     .int('parallel must be a whole number')

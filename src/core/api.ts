@@ -10,7 +10,7 @@ import type { BlockScope } from './errors';
 import type { AttemptKind } from './failures';
 import type { LossCause } from './loss';
 import type { GpuRequest, Location, Offer, SpotMode, SshEndpoint } from './provider';
-import type { ReservedAsk } from './reservation';
+import type { ReservedAsk, ReservedState } from './reservation';
 
 export const API_VERSION = 1;
 export const TASK_QUEUE = 'gpuprov';
@@ -68,6 +68,8 @@ export type Stage =
   | 'connecting'
   | 'compensating'
   | 'waiting-retry'
+  /** Waiting for a reservation's or capacity block's window to open (`VmStatus.reserved.wait`). */
+  | 'waiting-window'
   | 'k8s'
   | 'ready'
   | 'k8s-failed'
@@ -186,6 +188,8 @@ export interface VmStatus {
   lossCause?: LossCause;
   /** A `--recover` replacement's run: the preempted instance it replaces, still up until it is deleted (src/core/recovery.ts). */
   retiring?: RetiringInstance;
+  /** `--reservation`, `--capacity-block`, `--queue`: what was used, bought and waited for (absent without). */
+  reserved?: ReservedState;
 }
 
 /**

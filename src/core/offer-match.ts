@@ -12,7 +12,7 @@
  * | `gpu-model`     | GPU asked: the offer has a GPU of that model (src/core/gpu-names.ts)        |
  * | `gpu-count`     | GPU asked: exactly `count` GPUs (`H100:1`), or at least (`H100:4+`)          |
  * | `has-gpu`       | no GPU asked: the offer has no GPU (CPU types only, as before)              |
- * | `market`        | no `spot`: on-demand; `spot: only`: spot; `spot: auto`: spot or on-demand   |
+ * | `market`        | no `spot`: on-demand; `spot: only`: spot; `spot: auto`: spot or on-demand; a reservation or block (`reserved`): reserved only |
  * | `price-unknown` | no price cap, or the offer has a price (an unknown price never passes a cap)|
  * | `price`         | no price cap, or the price is at or below it                                |
  *
@@ -25,10 +25,12 @@ import type { GpuRequest, Market, Offer, ResourceRequest } from './provider';
 export type DropReason = 'region' | 'instance-type' | 'gpu-model' | 'gpu-count' | 'has-gpu' | 'market' | 'price-unknown' | 'price';
 
 /** What the matcher reads of a request. */
-export type MatchRequest = Pick<ResourceRequest, 'gpu' | 'regions' | 'instanceTypes' | 'maxPricePerHour' | 'spot'>;
+export type MatchRequest = Pick<ResourceRequest, 'gpu' | 'regions' | 'instanceTypes' | 'maxPricePerHour' | 'spot' | 'reserved'>;
 
 /** The markets a request takes (the `market` row). */
-export function marketsAsked(req: Pick<ResourceRequest, 'spot'>): readonly Market[] {
+export function marketsAsked(req: Pick<ResourceRequest, 'spot' | 'reserved'>): readonly Market[] {
+  // Targeted: a full reservation is a Capacity answer, never a silent on-demand launch.
+  if (req.reserved?.kind === 'reservation' || req.reserved?.kind === 'capacity-block') return ['reserved'];
   if (req.spot === 'only') return ['spot'];
   return req.spot === 'auto' ? ['spot', 'on-demand'] : ['on-demand'];
 }

@@ -16,8 +16,9 @@ export function marketSuffix(o: Pick<Offer, 'market' | 'spot'>): string {
 }
 
 /** Stable key of an offer, used for blocking and for attempt records (`aws/us-east-1/us-east-1a/g5.xlarge`, `…/g5.xlarge/spot`). */
-export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType' | 'market' | 'spot'>): string {
-  return `${o.cloud}/${o.region}/${o.zone ?? '-'}/${o.instanceType}${marketSuffix(o)}`;
+export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType' | 'market' | 'spot' | 'queued'>): string {
+  // A queued offer (`--queue`) is its own offer: its timeout never blocks the ordinary twin.
+  return `${o.cloud}/${o.region}/${o.zone ?? '-'}/${o.instanceType}${marketSuffix(o)}${o.queued ? '/queued' : ''}`;
 }
 
 /** Where an offer's instance lives. */

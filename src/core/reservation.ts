@@ -16,7 +16,11 @@
  */
 
 /** What the request asks of reserved capacity; absent: none (on-demand or spot only). */
-export type ReservedAsk = { kind: 'reservation'; id?: string } | { kind: 'capacity-block'; offeringId: string } | { kind: 'queue'; waitMs: number };
+export type ReservedAsk =
+  | { kind: 'reservation'; id?: string }
+  /** `query`: the `offers --capacity-block` question the offering was listed for; the buy asks it again and takes `offeringId`. */
+  | { kind: 'capacity-block'; offeringId: string; query?: BlockQuery }
+  | { kind: 'queue'; waitMs: number };
 
 /** The vendor's kinds of reservation: AWS capacity reservation, AWS capacity block, GCP specific reservation. */
 export type ReservationKind = 'capacity-reservation' | 'capacity-block' | 'specific-reservation';
@@ -69,4 +73,22 @@ export interface BlockQuery {
   durationHours: number;
   /** ISO 8601: the block starts at or after this; absent: now. */
   startAfter?: string;
+}
+
+/**
+ * What a VM's status says about its reserved capacity (`VmStatus.reserved`, src/core/reserved-window.ts
+ * decides it): the reservation or block launched into, a block's purchase, the wait for its window,
+ * and the end the window sets.
+ */
+export interface ReservedState {
+  /** The reservation (or bought block) of the offer launched into, with where it is. */
+  reservation?: ReservationInfo & { cloud: string; region: string };
+  /** A capacity block this VM bought: the offering, what it cost upfront (counted in the spend), when. */
+  block?: { offeringId: string; upfrontPrice: number; currency: string; boughtAt: string; inSpend?: boolean };
+  /** Waiting for the window to open: since when, until when (ISO); `waitedUntil` once over. */
+  wait?: { since: string; until: string; line: string; waitedUntil?: string };
+  /** The window's end for this VM: gone by `leaveBy`, its TTL capped at `ttlAt`, warned at `warnAt` (`warnedAt` once done). */
+  leave?: { leaveBy: string; ttlAt: string; warnAt: string; warnedAt?: string; line: string };
+  /** `--queue`: how long a queued offer is waited on (ms). */
+  queueWaitMs?: number;
 }

@@ -13,6 +13,8 @@
  * `estimated`). An offer without a price counts 0 USD and sets `unknownPrice`. The attempt in
  * flight (booting, connecting) enters the table when it ends: until then it is not counted.
  * A VM relaunched by `--recover` adds what its earlier runs spent (`recovered.spentUsd`).
+ * A capacity block the VM bought adds its upfront price once, from its purchase (`reserved.block`;
+ * a `--recover` relaunch finds the same purchase, already in `recovered.spentUsd`: `inSpend` false).
  */
 import { offerKey } from './offers';
 import type { AttemptRecord, RetiringInstance, VmStatus } from './api';
@@ -34,6 +36,8 @@ export interface AttemptSpend {
 
 export interface Spend {
   totalUsd: number;
+  /** Part of `totalUsd` paid upfront for a capacity block this run bought. */
+  upfrontUsd?: number;
   attempts: AttemptSpend[];
   /** Some billed attempt had no price: the total is a lower bound. */
   unknownPrice: boolean;
@@ -46,7 +50,14 @@ export interface Spend {
 export type SpendInput = Pick<VmStatus, 'attempts' | 'endedAt'> & {
   recovered?: { spentUsd: number } | undefined;
   retiring?: Pick<RetiringInstance, 'offer' | 'since' | 'goneAt'> | undefined;
+  reserved?: { block?: { upfrontPrice: number; inSpend?: boolean } } | undefined;
 };
+
+/** The upfront price of a block this run bought and counts (see the header). */
+function upfrontOf(s: SpendInput): number {
+  const b = s.reserved?.block;
+  return b && b.inSpend !== false ? b.upfrontPrice : 0;
+}
 
 /** The retiring instance's bill in this run: USD, and whether it still runs (the overlap of a replacement counts). */
 function retiringSpend(r: SpendInput['retiring'], nowMs: number): { usd: number; running: boolean; pricePerHour: number } {
@@ -75,11 +86,13 @@ export function spendSoFar(s: SpendInput, nowMs: number): Spend {
   const attempts = s.attempts.map((a) => attemptSpend(a, s.endedAt, nowMs));
   const old = retiringSpend(s.retiring, nowMs);
   const priorUsd = (s.recovered?.spentUsd ?? 0) + old.usd;
-  const totalUsd = attempts.reduce((sum, a) => sum + a.usd, priorUsd);
+  const upfrontUsd = upfrontOf(s);
+  const totalUsd = attempts.reduce((sum, a) => sum + a.usd, priorUsd + upfrontUsd);
   const unknownPrice = attempts.some((a) => a.billedMs > 0 && a.pricePerHour === undefined);
   const ratePerHour = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), old.running ? old.pricePerHour : 0);
   return {
     totalUsd: roundUsd(totalUsd),
+    ...(upfrontUsd > 0 ? { upfrontUsd: roundUsd(upfrontUsd) } : {}),
     attempts: attempts.map((a) => ({ ...a, usd: roundUsd(a.usd) })),
     unknownPrice,
     ratePerHour,
@@ -102,7 +115,7 @@ export const BUDGET_WARN_FRACTION = 0.8;
 export function budgetPlan(s: SpendInput, budgetUsd: number, nowMs: number): BudgetPlan {
   const attempts = s.attempts.map((a) => attemptSpend(a, s.endedAt, nowMs));
   const old = retiringSpend(s.retiring, nowMs);
-  const spent = attempts.reduce((sum, a) => sum + a.usd, (s.recovered?.spentUsd ?? 0) + old.usd);
+  const spent = attempts.reduce((sum, a) => sum + a.usd, (s.recovered?.spentUsd ?? 0) + old.usd + upfrontOf(s));
   const rate = attempts.filter((a) => a.running).reduce((sum, a) => sum + (a.pricePerHour ?? 0), old.running ? old.pricePerHour : 0);
   const at = (target: number): number | undefined => {
     if (spent >= target) return nowMs;

@@ -24,6 +24,10 @@ export interface Tuning extends K3sTuning {
   spotAutoWindowMs: number;
   /** How long the capacity memory keeps a preempted offer (its next plans try it last). */
   preemptedMemoryMs: number;
+  /** A VM in a reservation's window starts its teardown this long before the window's `leaveBy` (src/core/reserved-window.ts). */
+  reservedTeardownMarginMs: number;
+  /** ...and is warned this long before that teardown. */
+  reservedWarnLeadMs: number;
 }
 
 /** Timings of the k3s step (part of {@link Tuning}). */
@@ -58,6 +62,9 @@ export const DEFAULT_TUNING: Tuning = {
   k3sInstallTimeoutMs: 20 * 60_000,
   k3sApiDeadlineMs: 10 * 60_000,
   k3sValidateDeadlineMs: 10 * 60_000,
+  // The teardown's own deadline (goneDeadlineMs) fits in the margin: nothing is billed after the window.
+  reservedTeardownMarginMs: 20 * 60_000,
+  reservedWarnLeadMs: 30 * 60_000,
 };
 
 export function withTuning(t?: Partial<Tuning>): Tuning {

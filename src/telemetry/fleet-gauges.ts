@@ -22,6 +22,7 @@ const RUNNING_STAGES: readonly Stage[] = [
   'creating',
   'compensating',
   'waiting-retry',
+  'waiting-window',
   'k8s',
   'ready',
   'k8s-failed',

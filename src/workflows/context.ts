@@ -8,6 +8,7 @@ import { locationOf, offerKey } from '../core/offers';
 import type { Offer } from '../core/provider';
 import { API_VERSION, type Stage, type VmSpec, type VmStatus } from '../core/api';
 import { recoveryLine, replacementSpec, retiringLine } from '../core/recovery';
+import { reservedLines } from '../core/reserved-window';
 import { indexedStage, indexKey, SA, type IndexedVm } from '../core/search-attributes';
 import { withTuning, type Tuning } from '../core/tuning';
 import { logStage } from './telemetry';
@@ -111,6 +112,7 @@ export class VmContext {
     if (s.error) lines.push(`error: ${s.error.kind}: ${s.error.message}`);
     if (s.recovered) lines.push(`recovered: ${recoveryLine(s.recovered)}`);
     if (s.retiring) lines.push(`retiring: ${retiringLine(s.retiring)}`);
+    lines.push(...reservedLines(s.reserved, s.stage));
     if (s.budget) lines.push(`budget $${s.budget.usd}${s.budget.reachedAt ? ': REACHED, torn down' : s.budget.warnedAt ? ': 80 % spent' : ''}`);
     lines.push(`run: ${workflowInfo().runId}`);
     return lines.join('\n\n');

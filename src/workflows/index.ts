@@ -2,7 +2,7 @@
 export { vmWorkflow } from './vm';
 export { launchWorkflow } from './launch';
 export { teardownWorkflow } from './teardown';
-export { offersWorkflow } from './offers';
+export { blockOfferingsWorkflow, offersWorkflow } from './offers';
 export { fleetWorkflow } from './fleet';
 export { accountWatcherWorkflow } from './watcher';
 export { capacityMemoryWorkflow } from './capacity-memory';

@@ -17,18 +17,26 @@ import { capsFor, compensate, failedAttempt, runAttempt, waitAndReplan } from '.
 import { VmContext } from './context';
 import { runHedged } from './hedged-launch';
 import { firstPlan, planFor } from './plan';
+import { buyAskedBlock, enterWindow } from './reserved';
+import { bootCapsOf, queuedEnd } from '../core/reserved-window';
 import { countLaunch, recordReady } from './telemetry';
 
 export type { LaunchOutcome } from '../core/attempt';
 
 /** Run the failover search in `ctx` until ready, cancelled, or failed. Never throws for cloud errors. */
 export async function runLaunch(ctx: VmContext): Promise<LaunchOutcome> {
+  const reserved = ctx.launchSpec().reserved;
+  if (reserved) {
+    const ended = await buyAskedBlock(ctx);
+    if (ended) return ended;
+  }
   const plan = planFor(ctx);
   const first = await firstPlan(ctx, plan);
   if ('outcome' in first) return first.outcome;
   let planned = first.planned;
   const parallel = parallelOf(ctx.launchSpec().parallel);
-  if (parallel > 1) return runHedged(ctx, planned, parallel, plan);
+  // Reserved capacity launches one offer at a time (the CLI refuses --parallel with it).
+  if (parallel > 1 && !reserved) return runHedged(ctx, planned, parallel, plan);
   let search: SearchState = newSearch(planned.offers, ctx.status.attempts);
 
   for (;;) {
@@ -58,15 +66,20 @@ async function serialAttempt(
   caps: Capabilities,
 ): Promise<{ search: SearchState; outcome?: LaunchOutcome }> {
   const index = search.attempts.length;
+  if (next.offer.reservation && (await enterWindow(ctx, next.offer)) === 'cancelled')
+    return { search, outcome: { kind: 'cancelled', attempts: search.attempts } };
   const startedAt = new Date().toISOString();
-  const end = await runAttempt(ctx, next.offer, index, caps);
+  const ask = ctx.status.spec.reserved;
+  const end = await runAttempt(ctx, next.offer, index, bootCapsOf(caps, next.offer, ask));
   const at = { index, offer: next.offer, startedAt, endedAt: new Date().toISOString() };
   if (end.ok) {
     const attempts = [...search.attempts, attemptRecord(at, end)];
     ctx.status.attempts = attempts;
     return { search, outcome: { kind: 'ready', capabilities: caps, result: { ...end.result, attempts } } };
   }
-  const { record, kind, decision } = failedAttempt(ctx, at, end);
+  // A queued request not served within --wait is out of capacity for that offer.
+  const queued = queuedEnd(next.offer, end.phase, end.type, bootCapsOf(caps, next.offer, ask).bootTimeoutMs);
+  const { record, kind, decision } = failedAttempt(ctx, at, queued ? { ...end, ...queued } : end);
   const after = afterFailure(search, next.index, next.offer, kind, decision, record);
   ctx.status.attempts = after.attempts;
   const released = alreadyReleased(end);

@@ -6,6 +6,7 @@
 import type { PlanOutput } from '../activities';
 import { failedLaunch, type LaunchOutcome } from '../core/attempt';
 import { planRequestOf } from '../core/launch-request';
+import { planAskOf } from '../core/reserved-window';
 import { kindOfFailureType } from '../core/search';
 import type { VmContext } from './context';
 import { failureInfo } from './failure-info';
@@ -17,13 +18,17 @@ export type Plan = () => Promise<PlanOutput>;
 export function planFor(ctx: VmContext): Plan {
   const spec = ctx.launchSpec();
   const request = planRequestOf(spec);
+  // A bought capacity block: plan its reservation, on its cloud and in its region.
+  const block = spec.reserved?.kind === 'capacity-block' ? ctx.status.reserved?.reservation : undefined;
+  if (block) Object.assign(request, { reserved: planAskOf(spec.reserved, block.id), regions: [block.region] });
+  const clouds = block ? [block.cloud] : spec.clouds;
   return async () => {
     ctx.setStage('planning');
     return ctx.interruptibly(() =>
       reading(ctx.tuning, `plan offers for ${spec.name}`).planOffers({
         request,
         requireK8s: spec.k8s === 'on',
-        ...(spec.clouds ? { clouds: spec.clouds } : {}),
+        ...(clouds ? { clouds } : {}),
       }),
     );
   };

@@ -18,6 +18,8 @@ import { checkBudget, nextBudgetWake } from './budget';
 import { VmContext } from './context';
 import { runK3s } from './k3s';
 import { runLaunch } from './launch';
+import { leaveWarningAt, warnLeave } from './reserved';
+import { leaveState } from '../core/reserved-window';
 import { reading } from './proxies';
 import { countLaunch, recordReady } from './telemetry';
 import { ensureWatcher, notifyParent } from './vm-notify';
@@ -132,6 +134,8 @@ export class VmEntity extends VmContext {
     this.lastLaunch = { caps, result: r };
     this.pollIntervalMs = caps.pollIntervalMs;
     const k8sWanted = spec.k8s !== 'off';
+    // In a reservation's window: the TTL is capped at its end, with a warning before (src/core/reserved-window.ts).
+    const leave = r.offer.reservation ? leaveState(r.offer, spec.ttlMs, Date.now(), this.tuning) : undefined;
     const ready = {
       readyAt: new Date().toISOString(),
       endpoint: r.endpoint,
@@ -141,6 +145,7 @@ export class VmEntity extends VmContext {
       instanceIds: [r.instanceId],
       ...(r.createdBy ? { createdBy: r.createdBy } : {}),
       ...(spec.ttlMs ? { ttlExpiresAt: new Date(Date.now() + spec.ttlMs).toISOString() } : {}),
+      ...(leave ? { ttlExpiresAt: leave.ttlAt, reserved: { ...this.status.reserved, leave } } : {}),
     };
     if (caps.k8s && k8sWanted) {
       // k3s: stage `k8s` while installing; a failure leaves the VM up as `k8s-failed`.
@@ -179,13 +184,23 @@ export class VmEntity extends VmContext {
     for (;;) {
       if (checkBudget(this)) return 'budget';
       const budgetAt = nextBudgetWake(this) ?? Infinity;
-      const wait = Math.max(1, Math.min(ttlAt === undefined ? Infinity : ttlAt - Date.now(), budgetAt - Date.now(), t.healthIntervalMs));
+      const warnAt = leaveWarningAt(this);
+      const wait = Math.max(
+        1,
+        Math.min(ttlAt === undefined ? Infinity : ttlAt - Date.now(), budgetAt - Date.now(), (warnAt ?? Infinity) - Date.now(), t.healthIntervalMs),
+      );
       const woke = await condition(
         () => this.teardownRequests > base || this.cancelRequested || this.k8sRetryRequests > k8sBase || this.watcherLoss !== undefined,
         wait,
-        { summary: 'ready: wait for teardown, TTL, a lost instance or health check' },
+        {
+          summary:
+            warnAt === undefined
+              ? 'ready: wait for teardown, TTL, a lost instance or health check'
+              : `ready: wait for the window's warning at ${this.status.reserved?.leave?.warnAt}`,
+        },
       );
       if (woke) return this.cancelRequested ? 'cancel' : this.teardownRequests > base ? 'teardown' : this.watcherLoss ? 'lost' : 'retry-k8s';
+      if (warnLeave(this)) continue;
       if (ttlAt !== undefined && Date.now() >= ttlAt) return 'ttl';
       if (checkBudget(this)) return 'budget';
       if (await this.backstopSawLoss()) return 'lost';

@@ -22,8 +22,10 @@ import type {
   ResourceRequest,
   SideResource,
 } from '../../src/core/provider';
+import type { BlockOffering, BlockQuery, ReservationInfo } from '../../src/core/reservation';
+import { buy, emptyReserved, offeringsFor, reclaimed, refusal, reservedPlan, type FakeReservedState } from './fake-reserved';
 
-export type FakePrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup' | 'probe' | 'inventory';
+export type FakePrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup' | 'probe' | 'inventory' | 'blocks' | 'buy';
 
 /** A scripted fault. Matches calls of `primitive` (and region/type when given) `times` times (-1 = forever). */
 export interface FakeRule {
@@ -56,6 +58,10 @@ export interface FakeInstance {
   preemption?: Preemption;
   /** Epoch ms at which a preempted instance stops (`Stopped`, not billed; listed until deleted). */
   reclaimAt?: number;
+  /** The reservation (or bought block) it was launched into. */
+  reservationId?: string;
+  /** A queued request's instance: Pending until the queue serves it. */
+  queued?: boolean;
 }
 
 export interface FakeCall {
@@ -69,6 +75,9 @@ export interface FakeCall {
   image?: string;
   /** create: the offer's market, when not on-demand. */
   market?: Market;
+  /** create into a reservation, buy: the reservation's id; buy: the offering's. */
+  reservationId?: string;
+  offeringId?: string;
   diskGb?: number;
   /** The calling adapter's deployment (when it was built with one). */
   deployment?: string;
@@ -91,6 +100,8 @@ interface State {
   delays: Partial<Record<FakePrimitive, number>>;
   /** Set: the cloud sells spot (see "spot market" below); absent in state files from before. */
   spot?: FakeSpot;
+  /** Reservations, blocks for sale and the queue (test/harness/fake-reserved.ts); absent in state files from before. */
+  reserved?: FakeReservedState;
 }
 
 /**
@@ -133,8 +144,24 @@ export class FakeProvider implements CloudProvider {
   /** Set with `listsSides`: the side resources of a region (this deployment's; built without one, every deployment's). */
   sideInventory?: (at: Location) => Promise<SideResource[]>;
 
-  constructor(o: { name?: string; stateFile?: string; offers?: Offer[]; bootMs?: number; deployment?: string; listsSides?: boolean; spot?: FakeSpot } = {}) {
+  /** The clock reservation windows are judged by (a time-skipping test passes workflow time). */
+  private readonly clock: () => number;
+
+  constructor(
+    o: {
+      name?: string;
+      stateFile?: string;
+      offers?: Offer[];
+      bootMs?: number;
+      deployment?: string;
+      listsSides?: boolean;
+      spot?: FakeSpot;
+      reserved?: Partial<FakeReservedState>;
+      clock?: () => number;
+    } = {},
+  ) {
     this.name = o.name ?? 'fake';
+    this.clock = o.clock ?? Date.now;
     this.deployment = o.deployment;
     if (o.listsSides) {
       this.sideInventory = async (at) =>
@@ -156,6 +183,7 @@ export class FakeProvider implements CloudProvider {
       sideResources: [],
       delays: {},
       ...(o.spot ? { spot: o.spot } : {}),
+      ...(o.reserved ? { reserved: { ...emptyReserved(), ...o.reserved } } : {}),
     };
     if (this.stateFile) {
       try {
@@ -245,6 +273,14 @@ export class FakeProvider implements CloudProvider {
     };
   }
 
+  /** Change the reservations, blocks for sale or queue (test/harness/fake-reserved.ts). */
+  setReserved(fn: (r: FakeReservedState) => void): void {
+    this.mutate((s) => fn((s.reserved ??= emptyReserved())));
+  }
+  reservedState(): FakeReservedState | undefined {
+    return this.load().reserved;
+  }
+
   /** Sell spot (or stop selling it: undefined) from now on; see {@link FakeSpot}. */
   setSpot(spot: FakeSpot | undefined): void {
     this.mutate((s) => {
@@ -289,8 +325,10 @@ export class FakeProvider implements CloudProvider {
         (!req.instanceTypes?.length || req.instanceTypes.includes(o.instanceType)) &&
         (req.maxPricePerHour === undefined || (o.pricePerHour ?? 0) <= req.maxPricePerHour),
     );
-    if (offers.length === 0) throw new ProviderError('InvalidRequest', 'no fake offer matches the request');
-    const listed = [...offers, ...this.spotOffers(req, offers)];
+    const reserved = this.reservedOffers(req, offers);
+    if (reserved?.length === 0) throw new ProviderError('InvalidRequest', `no reservation of this account fits the request${idOf(req)}`);
+    if (offers.length === 0 && !reserved) throw new ProviderError('InvalidRequest', 'no fake offer matches the request');
+    const listed = reserved ?? [...offers, ...this.spotOffers(req, offers)];
     // The fake's types come with and without GPUs: a CPU ask gets them GPU-less (planOffers keeps CPU types only).
     return req.gpu ? listed : listed.map(({ gpu: _gpu, ...o }) => o);
   }
@@ -308,6 +346,7 @@ export class FakeProvider implements CloudProvider {
   async create(offer: Offer, _prepared: Json, spec: InstanceSpec): Promise<string> {
     await this.latency('create');
     this.refuseSpot(offer, spec.vmName);
+    this.refuseReserved(offer, spec.vmName);
     const hit = this.match('create', { region: offer.region, instanceType: offer.instanceType });
     if (hit && !hit.rule.ambiguous) this.fail(hit, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName });
     let id = '';
@@ -325,12 +364,15 @@ export class FakeProvider implements CloudProvider {
         bootMs: s.bootMs,
         status: 'Pending',
         port: 20000 + s.nextId,
+        ...(offer.reservation ? { reservationId: offer.reservation.id } : {}),
+        ...(offer.queued ? { queued: true } : {}),
       });
       s.calls.push({
         ...this.call('create', { vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType }),
         ...(spec.image !== undefined ? { image: spec.image } : {}),
         ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
         ...(offer.market && offer.market !== 'on-demand' ? { market: offer.market } : {}),
+        ...(offer.reservation ? { reservationId: offer.reservation.id } : {}),
       });
     });
     if (hit) this.fail(hit, 'create', { region: offer.region, instanceType: offer.instanceType, vmName: spec.vmName }, false);
@@ -374,6 +416,66 @@ export class FakeProvider implements CloudProvider {
     });
   }
 
+  async blockOfferings(q: BlockQuery): Promise<BlockOffering[]> {
+    this.check('blocks', {});
+    return offeringsFor(this.load().reserved ?? emptyReserved(), q);
+  }
+
+  async buyBlock(offering: BlockOffering, idempotencyKey: string): Promise<ReservationInfo> {
+    this.fault('buy', { region: offering.region, instanceType: offering.instanceType });
+    let out: ReservationInfo | undefined;
+    this.mutate((s) => {
+      const st = (s.reserved ??= emptyReserved());
+      const listed = st.forSale.some((b) => b.offeringId === offering.offeringId);
+      const had = st.bought.some((b) => b.key === idempotencyKey);
+      if (!listed && !had) return;
+      const like = s.offers.find((o) => o.instanceType === offering.instanceType && o.region === offering.region);
+      const r = buy(st, offering, idempotencyKey, () => s.nextId++, {
+        ...(like?.gpu ? { gpu: like.gpu } : {}),
+        ...(like?.pricePerHour !== undefined ? { onDemandPricePerHour: like.pricePerHour } : {}),
+      });
+      out = r.info;
+      if (r.made)
+        s.calls.push({
+          ...this.call('buy', { region: offering.region, instanceType: offering.instanceType }),
+          reservationId: r.info.id,
+          offeringId: offering.offeringId,
+        });
+    });
+    if (!out) throw new ProviderError('Capacity', `capacity block offering ${offering.offeringId} is no longer for sale`);
+    return out;
+  }
+
+  // ---- reserved capacity -----------------------------------------------------
+  /** Instances launched into reservation `id` (they hold its places until deleted). */
+  private inUse(id: string): number {
+    return this.load().instances.filter((i) => i.reservationId === id).length;
+  }
+
+  private reservedOffers(req: ResourceRequest, ordinary: Offer[]): Offer[] | undefined {
+    const st = this.load().reserved;
+    if (!req.reserved) return undefined;
+    if (!st) return req.reserved.kind === 'queue' ? undefined : [];
+    const planned = reservedPlan(st, this.name, req, ordinary, (id) => this.inUse(id));
+    return req.reserved.kind === 'queue' && ordinary.length === 0 ? undefined : planned;
+  }
+
+  /** A targeted create into a reservation that is full, missing or out of its window: recorded, then Capacity. */
+  private refuseReserved(offer: Offer, vmName: string): void {
+    if (offer.market !== 'reserved') return;
+    const why = refusal(this.load().reserved ?? emptyReserved(), offer, this.inUse(offer.reservation?.id ?? ''), this.clock());
+    if (!why) return;
+    this.mutate((s) =>
+      s.calls.push({
+        ...this.call('create', { vmName, region: offer.region, instanceType: offer.instanceType }),
+        market: 'reserved',
+        ...(offer.reservation ? { reservationId: offer.reservation.id } : {}),
+        error: 'Capacity',
+      }),
+    );
+    throw new ProviderError('Capacity', why);
+  }
+
   // ---- internals -----------------------------------------------------------
   /** Built with a deployment: only its instances (and those from before owners) are this adapter's. */
   private mine(i: FakeInstance): boolean {
@@ -387,7 +489,7 @@ export class FakeProvider implements CloudProvider {
 
   private call(p: FakePrimitive, where: { region?: string; instanceType?: string; vmName?: string }, touched?: { owner?: string }[]): FakeCall {
     const owners = touched ? [...new Set(touched.flatMap((t) => (t.owner === undefined ? [] : [t.owner])))] : [];
-    return { primitive: p, ...where, at: Date.now(), ...(this.deployment ? { deployment: this.deployment } : {}), ...(owners.length ? { owners } : {}) };
+    return { primitive: p, ...where, at: this.clock(), ...(this.deployment ? { deployment: this.deployment } : {}), ...(owners.length ? { owners } : {}) };
   }
 
   private observed(i: FakeInstance): Observed {
@@ -410,6 +512,10 @@ export class FakeProvider implements CloudProvider {
 
   private statusOf(i: FakeInstance): InstanceStatus {
     if (i.reclaimAt !== undefined && Date.now() >= i.reclaimAt) return 'Stopped';
+    if (reclaimed(this.load().reserved, i.reservationId, this.clock())) return 'Stopped';
+    const q = this.load().reserved?.queue;
+    if (i.queued && q?.serveAfterMs === undefined) return 'Pending';
+    if (i.queued) return Date.now() - i.createdAt >= q!.serveAfterMs! ? 'Running' : 'Pending';
     return Date.now() - i.createdAt >= i.bootMs ? 'Running' : 'Pending';
   }
 
@@ -506,4 +612,9 @@ export class FakeProvider implements CloudProvider {
     });
     throw new ProviderError(rule.error, `fake ${p} ${rule.error}${where.region ? ` in ${where.region}` : ''}`, rule.block ? { block: rule.block } : {});
   }
+}
+
+/** ` <id>` of a request's reservation ask, for messages. */
+function idOf(req: ResourceRequest): string {
+  return req.reserved?.kind === 'reservation' && req.reserved.id ? ` (no reservation ${req.reserved.id})` : '';
 }

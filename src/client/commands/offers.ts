@@ -12,6 +12,9 @@ import { marketOf } from '../../core/offers';
 import { marketProblem } from '../../core/markets';
 import type { SpotMode } from '../../core/provider';
 import { offerRows } from './offers-price';
+import { printBlocks, printReserved } from './offers-reserved';
+import { blockQueryFlags, OFFERS_RESERVED_FLAGS } from '../reserved-flags';
+import { InputError } from '../../core/errors';
 
 type Skipped = PlanOutput['skipped'][number];
 
@@ -34,15 +37,33 @@ function printSkipped(io: Io, skipped: readonly Skipped[], spot: SpotMode | unde
 export const offersCommand: Command = leaf({
   name: 'offers',
   summary: 'what every configured cloud offers, with prices and where each price came from (computed on the worker)',
-  flags: [VM_FLAGS.gpu, VM_FLAGS.cloud, VM_FLAGS.region, VM_FLAGS['instance-type'], VM_FLAGS['max-price'], VM_FLAGS.spot],
+  flags: [VM_FLAGS.gpu, VM_FLAGS.cloud, VM_FLAGS.region, VM_FLAGS['instance-type'], VM_FLAGS['max-price'], VM_FLAGS.spot, ...OFFERS_RESERVED_FLAGS],
   notes:
-    "A cloud that cannot list (refused credentials, no such GPU, no answer, no spot under --spot) is named with its reason; the others are still listed. PRICED: `api 3m` is a price read from the cloud 3 minutes ago, `catalog 2025-06` one from gpuprov's table of that date (--json: priceSource, pricedAt). With --spot: MARKET, PRICE (the spot price charged) and ON-DEMAND (the on-demand price beside it; --json: market, pricePerHour, onDemandPricePerHour), spot offers first under --spot auto.",
+    "A cloud that cannot list (refused credentials, no such GPU, no answer, no spot under --spot) is named with its reason; the others are still listed. PRICED: `api 3m` is a price read from the cloud 3 minutes ago, `catalog 2025-06` one from gpuprov's table of that date (--json: priceSource, pricedAt). With --spot: MARKET, PRICE (the spot price charged) and ON-DEMAND (the on-demand price beside it; --json: market, pricePerHour, onDemandPricePerHour), spot offers first under --spot auto. With --reserved: the account's reservations (--json: each offer's reservation). With --capacity-block --duration D: the blocks on sale and their UPFRONT price (--json: offerings).",
   temporal: true,
   async run({ values, json }, io) {
     // The same schema as start's (the name is a placeholder).
     const spec = checkSpecFromFlags({ name: 'offers', ...vmFieldsOf(values) });
+    if (values.reserved && values['capacity-block'])
+      throw new InputError('--capacity-block', '--reserved and --capacity-block list different things', 'give one of them');
+    for (const f of ['duration', 'count', 'start-after'] as const)
+      if (values[f] !== undefined && !values['capacity-block'])
+        throw new InputError(`--${f}`, `--${f} describes a capacity block`, `add --capacity-block, or drop --${f}`);
+    const query = values['capacity-block']
+      ? blockQueryFlags(values, {
+          ...(spec.gpu ? { gpu: spec.gpu } : {}),
+          ...(spec.regions ? { regions: spec.regions } : {}),
+          ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}),
+        })
+      : undefined;
     const conn = await connectClient(io, { autoStart: true });
-    const plan = await new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined).offers({
+    const gpuprov = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
+    if (query) {
+      const out = await gpuprov.blockOfferings({ query, ...(spec.clouds ? { clouds: spec.clouds } : {}) });
+      const again = ` --duration ${query.durationHours}h${query.count !== 1 ? ` --count ${query.count}` : ''}${query.startAfter ? ` --start-after ${query.startAfter}` : ''}`;
+      return printBlocks(io, out, json === true, again);
+    }
+    const plan = await gpuprov.offers({
       request: {
         vmName: 'offers',
         k8s: false,
@@ -51,10 +72,12 @@ export const offersCommand: Command = leaf({
         ...(spec.instanceTypes ? { instanceTypes: spec.instanceTypes } : {}),
         ...(spec.maxPricePerHour !== undefined ? { maxPricePerHour: spec.maxPricePerHour } : {}),
         ...(spec.spot ? { spot: spec.spot } : {}),
+        ...(values.reserved ? { reserved: { kind: 'reservation' as const } } : {}),
       },
       ...(spec.clouds ? { clouds: spec.clouds } : {}),
       listOnly: true,
     });
+    if (values.reserved) return printReserved(io, plan, json === true);
     // Nothing listed because every cloud failed: that is a failure, with each cloud's reason.
     const failed = plan.offers.length === 0 && plan.skipped.length > 0;
     if (json) {

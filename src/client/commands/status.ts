@@ -8,6 +8,7 @@ import { attemptsRows, duration, offerPrice, spendLine, table, where } from '../
 import { spendSoFar } from '../../core/spend';
 import { lossMessage } from '../../core/loss';
 import { recoveryLine, retiringLine } from '../../core/recovery';
+import { reservedLines } from '../../core/reserved-window';
 
 export const statusCommand: Command = leaf({
   name: 'status',
@@ -46,6 +47,7 @@ export const statusCommand: Command = leaf({
             : []),
         ...(s.lossCause ? [['lost', lossMessage(s.lossCause)]] : []),
         ...(s.retiring ? [['retiring', retiringLine(s.retiring)]] : []),
+        ...reservedLines(s.reserved, s.stage).map((l) => ['reserved', l]),
         ...(s.leak
           ? [
               [

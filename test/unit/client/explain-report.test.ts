@@ -78,6 +78,19 @@ describe('buildExplain', () => {
     ],
   };
 
+  it('tells the capacity block used, its purchase, the wait and the upfront price in the spend', () => {
+    const reserved: VmStatus['reserved'] = {
+      reservation: { id: 'cb-1', kind: 'capacity-block', total: 1, free: 0, start: at(30), end: at(3_600), cloud: 'aws', region: 'us-east-1' },
+      block: { offeringId: 'cbo-1', upfrontPrice: 700, currency: 'USD', boughtAt: at(1) },
+      wait: { since: at(2), until: at(30), line: 'waiting for block cb-1', waitedUntil: at(30) },
+    };
+    const text = formatExplain(buildExplain({ ...status, reserved }, history, T0 + 366_000));
+    expect(text).toContain(`reserved: capacity block cbo-1 bought ${at(1)} for $700 upfront`);
+    expect(text).toContain(`reserved: capacity-block cb-1 at aws/us-east-1, window ${at(30)} to ${at(3_600)}`);
+    expect(text).toContain(`reserved: waited for the window from ${at(2)} until ${at(30)}`);
+    expect(text).toMatch(/spend: \$7\d\d\.\d+ so far .*incl\. \$700\.00 paid upfront for the capacity block/);
+  });
+
   it('tells the plan, the block, the clean-up, the winner and the spend', () => {
     const r = buildExplain(status, history, T0 + 366_000);
     expect(r.plans[0]!.offers.map((p) => p.fate)).toEqual([

@@ -78,9 +78,19 @@ describe('provision COMMAND --help', () => {
 
   it('start: each example of a flag is a valid start', () => {
     const start = COMMANDS.find((c) => c.name === 'start')!;
+    // Reserved-capacity flags that only go with another one (src/core/reserved-ask.ts): the example with its companions.
+    const block = ['--capacity-block', 'cbo-1', '--yes'];
+    const companions: Record<string, string[]> = {
+      'capacity-block': ['--yes', '--duration', '24h'],
+      yes: ['--capacity-block', 'cbo-1', '--duration', '24h'],
+      duration: block,
+      count: [...block, '--duration', '24h'],
+      'start-after': [...block, '--duration', '24h'],
+      wait: ['--queue'],
+    };
     for (const f of start.flags ?? []) {
       if (f.name === 'name' || f.name === 'help') continue;
-      expect(() => parseStart(['gpu1', ...f.example.split(' ')]), f.example).not.toThrow();
+      expect(() => parseStart(['gpu1', ...f.example.split(' '), ...(companions[f.name] ?? [])]), f.example).not.toThrow();
     }
   });
 
