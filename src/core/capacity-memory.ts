@@ -45,7 +45,7 @@ export interface DemotedOffer {
 }
 
 /** What a Capacity answer is remembered by. */
-export type CapacityOffer = Pick<Offer, 'cloud' | 'region' | 'instanceType' | 'market' | 'spot'>;
+export type CapacityOffer = Pick<Offer, 'cloud' | 'region' | 'instanceType' | 'market' | 'spot' | 'reservation'>;
 
 /** The memory's key: zone-independent (a region out of a type is usually out in every zone), per market (on-demand: no suffix). */
 export function capacityKey(o: CapacityOffer): string {

@@ -10,13 +10,15 @@ export function marketOf(o: Pick<Offer, 'market' | 'spot'>): Market {
 }
 
 /** The key suffix of a market: empty for on-demand, so every key recorded before markets stays the same. */
-export function marketSuffix(o: Pick<Offer, 'market' | 'spot'>): string {
+export function marketSuffix(o: Pick<Offer, 'market' | 'spot'> & { reservation?: { id: string } | undefined }): string {
   const m = marketOf(o);
-  return m === 'on-demand' ? '' : `/${m}`;
+  if (m === 'on-demand') return '';
+  // Two reservations of one type in one zone are two offers: a full one never blocks the other.
+  return m === 'reserved' && o.reservation ? `/reserved:${o.reservation.id}` : `/${m}`;
 }
 
 /** Stable key of an offer, used for blocking and for attempt records (`aws/us-east-1/us-east-1a/g5.xlarge`, `…/g5.xlarge/spot`). */
-export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType' | 'market' | 'spot' | 'queued'>): string {
+export function offerKey(o: Pick<Offer, 'cloud' | 'region' | 'zone' | 'instanceType' | 'market' | 'spot' | 'queued' | 'reservation'>): string {
   // A queued offer (`--queue`) is its own offer: its timeout never blocks the ordinary twin.
   return `${o.cloud}/${o.region}/${o.zone ?? '-'}/${o.instanceType}${marketSuffix(o)}${o.queued ? '/queued' : ''}`;
 }

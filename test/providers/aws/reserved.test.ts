@@ -75,7 +75,7 @@ describe.skipIf(motoMissing())('aws reserved capacity on moto', () => {
         onDemandPricePerHour: 0.526,
         reservation: { id: ODCR.id, kind: 'capacity-reservation', total: 2, free: 1 },
       });
-      expect(offerKey(offers[0]!)).toBe('aws/us-east-1/us-east-1b/g4dn.xlarge/reserved');
+      expect(offerKey(offers[0]!)).toBe(`aws/us-east-1/us-east-1b/g4dn.xlarge/reserved:${ODCR.id}`);
       expect(sent('DescribeCapacityReservations').at(-1)!.input.CapacityReservationIds).toEqual([ODCR.id]);
       // No on-demand listing, no spot prices: the ask is the reservation.
       expect(sent('DescribeSpotPriceHistory')).toHaveLength(0);
