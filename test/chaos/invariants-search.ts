@@ -109,7 +109,8 @@ export const SEARCH_INVARIANTS: Invariant[] = [
       // The cloud's view: once a hedged VM is ready, only the winner's instance lives.
       for (const s of ev.samples) {
         if (s.stage !== 'ready' || parallelOfVm(ev.trace, s.vm) <= 1) continue;
-        const extra = s.live.filter((i) => !(s.instanceIds ?? []).includes(i.id));
+        // A preempted instance retiring beside its replacement is not a loser (billed-per-name bounds it).
+        const extra = s.live.filter((i) => !(s.instanceIds ?? []).includes(i.id) && !i.preempted);
         if (extra.length > 0)
           out.push(v('no-loser-left', s.vm, `ready on ${(s.instanceIds ?? []).join(',')} while ${extra.map((i) => `${i.id}@${i.region}`).join(', ')} live`));
       }

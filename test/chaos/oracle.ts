@@ -11,6 +11,7 @@ import type { Evidence, Invariant, Violation } from './evidence';
 import { parallelOfVm } from './trace';
 import { SEARCH_INVARIANTS } from './invariants-search';
 import { WATCHER_INVARIANTS } from './invariants-watcher';
+import { SPOT_INVARIANTS } from './invariants-spot';
 import type { Fact } from './history';
 import {
   activitiesBetween,
@@ -43,16 +44,16 @@ export const INVARIANTS: Invariant[] = [
   },
   {
     id: 'at-most-n-live-per-name',
-    says: 'at most N live instances per VM name at any time, N its --parallel (default 1): a slot frees only once its attempt is compensated',
+    says: 'at most N live instances per VM name at any time, N its --parallel (default 1): a slot frees only once its attempt is compensated (a preempted one retiring beside its replacement: billed-per-name)',
     check: (ev) =>
       ev.samples
-        .filter((s) => s.live.length > parallelOfVm(ev.trace, s.vm))
+        .filter((s) => s.live.filter((i) => !i.preempted).length > parallelOfVm(ev.trace, s.vm))
         .slice(0, 3)
         .map((s) =>
           v(
             'at-most-n-live-per-name',
             s.vm,
-            `${s.live.length} live, --parallel ${parallelOfVm(ev.trace, s.vm)}: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`,
+            `${s.live.filter((i) => !i.preempted).length} live, --parallel ${parallelOfVm(ev.trace, s.vm)}: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`,
           ),
         ),
   },
@@ -334,7 +335,7 @@ export const INVARIANTS: Invariant[] = [
   },
   {
     id: 'action-outcome',
-    says: 'cancel ends cancelled, teardown ends terminated (cancelled while launching), a vanished VM ends lost; nothing ends by itself',
+    says: 'cancel ends cancelled, teardown ends terminated (cancelled while launching), a vanished or preempted VM ends lost; nothing ends by itself',
     check: perRun((run, ev) => {
       const c = closeOf(run);
       if (c?.status !== 'completed')
@@ -345,7 +346,7 @@ export const INVARIANTS: Invariant[] = [
       const allowed = new Set<string>();
       if (cancelled) allowed.add('cancelled');
       else if (signals.some((f) => f.e === 'signal' && f.name === 'teardown')) allowed.add('terminated');
-      if (ev.vanished.includes(run.vmName)) allowed.add('lost');
+      if (ev.vanished.includes(run.vmName) || ev.preempted?.[run.vmName]) allowed.add('lost');
       return stage !== undefined && allowed.has(stage)
         ? []
         : [`ended ${stage ?? '?'}; allowed: ${[...allowed].join(', ') || 'nothing (no signal, no vanish)'}`];
@@ -399,6 +400,7 @@ export const INVARIANTS: Invariant[] = [
   },
   ...SEARCH_INVARIANTS,
   ...WATCHER_INVARIANTS,
+  ...SPOT_INVARIANTS,
 ];
 
 /** Every violation of every invariant on this evidence. */

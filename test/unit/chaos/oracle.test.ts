@@ -203,6 +203,8 @@ const corruptions: [string, (e: Evidence) => void][] = [
       e.runs[0]!.facts.splice(e.runs[0]!.facts.length - 1, 0, { e: 'stage', stage: 'lost', atMs: 61_000 });
     },
   ],
+  ['preempted-ready-or-lost', (e) => (e.preempted = { [VM]: { id: 'fake-2', t: 5_000, noticeAt: 5_000, reclaimAt: 5_000, noticeMs: 0, recover: true } })],
+  ['billed-per-name', (e) => e.calls!.push({ primitive: 'create', vmName: VM, id: 'fake-8', at: 1 }, { primitive: 'create', vmName: VM, id: 'fake-9', at: 2 })],
   ['no-loser-left', (e) => ((e.trace = { ...trace, vms: trace.vms.map((s) => ({ ...s, parallel: 2 })) }), e.samples[1]!.live.push({ ...live2, id: 'fake-1' }))],
 ];
 
