@@ -5,7 +5,7 @@
  *
  * | a preempted VM      | must become                                                                |
  * |---------------------|----------------------------------------------------------------------------|
- * | under `--recover`   | Ready again on another instance the cloud bills, or `lost` saying why it gave up (`recovered.gaveUp`) |
+ * | under `--recover`   | Ready again on another instance the cloud bills, `lost` saying why it gave up (`recovered.gaveUp`), or its relaunch `failed` |
  * | without             | `lost` (its run ends so), or Ready again when the trace started it again  |
  *
  * Billed per name, at every moment: at most N (its `--parallel`), or two while a preempted
@@ -17,8 +17,12 @@ import type { Evidence, Invariant, PreemptionPlayed, Violation } from './evidenc
 import { closeOf, v } from './runs';
 import { parallelOfVm } from './trace';
 
-/** What became of a preempted VM: `lost-unexplained` is lost under `--recover` without saying why it stopped recovering. */
-export type PreemptionOutcome = 'ready' | 'lost' | 'lost-unexplained' | undefined;
+/**
+ * What became of a preempted VM: Ready again; ended lost; under `--recover`, its relaunch ended
+ * `failed` (visibly: the status says why; `failure-justified` judges whether the trace's faults
+ * explain it); `lost-unexplained` is lost under `--recover` without saying why it stopped recovering.
+ */
+export type PreemptionOutcome = 'ready' | 'lost' | 'relaunch-failed' | 'lost-unexplained' | undefined;
 
 /** Ready on an instance other than the preempted one, which the cloud lists and bills right after the query. */
 function readyAgain(ev: Evidence, key: string, p: PreemptionPlayed): boolean {
@@ -43,8 +47,13 @@ export function preemptionOutcomes(ev: Evidence): Record<string, PreemptionOutco
       out[key] = 'ready';
       continue;
     }
-    const lost = ev.runs
-      .filter((r) => r.vmName === key && r.facts.some((f) => f.e === 'stage' && f.stage === 'lost' && (f.atMs === undefined || f.atMs >= p.noticeAt - 2_000)))
+    const runs = ev.runs.filter((r) => r.vmName === key);
+    const lostAt = runs.findIndex((r) => r.facts.some((f) => f.e === 'stage' && f.stage === 'lost' && (f.atMs === undefined || f.atMs >= p.noticeAt - 2_000)));
+    if (p.recover && lostAt >= 0 && runs.slice(lostAt + 1).some((r) => closeOf(r)?.status === 'failed')) {
+      out[key] = 'relaunch-failed';
+      continue;
+    }
+    const lost = (lostAt < 0 ? [] : runs.slice(lostAt))
       .map((r) => closeOf(r))
       .map((c) => (c?.status === 'completed' ? (c.result as VmStatus | undefined) : undefined))
       .find((s) => s?.stage === 'lost');

@@ -49,7 +49,7 @@ export interface TraceOutcome {
   /** Per vanished VM: ms from the vanish to `lost` (absent: never lost). */
   lostMs: number[];
   /** Spot preemptions played (with a notice among them), and what became of the preempted VMs. */
-  preemptions: { played: number; withNotice: number; readyAgain: number; lost: number };
+  preemptions: { played: number; withNotice: number; readyAgain: number; lost: number; relaunchFailed: number };
   duplicates: number;
   kills: number;
   runs: RunRecord[];
@@ -381,12 +381,12 @@ class TraceRun {
     const recover = vm.script.recover === true;
     this.preempted[vm.key] = { id, t: p.noticeAt - this.t0, noticeAt: p.noticeAt, reclaimAt: p.reclaimAt, noticeMs, recover };
     if (!recover) return true;
+    // Until a sample shows it Ready on another instance the cloud bills (what the oracle reads), or it ended.
+    const t = p.noticeAt - this.t0;
+    const readyAgain = (s: Sample): boolean =>
+      s.vm === vm.key && s.t >= t && s.stage === 'ready' && !!s.instanceIds?.[0] && s.instanceIds[0] !== id && s.live.some((i) => i.id === s.instanceIds![0]);
     const expired = this.deadline(Date.now());
-    while (!expired() && vm.open) {
-      const again = vm.handle ? await this.query(vm, vm.handle) : undefined;
-      if (again?.stage === 'ready' && again.instanceIds[0] !== undefined && again.instanceIds[0] !== id) break;
-      await sleep(250);
-    }
+    while (!expired() && vm.open && !this.samples.some(readyAgain)) await sleep(250);
     return false;
   }
 
@@ -642,6 +642,7 @@ function preemptionStats(ev: Evidence): TraceOutcome['preemptions'] {
     withNotice: played.filter((p) => p.noticeMs > 0).length,
     readyAgain: outcomes.filter((o) => o === 'ready').length,
     lost: outcomes.filter((o) => o === 'lost').length,
+    relaunchFailed: outcomes.filter((o) => o === 'relaunch-failed').length,
   };
 }
 

@@ -124,6 +124,14 @@ describe('spot invariants', () => {
     expect(judgeSpot(e)).toEqual([]);
   });
 
+  it('a relaunch under --recover that ends failed is visible: it passes (failure-justified judges the faults)', () => {
+    const e = replaced();
+    e.samples = e.samples.slice(0, 2);
+    e.runs[1] = closed('run-00000002', { e: 'closed', status: 'failed', failureType: 'LaunchFailed' });
+    expect(judgeSpot(e)).toEqual([]);
+    expect(preemptionOutcomes(e)).toEqual({ [VM]: 'relaunch-failed' });
+  });
+
   it('catches three billed at once during a replacement (over the call log)', () => {
     const e = replaced();
     e.calls!.splice(2, 0, create('fake-3', 12_000), del('fake-3', 13_000));
