@@ -9,7 +9,7 @@ import { offerKey } from '../../src/core/offers';
 import type { Offer } from '../../src/core/provider';
 import type { Evidence, Invariant, Violation } from './evidence';
 import type { RunFacts } from './history';
-import { activitiesBetween, attemptsOf, closeOf, completed, isFullRelease, laneOfAt, perRun, planOf, regionOfAt, v, type Attempt } from './runs';
+import { activitiesBetween, attemptsOf, closeOf, completed, isFullRelease, isRetiring, laneOfAt, perRun, planOf, regionOfAt, v, type Attempt } from './runs';
 import { parallelOfVm } from './trace';
 
 const parallelOfRun = (run: RunFacts, ev: Evidence): number => parallelOfVm(ev.trace, run.vmName);
@@ -17,7 +17,7 @@ const parallelOfRun = (run: RunFacts, ev: Evidence): number => parallelOfVm(ev.t
 /** Index of the fact where `a` freed its lane: its first completed release (any mode) in its lane. */
 function freedAt(run: RunFacts, a: Attempt, parallel: number): number | undefined {
   for (const x of activitiesBetween(run, a.at + 1, a.until)) {
-    const release = x.type === 'releaseAt';
+    const release = x.type === 'releaseAt' && !isRetiring(x);
     if (!release || laneOfAt(x, parallel) !== a.lane) continue;
     const done = run.facts.findIndex((f) => f.e === 'activityDone' && f.id === x.id);
     if (done >= 0) return done;

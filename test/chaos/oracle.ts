@@ -23,6 +23,7 @@ import {
   finalAttempts,
   injectedKinds,
   isFullRelease,
+  isRetiring,
   lastStageBefore,
   laneOfAt,
   perRun,
@@ -181,7 +182,7 @@ export const INVARIANTS: Invariant[] = [
             const a = scheduled(f.id);
             if (a && isFullRelease(a)) dirty.delete(regionOfAt(a) ?? '?');
           }
-          const cleanupOnly = f.e === 'activity' && f.type === 'releaseAt' && !isFullRelease(f);
+          const cleanupOnly = f.e === 'activity' && f.type === 'releaseAt' && !isFullRelease(f) && !isRetiring(f);
           if (cleanupOnly && dirty.has(regionOfAt(f) ?? '?')) msgs.push(`cleanup in ${regionOfAt(f) ?? '?'} before await-gone completed`);
         }
         return msgs;

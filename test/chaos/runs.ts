@@ -38,10 +38,16 @@ export const CREATES = new Set(['prepareAndCreate']);
 interface ReleaseArg {
   at?: { region?: string };
   mode?: 'full' | 'cleanup';
+  exact?: boolean;
 }
-/** A releaseAt that deletes and waits until gone (not only a side-resource cleanup). */
+/**
+ * The exact deletion of a preempted instance retiring beside its replacement (src/workflows/retire.ts):
+ * it runs beside the replacement's attempts, in the same run, and compensates none of them.
+ */
+export const isRetiring = (a: Extract<Fact, { e: 'activity' }>): boolean => a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.exact === true;
+/** A releaseAt that deletes an attempt's instances and waits until gone (not only a side-resource cleanup, not a retiring instance's). */
 export const isFullRelease = (a: Extract<Fact, { e: 'activity' }>): boolean =>
-  a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.mode === 'full';
+  a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.mode === 'full' && !isRetiring(a);
 
 export function closeOf(run: RunFacts): Extract<Fact, { e: 'closed' }> | undefined {
   return run.facts.find((f): f is Extract<Fact, { e: 'closed' }> => f.e === 'closed');

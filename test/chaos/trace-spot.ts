@@ -8,7 +8,7 @@
  * | the VM                  | draws                                                              |
  * |-------------------------|--------------------------------------------------------------------|
  * | any (35 %)              | `spot` (`only` or `auto`, even), `recover` (75 %)                   |
- * | spot, `recover`         | serial (its `--parallel` dropped); a `vanish-when-ready` becomes a preemption |
+ * | spot, `recover`         | a `vanish-when-ready` becomes a preemption (its wait for the end would never end) |
  * | spot, op `none` / `teardown-when-ready` | a preemption instead (60 %)                        |
  * | a preemption            | no notice (45 %), a notice of 1.5–3 s (20 %: the deadline comes first), or 8–20 s (35 %) |
  */
@@ -32,7 +32,7 @@ type Rand = () => number;
 const int = (r: Rand, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
 
 /** The part of a VM script the spot alphabet reads and writes. */
-type SpotTarget = SpotFields & { op: { op: string } | PreemptOp; parallel?: number };
+type SpotTarget = SpotFields & { op: { op: string } | PreemptOp };
 
 /** Draws the spot alphabet onto `vms` (mutates them) from `r`. */
 export function addSpot<V extends SpotTarget>(r: Rand, vms: V[]): void {
@@ -40,10 +40,7 @@ export function addSpot<V extends SpotTarget>(r: Rand, vms: V[]): void {
     if (r() >= 0.35) continue;
     v.spot = r() < 0.5 ? 'only' : 'auto';
     const recover = r() < 0.75;
-    if (recover) {
-      v.recover = true;
-      delete v.parallel;
-    }
+    if (recover) v.recover = true;
     const op = v.op.op;
     const preempt = (recover && op === 'vanish-when-ready') || ((op === 'none' || op === 'teardown-when-ready') && r() < 0.6);
     if (!preempt) continue;
