@@ -96,10 +96,11 @@ export const SEARCH_INVARIANTS: Invariant[] = [
       for (const run of ev.runs) {
         const parallel = parallelOfRun(run, ev);
         const c = closeOf(run);
-        if (parallel <= 1 || c?.status === 'terminated') continue;
+        // A run that continued as new (--recover) carries no attempt records: its winner looks like a loser; the samples below judge it.
+        if (parallel <= 1 || c?.status === 'terminated' || c?.status === 'continued') continue;
         const end = launchEnd(run);
         for (const a of attemptsOf(run, parallel)) {
-          if (a.at > end || !a.createScheduled || a.record?.outcome === 'ready' || a.record?.kind === 'Unavailable') continue;
+          if (a.at > end || !a.createScheduled || a.record?.outcome === 'ready' || a.record?.kind === 'Unavailable' || a.released) continue;
           const gone = activitiesBetween(run, a.at, Math.min(a.until, end)).some(
             (x) => isFullRelease(x) && regionOfAt(x) === a.offer.region && completed(run, x.id),
           );

@@ -97,7 +97,8 @@ export const INVARIANTS: Invariant[] = [
     check: perRun((run, ev) => {
       const out: string[] = [];
       for (const a of attemptsOf(run, parallelOfVm(ev.trace, run.vmName))) {
-        if (!a.createScheduled || !a.record || a.record.outcome === 'ready' || a.record.kind === 'Unavailable') continue;
+        // Released by the create activity itself: the cloud-side invariants (no leak, one create per attempt) judge it.
+        if (!a.createScheduled || !a.record || a.record.outcome === 'ready' || a.record.kind === 'Unavailable' || a.released) continue;
         const acts = activitiesBetween(run, a.at, a.until);
         const here = (x: Extract<Fact, { e: 'activity' }>): boolean => regionOfAt(x) === a.offer.region && completed(run, x.id);
         const del = acts.find((x) => isFullRelease(x) && here(x));
@@ -176,7 +177,7 @@ export const INVARIANTS: Invariant[] = [
           // full release there completes. Unavailable promises nothing was created. A full release
           // waits until gone itself, so only its cleanup-only form can come too early.
           if (f.e === 'activity' && CREATES.has(f.type)) dirty.add(regionOfAt(f) ?? '?');
-          if (f.e === 'activityFailed' && CREATES.has(scheduled(f.id)?.type ?? '') && (f.failureType === 'Unavailable' || f.prepareStep))
+          if (f.e === 'activityFailed' && CREATES.has(scheduled(f.id)?.type ?? '') && (f.failureType === 'Unavailable' || f.prepareStep || f.released))
             dirty.delete(regionOfAt(scheduled(f.id)!) ?? '?');
           if (f.e === 'activityDone') {
             const a = scheduled(f.id);

@@ -26,6 +26,8 @@ export interface Attempt {
   failedAt?: number;
   /** The failure type it failed with there. */
   failedWith?: string;
+  /** Its refused create was released by the create activity itself (src/activities/attempt.ts): nothing for the workflow to compensate. */
+  released?: boolean;
   record?: AttemptRecord;
 }
 
@@ -126,6 +128,7 @@ export function attemptsOf(run: RunFacts, parallel = 1): Attempt[] {
         if (cur && cur.failedAt === undefined) Object.assign(cur, { failedAt: i, failedWith: f.failureType });
         // A merged prepareAndCreate whose prepare step failed never reached the create.
         if (cur && f.prepareStep) cur.createScheduled = false;
+        if (cur && f.released) cur.released = true;
       }
     }
     if (f.e === 'closed') for (const a of out) if (a.until > i) a.until = i;
