@@ -1,6 +1,6 @@
 /**
  * The chaos kit in CI: a small fixed set of seeds at level fake (worker SIGKILLs and a dev-server
- * restart included), a handful at level local (real sshd processes), and the proof that the oracle
+ * restart included; spot preemptions), a handful at level local (real sshd processes), and the proof that the oracle
  * can fail: the deliberately broken build (compensation skipped) is caught, with a shrunk trace.
  * The full runs are `npm run chaos -- --level fake --seeds 256` / `--level local --seeds 16`.
  */
@@ -17,9 +17,10 @@ const log = process.env.GPUPROV_CHAOS_LOG === '1' ? (l: string) => process.stder
 
 /**
  * Fixed seeds: several faults each, multi-VM traces, kill points that fire (90: at ready), hedged
- * starts (2, 24, 81), terminate (2, 23, 31), a second deployment with overlapping names (31, 81).
+ * starts (2, 24, 81), terminate (2, 23, 31), a second deployment with overlapping names (31, 81),
+ * spot preemptions under --recover with a notice (13) and without (100).
  */
-const FAKE_SEEDS = [2, 9, 23, 24, 31, 81, 90];
+const FAKE_SEEDS = [2, 9, 13, 23, 24, 31, 81, 90, 100];
 const LOCAL_SEEDS = [1, 5];
 /** A seed whose trace has an ambiguous non-transient create: without compensation its instance leaks. */
 const BROKEN_SEED = 34;
@@ -33,6 +34,8 @@ describe.skipIf(!haveCli)('chaos kit', () => {
     expect(r.summary.invariants).toBeGreaterThanOrEqual(20);
     expect(r.summary.kills).toBeGreaterThanOrEqual(1);
     expect(r.summary.restarts).toBeGreaterThanOrEqual(r.summary.kills + 1);
+    expect(r.summary.preemptions).toBeGreaterThanOrEqual(1);
+    expect(r.summary.preemptedReadyAgain + r.summary.preemptedLost + r.summary.preemptedRelaunchFailed).toBe(r.summary.preemptions);
   }, 600_000);
 
   it.skipIf(!requireTool('sshd', haveSshd, 'apt-get install -y openssh-server'))(

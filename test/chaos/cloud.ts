@@ -1,8 +1,9 @@
 /**
  * The cloud side of a chaos lane, per level: arm a trace's faults, read what is live, make an
- * instance vanish. `fake`: the FakeProvider's JSON state file shared with the lane's worker
- * process. `local`: the local cloud's root and fault file; what is live is read from the process
- * table (live sshd PIDs), never from the cloud's own bookkeeping.
+ * instance vanish, preempt a spot instance. `fake`: the FakeProvider's JSON state file shared
+ * with the lane's worker process (it sells spot). `local`: the local cloud's root and fault file;
+ * what is live is read from the process table (live sshd PIDs), never from the cloud's own
+ * bookkeeping; it sells no spot and cannot preempt (`preempt` is absent).
  */
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -29,6 +30,12 @@ export interface ChaosCloud {
   sideResources(): string[];
   /** The instance disappears as if the cloud reclaimed it (fake) / its sshd is SIGKILLed (local). */
   vanish(id: string): Promise<void>;
+  /**
+   * A spot reclaim of `id` (fake only): with `noticeMs` > 0 a notice and a deadline, the instance
+   * running until then; with 0 it stops at once. Epoch ms of the notice and the stop; undefined
+   * when the instance is not there.
+   */
+  preempt?(id: string, noticeMs: number): Promise<{ noticeAt: number; reclaimAt: number } | undefined>;
   /** Remove every live instance (after a trace's evidence was taken). */
   sweep(): void;
 }
@@ -72,6 +79,8 @@ export class FakeChaosCloud implements ChaosCloud {
       ...(f.ambiguous ? { ambiguous: true } : {}),
     }));
     this.reset(rules, trace.bootMs);
+    // It sells spot (spot twins of its offers) to every trace; only `--spot` launches ask for them.
+    this.provider().setSpot({});
   }
 
   async clearFaults(): Promise<void> {
@@ -88,9 +97,20 @@ export class FakeChaosCloud implements ChaosCloud {
   }
 
   live(): CloudInstance[] {
+    const now = Date.now();
     return this.provider()
       .live()
-      .map((i) => ({ id: i.id, vmName: i.vmName, region: i.region, instanceType: i.instanceType, port: i.port, ...(i.owner ? { owner: i.owner } : {}) }));
+      .map((i) => ({
+        id: i.id,
+        vmName: i.vmName,
+        region: i.region,
+        instanceType: i.instanceType,
+        port: i.port,
+        ...(i.owner ? { owner: i.owner } : {}),
+        ...(i.preemption ? { preempted: true } : {}),
+        // The FakeProvider's own rule (`billed`): stopped at its reclaim time.
+        ...(i.reclaimAt !== undefined && now >= i.reclaimAt ? { billed: false } : {}),
+      }));
   }
 
   calls(): CloudCall[] {
@@ -103,6 +123,8 @@ export class FakeChaosCloud implements ChaosCloud {
       ...(c.deployment !== undefined ? { deployment: c.deployment } : {}),
       ...(c.owners !== undefined ? { owners: c.owners } : {}),
       ...(c.removed !== undefined ? { removed: c.removed } : {}),
+      ...(c.id !== undefined ? { id: c.id } : {}),
+      at: c.at,
     }));
   }
 
@@ -120,6 +142,13 @@ export class FakeChaosCloud implements ChaosCloud {
       this.provider().vanish(id);
       await sleep(30);
     }
+  }
+
+  async preempt(id: string, noticeMs: number): Promise<{ noticeAt: number; reclaimAt: number } | undefined> {
+    const p = this.provider().preempt(id, noticeMs > 0 ? { noticeMs } : {});
+    if (!p) return undefined;
+    const noticeAt = Date.parse(p.noticeAt);
+    return { noticeAt, reclaimAt: p.deadline ? Date.parse(p.deadline) : noticeAt };
   }
 
   sweep(): void {

@@ -11,6 +11,10 @@ export interface CloudInstance {
   port?: number;
   /** The deployment that owns it (its owner tag / label). */
   owner?: string;
+  /** The cloud announced its reclaim (a spot preemption; fake only). */
+  preempted?: boolean;
+  /** false: stopped by its preemption (listed until deleted, no longer billed). Absent: billed. */
+  billed?: boolean;
 }
 
 /** One look at a VM while the trace ran: its status query (when it answered) and the cloud. */
@@ -43,6 +47,25 @@ export interface CloudCall {
   owners?: string[];
   /** delete: the instances it removed at the cloud, with their owners. */
   removed?: { id: string; owner?: string }[];
+  /** When the cloud recorded it (epoch ms; the kit's clock, same machine). */
+  at?: number;
+  /** create: the instance it made. */
+  id?: string;
+}
+
+/** One preemption the kit played (fake level), keyed by the VM's evidence key. */
+export interface PreemptionPlayed {
+  /** The instance the cloud reclaims. */
+  id: string;
+  /** Trace time (ms since the trace started, the samples' clock) of the notice. */
+  t: number;
+  /** Epoch ms of the notice, and of the reclaim (the instance stops: no longer billed). */
+  noticeAt: number;
+  reclaimAt: number;
+  /** The notice the cloud gave (0: none, it stopped at once). */
+  noticeMs: number;
+  /** The VM runs with `--recover`. */
+  recover: boolean;
 }
 
 export interface Evidence {
@@ -68,6 +91,10 @@ export interface Evidence {
   vanished: string[];
   /** When each one vanished (epoch ms). */
   vanishedAt?: Record<string, number>;
+  /** Instance ids the harness made vanish (all VMs), with when (epoch ms): they stop being billed then. */
+  vanishedIds?: Record<string, number>;
+  /** The spot preemptions the kit played (fake level), per VM key. */
+  preempted?: Record<string, PreemptionPlayed>;
   /** The account watchers' timings in force (CHAOS_WATCHER). */
   /** `readyIntervalMs`: the cycle while VMs are only Ready (absent in evidence from before it existed: the fast one). */
   watcher?: { fastIntervalMs: number; readyIntervalMs?: number; orphanGraceMs: number };

@@ -7,8 +7,11 @@
 export type Fact =
   | { e: 'activity'; id: number; type: string; input: unknown[] }
   | { e: 'activityDone'; id: number; result: unknown }
-  /** `prepareStep`: a prepareAndCreate whose prepare step failed (nothing was created). */
-  | { e: 'activityFailed'; id: number; failureType: string; prepareStep?: boolean }
+  /**
+   * `prepareStep`: a prepareAndCreate whose prepare step failed (nothing was created). `released`:
+   * its refused create (Capacity, Quota, Unavailable) was released by the activity itself.
+   */
+  | { e: 'activityFailed'; id: number; failureType: string; prepareStep?: boolean; released?: boolean }
   /** `atMs`: the event's time (epoch ms), when the history has it. */
   | { e: 'stage'; stage: string; atMs?: number }
   | { e: 'signal'; name: string }
@@ -85,8 +88,15 @@ export function readHistory(json: string, workflowId: string, runId: string, vmN
         const at = a('activityTaskFailedEventAttributes');
         const f = at.failure as JsonFailure | undefined;
         const app = f?.applicationFailureInfo ? f : (f?.cause ?? f);
-        const prepareStep = (decodeAll(app?.applicationFailureInfo?.details)[0] as { phase?: string } | undefined)?.phase === 'prepare';
-        facts.push({ e: 'activityFailed', id: Number(at.scheduledEventId), failureType: failureTypeOf(app), ...(prepareStep ? { prepareStep } : {}) });
+        const d = decodeAll(app?.applicationFailureInfo?.details)[0] as { phase?: string; released?: boolean } | undefined;
+        const prepareStep = d?.phase === 'prepare';
+        facts.push({
+          e: 'activityFailed',
+          id: Number(at.scheduledEventId),
+          failureType: failureTypeOf(app),
+          ...(prepareStep ? { prepareStep } : {}),
+          ...(d?.released === true ? { released: true } : {}),
+        });
         break;
       }
       case 'EVENT_TYPE_MARKER_RECORDED': {

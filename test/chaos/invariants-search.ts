@@ -9,7 +9,7 @@ import { offerKey } from '../../src/core/offers';
 import type { Offer } from '../../src/core/provider';
 import type { Evidence, Invariant, Violation } from './evidence';
 import type { RunFacts } from './history';
-import { activitiesBetween, attemptsOf, closeOf, completed, isFullRelease, laneOfAt, perRun, planOf, regionOfAt, v, type Attempt } from './runs';
+import { activitiesBetween, attemptsOf, closeOf, completed, isFullRelease, isRetiring, laneOfAt, perRun, planOf, regionOfAt, v, type Attempt } from './runs';
 import { parallelOfVm } from './trace';
 
 const parallelOfRun = (run: RunFacts, ev: Evidence): number => parallelOfVm(ev.trace, run.vmName);
@@ -17,7 +17,7 @@ const parallelOfRun = (run: RunFacts, ev: Evidence): number => parallelOfVm(ev.t
 /** Index of the fact where `a` freed its lane: its first completed release (any mode) in its lane. */
 function freedAt(run: RunFacts, a: Attempt, parallel: number): number | undefined {
   for (const x of activitiesBetween(run, a.at + 1, a.until)) {
-    const release = x.type === 'releaseAt';
+    const release = x.type === 'releaseAt' && !isRetiring(x);
     if (!release || laneOfAt(x, parallel) !== a.lane) continue;
     const done = run.facts.findIndex((f) => f.e === 'activityDone' && f.id === x.id);
     if (done >= 0) return done;
@@ -96,10 +96,11 @@ export const SEARCH_INVARIANTS: Invariant[] = [
       for (const run of ev.runs) {
         const parallel = parallelOfRun(run, ev);
         const c = closeOf(run);
-        if (parallel <= 1 || c?.status === 'terminated') continue;
+        // A run that continued as new (--recover) carries no attempt records: its winner looks like a loser; the samples below judge it.
+        if (parallel <= 1 || c?.status === 'terminated' || c?.status === 'continued') continue;
         const end = launchEnd(run);
         for (const a of attemptsOf(run, parallel)) {
-          if (a.at > end || !a.createScheduled || a.record?.outcome === 'ready' || a.record?.kind === 'Unavailable') continue;
+          if (a.at > end || !a.createScheduled || a.record?.outcome === 'ready' || a.record?.kind === 'Unavailable' || a.released) continue;
           const gone = activitiesBetween(run, a.at, Math.min(a.until, end)).some(
             (x) => isFullRelease(x) && regionOfAt(x) === a.offer.region && completed(run, x.id),
           );
@@ -109,7 +110,8 @@ export const SEARCH_INVARIANTS: Invariant[] = [
       // The cloud's view: once a hedged VM is ready, only the winner's instance lives.
       for (const s of ev.samples) {
         if (s.stage !== 'ready' || parallelOfVm(ev.trace, s.vm) <= 1) continue;
-        const extra = s.live.filter((i) => !(s.instanceIds ?? []).includes(i.id));
+        // A preempted instance retiring beside its replacement is not a loser (billed-per-name bounds it).
+        const extra = s.live.filter((i) => !(s.instanceIds ?? []).includes(i.id) && !i.preempted);
         if (extra.length > 0)
           out.push(v('no-loser-left', s.vm, `ready on ${(s.instanceIds ?? []).join(',')} while ${extra.map((i) => `${i.id}@${i.region}`).join(', ')} live`));
       }

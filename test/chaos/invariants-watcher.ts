@@ -79,8 +79,8 @@ export const WATCHER_INVARIANTS: Invariant[] = [
       ...ev.runs.flatMap((run) => {
         const c = closeOf(run);
         const stage = c?.status === 'completed' ? (c.result as VmStatus | undefined)?.stage : undefined;
-        return stage === 'lost' && !ev.vanished.includes(run.vmName)
-          ? [v('installs-isolated', run.vmName, `${run.runId.slice(-8)} ended lost although nothing made its instance vanish`)]
+        return stage === 'lost' && !ev.vanished.includes(run.vmName) && !ev.preempted?.[run.vmName]
+          ? [v('installs-isolated', run.vmName, `${run.runId.slice(-8)} ended lost although nothing made its instance vanish or preempted it`)]
           : [];
       }),
     ],

@@ -72,6 +72,12 @@ export interface KitSummary {
   /** The slowest and the median loss detection (vanish → lost), ms, over every vanished VM. */
   lostMaxMs: number;
   lostP50Ms: number;
+  /** Spot preemptions played (fake level), those with a notice, and what became of the preempted VMs: Ready again, ended lost, relaunch failed. */
+  preemptions: number;
+  preemptionsWithNotice: number;
+  preemptedReadyAgain: number;
+  preemptedLost: number;
+  preemptedRelaunchFailed: number;
   duplicates: number;
   kills: number;
   restarts: number;
@@ -228,6 +234,11 @@ export async function runKit(o: KitOptions): Promise<KitReport> {
       ),
       lostMaxMs: Math.max(0, ...lost),
       lostP50Ms: lost[Math.floor(lost.length / 2)] ?? 0,
+      preemptions: outcomes.reduce((s, x) => s + x.preemptions.played, 0),
+      preemptionsWithNotice: outcomes.reduce((s, x) => s + x.preemptions.withNotice, 0),
+      preemptedReadyAgain: outcomes.reduce((s, x) => s + x.preemptions.readyAgain, 0),
+      preemptedLost: outcomes.reduce((s, x) => s + x.preemptions.lost, 0),
+      preemptedRelaunchFailed: outcomes.reduce((s, x) => s + x.preemptions.relaunchFailed, 0),
       duplicates: outcomes.reduce((s, x) => s + x.duplicates, 0),
       kills: lanes.reduce((s, l) => s + l.kills, 0),
       restarts,

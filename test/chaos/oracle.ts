@@ -11,6 +11,7 @@ import type { Evidence, Invariant, Violation } from './evidence';
 import { parallelOfVm } from './trace';
 import { SEARCH_INVARIANTS } from './invariants-search';
 import { WATCHER_INVARIANTS } from './invariants-watcher';
+import { SPOT_INVARIANTS } from './invariants-spot';
 import type { Fact } from './history';
 import {
   activitiesBetween,
@@ -22,6 +23,7 @@ import {
   finalAttempts,
   injectedKinds,
   isFullRelease,
+  isRetiring,
   lastStageBefore,
   laneOfAt,
   perRun,
@@ -43,16 +45,16 @@ export const INVARIANTS: Invariant[] = [
   },
   {
     id: 'at-most-n-live-per-name',
-    says: 'at most N live instances per VM name at any time, N its --parallel (default 1): a slot frees only once its attempt is compensated',
+    says: 'at most N live instances per VM name at any time, N its --parallel (default 1): a slot frees only once its attempt is compensated (a preempted one retiring beside its replacement: billed-per-name)',
     check: (ev) =>
       ev.samples
-        .filter((s) => s.live.length > parallelOfVm(ev.trace, s.vm))
+        .filter((s) => s.live.filter((i) => !i.preempted).length > parallelOfVm(ev.trace, s.vm))
         .slice(0, 3)
         .map((s) =>
           v(
             'at-most-n-live-per-name',
             s.vm,
-            `${s.live.length} live, --parallel ${parallelOfVm(ev.trace, s.vm)}: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`,
+            `${s.live.filter((i) => !i.preempted).length} live, --parallel ${parallelOfVm(ev.trace, s.vm)}: ${s.live.map((i) => `${i.id}@${i.region}`).join(', ')} (stage ${s.stage ?? '?'})`,
           ),
         ),
   },
@@ -95,7 +97,8 @@ export const INVARIANTS: Invariant[] = [
     check: perRun((run, ev) => {
       const out: string[] = [];
       for (const a of attemptsOf(run, parallelOfVm(ev.trace, run.vmName))) {
-        if (!a.createScheduled || !a.record || a.record.outcome === 'ready' || a.record.kind === 'Unavailable') continue;
+        // Released by the create activity itself: the cloud-side invariants (no leak, one create per attempt) judge it.
+        if (!a.createScheduled || !a.record || a.record.outcome === 'ready' || a.record.kind === 'Unavailable' || a.released) continue;
         const acts = activitiesBetween(run, a.at, a.until);
         const here = (x: Extract<Fact, { e: 'activity' }>): boolean => regionOfAt(x) === a.offer.region && completed(run, x.id);
         const del = acts.find((x) => isFullRelease(x) && here(x));
@@ -174,13 +177,13 @@ export const INVARIANTS: Invariant[] = [
           // full release there completes. Unavailable promises nothing was created. A full release
           // waits until gone itself, so only its cleanup-only form can come too early.
           if (f.e === 'activity' && CREATES.has(f.type)) dirty.add(regionOfAt(f) ?? '?');
-          if (f.e === 'activityFailed' && CREATES.has(scheduled(f.id)?.type ?? '') && (f.failureType === 'Unavailable' || f.prepareStep))
+          if (f.e === 'activityFailed' && CREATES.has(scheduled(f.id)?.type ?? '') && (f.failureType === 'Unavailable' || f.prepareStep || f.released))
             dirty.delete(regionOfAt(scheduled(f.id)!) ?? '?');
           if (f.e === 'activityDone') {
             const a = scheduled(f.id);
             if (a && isFullRelease(a)) dirty.delete(regionOfAt(a) ?? '?');
           }
-          const cleanupOnly = f.e === 'activity' && f.type === 'releaseAt' && !isFullRelease(f);
+          const cleanupOnly = f.e === 'activity' && f.type === 'releaseAt' && !isFullRelease(f) && !isRetiring(f);
           if (cleanupOnly && dirty.has(regionOfAt(f) ?? '?')) msgs.push(`cleanup in ${regionOfAt(f) ?? '?'} before await-gone completed`);
         }
         return msgs;
@@ -334,7 +337,7 @@ export const INVARIANTS: Invariant[] = [
   },
   {
     id: 'action-outcome',
-    says: 'cancel ends cancelled, teardown ends terminated (cancelled while launching), a vanished VM ends lost; nothing ends by itself',
+    says: 'cancel ends cancelled, teardown ends terminated (cancelled while launching), a vanished or preempted VM ends lost; nothing ends by itself',
     check: perRun((run, ev) => {
       const c = closeOf(run);
       if (c?.status !== 'completed')
@@ -345,7 +348,7 @@ export const INVARIANTS: Invariant[] = [
       const allowed = new Set<string>();
       if (cancelled) allowed.add('cancelled');
       else if (signals.some((f) => f.e === 'signal' && f.name === 'teardown')) allowed.add('terminated');
-      if (ev.vanished.includes(run.vmName)) allowed.add('lost');
+      if (ev.vanished.includes(run.vmName) || ev.preempted?.[run.vmName]) allowed.add('lost');
       return stage !== undefined && allowed.has(stage)
         ? []
         : [`ended ${stage ?? '?'}; allowed: ${[...allowed].join(', ') || 'nothing (no signal, no vanish)'}`];
@@ -399,6 +402,7 @@ export const INVARIANTS: Invariant[] = [
   },
   ...SEARCH_INVARIANTS,
   ...WATCHER_INVARIANTS,
+  ...SPOT_INVARIANTS,
 ];
 
 /** Every violation of every invariant on this evidence. */

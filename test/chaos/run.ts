@@ -4,7 +4,8 @@
  *  at most two per core.
  *
  * Prints ONE JSON line `{level, seeds, invariants, violations, leaks, orphansLeft, foreignDeletions,
- * failures, lostMaxMs, lostP50Ms, duplicates, kills, restarts, serverRestarts, wallMs}` on stdout,
+ * failures, lostMaxMs, lostP50Ms, preemptions, preemptionsWithNotice, preemptedReadyAgain,
+ * preemptedLost, preemptedRelaunchFailed, duplicates, kills, restarts, serverRestarts, wallMs}` on stdout,
  * `failures` one `{seed, invariant, detail, replay}` per violation; on a violation also the
  * shrunk trace and its replay (stderr), and exits 1. Progress goes to stderr.
  */

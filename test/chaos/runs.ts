@@ -26,6 +26,8 @@ export interface Attempt {
   failedAt?: number;
   /** The failure type it failed with there. */
   failedWith?: string;
+  /** Its refused create was released by the create activity itself (src/activities/attempt.ts): nothing for the workflow to compensate. */
+  released?: boolean;
   record?: AttemptRecord;
 }
 
@@ -38,10 +40,16 @@ export const CREATES = new Set(['prepareAndCreate']);
 interface ReleaseArg {
   at?: { region?: string };
   mode?: 'full' | 'cleanup';
+  exact?: boolean;
 }
-/** A releaseAt that deletes and waits until gone (not only a side-resource cleanup). */
+/**
+ * The exact deletion of a preempted instance retiring beside its replacement (src/workflows/retire.ts):
+ * it runs beside the replacement's attempts, in the same run, and compensates none of them.
+ */
+export const isRetiring = (a: Extract<Fact, { e: 'activity' }>): boolean => a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.exact === true;
+/** A releaseAt that deletes an attempt's instances and waits until gone (not only a side-resource cleanup, not a retiring instance's). */
 export const isFullRelease = (a: Extract<Fact, { e: 'activity' }>): boolean =>
-  a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.mode === 'full';
+  a.type === 'releaseAt' && (a.input[0] as ReleaseArg | undefined)?.mode === 'full' && !isRetiring(a);
 
 export function closeOf(run: RunFacts): Extract<Fact, { e: 'closed' }> | undefined {
   return run.facts.find((f): f is Extract<Fact, { e: 'closed' }> => f.e === 'closed');
@@ -120,6 +128,7 @@ export function attemptsOf(run: RunFacts, parallel = 1): Attempt[] {
         if (cur && cur.failedAt === undefined) Object.assign(cur, { failedAt: i, failedWith: f.failureType });
         // A merged prepareAndCreate whose prepare step failed never reached the create.
         if (cur && f.prepareStep) cur.createScheduled = false;
+        if (cur && f.released) cur.released = true;
       }
     }
     if (f.e === 'closed') for (const a of out) if (a.until > i) a.until = i;

@@ -1,6 +1,7 @@
 /**
  * One trace on one lane: starts its VMs (in one or two deployments), drives their scripts (cancel,
- * teardown, terminate, vanish, duplicate and repeated starts), samples status and cloud, kills the
+ * teardown, terminate, vanish, spot preemption, duplicate and repeated starts), follows a
+ * `--recover` relaunch into its new run, samples status and cloud, kills the
  * worker at the kill points, converges, waits for the account watchers to sweep what terminated
  * workflows left, and collects the evidence the oracle judges.
  */
@@ -12,10 +13,11 @@ import { cancelSignal, statusQuery, teardownSignal, vmWorkflowId, type Stage, ty
 import type { Tuning } from '../../src/core/tuning';
 import { withWatcherTuning } from '../../src/core/watcher';
 import { decodedHistoryText, findSecrets } from '../harness/secrets';
-import type { CloudCall, CloudInstance } from './evidence';
+import type { CloudCall, CloudInstance, PreemptionPlayed } from './evidence';
 import { readHistory, type RunFacts } from './history';
 import { CHAOS_TUNING, CHAOS_WATCHER, type KitContext, type Lane } from './lane';
 import { foreignDeletions, lostDelays } from './invariants-watcher';
+import { preemptionOutcomes } from './invariants-spot';
 import { judge, type Evidence, type Sample, type Violation } from './oracle';
 import { GEOGRAPHY, vmKey, vmName, type KillPoint, type Trace, type VmScript } from './trace';
 
@@ -46,6 +48,8 @@ export interface TraceOutcome {
   foreignDeletions: number;
   /** Per vanished VM: ms from the vanish to `lost` (absent: never lost). */
   lostMs: number[];
+  /** Spot preemptions played (with a notice among them), and what became of the preempted VMs. */
+  preemptions: { played: number; withNotice: number; readyAgain: number; lost: number; relaunchFailed: number };
   duplicates: number;
   kills: number;
   runs: RunRecord[];
@@ -89,6 +93,8 @@ class TraceRun {
   private readonly duplicateStartsAccepted: string[] = [];
   private readonly vanished: string[] = [];
   private readonly vanishedAt: Record<string, number> = {};
+  private readonly vanishedIds: Record<string, number> = {};
+  private readonly preempted: Record<string, PreemptionPlayed> = {};
   private readonly unconverged: string[] = [];
   private readonly names: string[];
   private done = false;
@@ -168,6 +174,8 @@ class TraceRun {
                 regions: geo.regions,
                 instanceTypes: geo.instanceTypes,
                 ...(vm.script.parallel !== undefined ? { parallel: vm.script.parallel } : {}),
+                ...(vm.script.spot ? { spot: vm.script.spot } : {}),
+                ...(vm.script.recover ? { recover: true } : {}),
               },
               tuning: this.tuning,
             },
@@ -200,13 +208,24 @@ class TraceRun {
     vm.closed.set(runId, this.watchClose(vm, h, runId));
   }
 
-  /** Polls describe until the run closes; then the cloud must hold nothing of the VM. */
-  private async watchClose(vm: VmState, h: WorkflowHandle, runId: string): Promise<void> {
-    const handle = vm.kit.client.workflow.getHandle(h.workflowId, runId);
+  /**
+   * Polls describe until the run closes; then the cloud must hold nothing of the VM. A run that
+   * continued as new (`--recover` relaunching a lost VM) is followed into its new run, which is
+   * recorded as one more run of the VM.
+   */
+  private async watchClose(vm: VmState, h: WorkflowHandle, firstRunId: string): Promise<void> {
+    let runId = firstRunId;
     while (!this.done) {
+      const handle = vm.kit.client.workflow.getHandle(h.workflowId, runId);
       const d = await vm.kit.connection.withDeadline(Date.now() + 5_000, () => handle.describe()).catch(() => undefined);
+      if (d?.status.name === 'CONTINUED_AS_NEW') {
+        const next = await this.nextRun(vm, runId);
+        if (next === undefined) return;
+        runId = next;
+        continue;
+      }
       if (d && d.status.name !== 'RUNNING') {
-        if (vm.handle === h) vm.open = false;
+        if (vm.handle === h && vm.runs[vm.runs.length - 1]?.runId === runId) vm.open = false;
         const held = this.live().filter((i) => i.vmName === vm.key);
         if (held.length > 0 && d.status.name !== 'TERMINATED')
           this.closedWhileHolding.push(`${vm.key} ${runId.slice(-8)} ended ${d.status.name} holding ${held.map((i) => i.id).join(', ')}`);
@@ -214,6 +233,20 @@ class TraceRun {
       }
       await sleep(250);
     }
+  }
+
+  /**
+   * The run `runId` continued as: the workflow's latest run, recorded as the VM's next run.
+   * Undefined when `runId` is not the VM's latest (a duplicate start took over) or the server does
+   * not answer. Hazard: a run that continued twice between two looks skips the middle one (one
+   * preemption per VM per trace: it does not happen).
+   */
+  private async nextRun(vm: VmState, runId: string): Promise<string | undefined> {
+    if (vm.runs[vm.runs.length - 1]?.runId !== runId) return undefined;
+    const latest = await this.retrying(() => vm.kit.client.workflow.getHandle(vm.workflowId).describe(), 60_000, vm.kit).catch(() => undefined);
+    if (!latest || latest.runId === runId) return undefined;
+    vm.runs.push({ vm: vm.key, workflowId: vm.workflowId, runId: latest.runId });
+    return latest.runId;
   }
 
   private async query(vm: VmState, h: WorkflowHandle): Promise<VmStatus | undefined> {
@@ -308,10 +341,14 @@ class TraceRun {
           this.vanished.push(vm.key);
           await this.lane.cloud.vanish(id);
           this.vanishedAt[vm.key] = Date.now();
+          this.vanishedIds[id] = Date.now();
           ends = true;
         }
         break;
       }
+      case 'preempt-when-ready':
+        ends = await this.preempt(vm, op.noticeMs);
+        break;
       case 'none':
         break;
     }
@@ -321,6 +358,36 @@ class TraceRun {
       await this.start(vm);
       if (!(await this.until(vm, (st) => st === 'ready'))) this.unconverged.push(`${vm.key}: restarted run not ready or ended (stage ${vm.lastStage ?? '?'})`);
     }
+  }
+
+  /**
+   * The cloud reclaims the VM's spot instance once it is Ready (alone at the cloud: a hedged
+   * launch's losers gone), with a notice of `noticeMs` or none. Not played on an on-demand
+   * instance (`--spot auto` may land there) nor on a cloud that cannot preempt. True when the VM
+   * is to end (lost: no `--recover`); under `--recover` waits until it is Ready again on another
+   * instance (or ended).
+   */
+  private async preempt(vm: VmState, noticeMs: number): Promise<boolean> {
+    const reclaim = this.lane.cloud.preempt?.bind(this.lane.cloud);
+    await this.until(vm, (st) => st === 'ready');
+    await Promise.all(this.vms.filter((o) => o !== vm).map((o) => this.within(o, (st) => st === 'ready', 10_000)));
+    for (let i = 0; i < 40 && this.live().filter((x) => x.vmName === vm.key).length > 1; i++) await sleep(250);
+    const st = vm.open && vm.handle ? await this.query(vm, vm.handle) : undefined;
+    const id = st?.stage === 'ready' && st.offer?.market === 'spot' ? st.instanceIds[0] : undefined;
+    if (!id || !reclaim) return false;
+    vm.quiet = false;
+    const p = await reclaim(id, noticeMs);
+    if (!p) return false;
+    const recover = vm.script.recover === true;
+    this.preempted[vm.key] = { id, t: p.noticeAt - this.t0, noticeAt: p.noticeAt, reclaimAt: p.reclaimAt, noticeMs, recover };
+    if (!recover) return true;
+    // Until a sample shows it Ready on another instance the cloud bills (what the oracle reads), or it ended.
+    const t = p.noticeAt - this.t0;
+    const readyAgain = (s: Sample): boolean =>
+      s.vm === vm.key && s.t >= t && s.stage === 'ready' && !!s.instanceIds?.[0] && s.instanceIds[0] !== id && s.live.some((i) => i.id === s.instanceIds![0]);
+    const expired = this.deadline(Date.now());
+    while (!expired() && vm.open && !this.samples.some(readyAgain)) await sleep(250);
+    return false;
   }
 
   /** Temporal terminate, as the Web UI's button: nothing of gpuprov runs; the watcher must sweep. */
@@ -537,6 +604,8 @@ class TraceRun {
       duplicateStartsAccepted: this.duplicateStartsAccepted,
       vanished: this.vanished,
       vanishedAt: this.vanishedAt,
+      vanishedIds: this.vanishedIds,
+      preempted: this.preempted,
       watcher: { fastIntervalMs: WATCHER.fastIntervalMs, readyIntervalMs: WATCHER.readyIntervalMs, orphanGraceMs: WATCHER.orphanGraceMs },
       orphans,
       disruptions: this.disrupted,
@@ -554,6 +623,7 @@ class TraceRun {
       orphansLeft: orphans.left.length,
       foreignDeletions: foreignDeletions(evidence).length,
       lostMs: Object.values(lostDelays(evidence)).filter((x): x is number => x !== undefined),
+      preemptions: preemptionStats(evidence),
       duplicates: dupVms.size,
       kills: this.lane.kills - killsBefore,
       runs: runs.map((x) => x.r),
@@ -563,6 +633,18 @@ class TraceRun {
 }
 
 const WATCHER = withWatcherTuning(CHAOS_WATCHER);
+
+function preemptionStats(ev: Evidence): TraceOutcome['preemptions'] {
+  const played = Object.values(ev.preempted ?? {});
+  const outcomes = Object.values(preemptionOutcomes(ev));
+  return {
+    played: played.length,
+    withNotice: played.filter((p) => p.noticeMs > 0).length,
+    readyAgain: outcomes.filter((o) => o === 'ready').length,
+    lost: outcomes.filter((o) => o === 'lost').length,
+    relaunchFailed: outcomes.filter((o) => o === 'relaunch-failed').length,
+  };
+}
 
 function isNotFound(err: unknown): boolean {
   return err instanceof Error && err.name === 'WorkflowNotFoundError';

@@ -2,11 +2,14 @@
  * The chaos kit's input alphabet: a trace is what the users do (start, cancel, teardown, start a
  * running name again, re-start a finished name, several names at once) and what the cloud and the
  * machines do (faults per primitive, ambiguous creates, slow boots, vanished instances, worker
- * SIGKILLs, dev-server restarts). `generate(seed)` is a pure function of the seed; `shrink`
+ * SIGKILLs, dev-server restarts, spot preemptions: trace-spot.ts). `generate(seed)` is a pure function of the seed; `shrink`
  * proposes smaller traces. No Temporal or filesystem import: unit-tested on its own.
  */
 import type { ErrorKind } from '../../src/core/errors';
 import type { Stage } from '../../src/core/api';
+import { addSpot, simplerSpot, spotWeight, type PreemptOp, type SpotFields } from './trace-spot';
+
+export type { PreemptOp } from './trace-spot';
 
 export type Level = 'fake' | 'local';
 export type FaultPrimitive = 'plan' | 'prepare' | 'create' | 'observe' | 'delete' | 'cleanup';
@@ -22,11 +25,11 @@ export interface FaultSpec {
   ambiguous?: boolean;
 }
 
-/** What happens to a VM after its start. */
 /**
- * `vanish-when-ready`: the instance is killed behind the product's back (fake: removed from the
+ * What happens to a VM after its start. `vanish-when-ready`: the instance is killed behind the product's back (fake: removed from the
  * cloud's store; local: its sshd SIGKILLed). `terminate…`: the workflow is terminated through
  * Temporal (the Web UI's Terminate button); the account watcher must sweep what it left.
+ * `preempt-when-ready`: the cloud reclaims the spot instance (trace-spot.ts).
  */
 export type VmOp =
   | { op: 'none' }
@@ -35,9 +38,10 @@ export type VmOp =
   | { op: 'teardown-when-ready' }
   | { op: 'vanish-when-ready' }
   | { op: 'terminate'; afterMs: number }
-  | { op: 'terminate-when-ready' };
+  | { op: 'terminate-when-ready' }
+  | PreemptOp;
 
-export interface VmScript {
+export interface VmScript extends SpotFields {
   /** Index of the VM name in the trace (names are `c<seed>-<vm>`). */
   vm: number;
   startAfterMs: number;
@@ -147,7 +151,7 @@ function genFault(r: Rand, level: Level): FaultSpec {
 }
 
 function genOp(r: Rand): VmOp {
-  const op = weighted<Exclude<VmOp['op'], 'terminate' | 'terminate-when-ready'>>(r, [
+  const op = weighted<Exclude<VmOp['op'], 'terminate' | 'terminate-when-ready' | 'preempt-when-ready'>>(r, [
     ['none', 30],
     ['cancel', 20],
     ['teardown', 12],
@@ -210,6 +214,8 @@ export function generate(seed: number, level: Level): Trace {
     kills.push(level === 'fake' && r() < 0.5 ? { at: 'call', n: int(r, 2, 30) } : { at: 'stage', vm: int(r, 0, vmCount - 1), stage: pick(r, KILL_STAGES) });
   }
   const second = addExtras(seed, level, vms);
+  // The spot market (trace-spot.ts): a stream of its own again, level fake only.
+  if (level === 'fake') addSpot(rng(seed * 69069 + 0x2545f491), vms);
   return { seed, level, bootMs, faults, vms, kills, ...(second ? { second } : {}) };
 }
 
@@ -251,7 +257,12 @@ function addExtras(seed: number, level: Level, vms: VmScript[]): VmScript[] | un
 /** Number of elements in a trace (the shrinker's measure). */
 export function size(t: Trace): number {
   const opWeight = (v: VmScript): number =>
-    (v.op.op === 'none' ? 0 : 1) + (v.duplicateStart ? 1 : 0) + (v.restart ? 1 : 0) + (v.startAfterMs > 0 ? 1 : 0) + (v.parallel !== undefined ? 1 : 0);
+    (v.op.op === 'none' ? 0 : 1) +
+    (v.duplicateStart ? 1 : 0) +
+    (v.restart ? 1 : 0) +
+    (v.startAfterMs > 0 ? 1 : 0) +
+    (v.parallel !== undefined ? 1 : 0) +
+    spotWeight(v);
   const second = t.second ?? [];
   return (
     t.vms.length +
@@ -299,6 +310,7 @@ export function shrinkCandidates(t: Trace): Trace[] {
     if (v.startAfterMs > 0) simpler.push({ startAfterMs: 0 });
     for (const s of simpler) out.push({ ...t, vms: t.vms.map((w, j) => (j === i ? { ...w, ...s } : w)) });
     if (v.parallel !== undefined) out.push({ ...t, vms: t.vms.map((w, j) => (j === i ? serialOf(w) : w)) });
+    for (const s of simplerSpot(v)) out.push({ ...t, vms: t.vms.map((w, j) => (j === i ? s : w)) });
   }
   if (t.bootMs > 0) out.push({ ...t, bootMs: 0 });
   return out.filter((c) => size(c) < size(t));

@@ -85,6 +85,8 @@ export interface FakeCall {
   owners?: string[];
   /** delete: each instance it removed, with its owner (what is gone at the cloud, and whose it was). */
   removed?: { id: string; owner?: string }[];
+  /** create: the instance it made (the chaos oracle follows each instance's bill from its create to its delete). */
+  id?: string;
 }
 
 interface State {
@@ -369,6 +371,7 @@ export class FakeProvider implements CloudProvider {
       });
       s.calls.push({
         ...this.call('create', { vmName: spec.vmName, region: offer.region, instanceType: offer.instanceType }),
+        id,
         ...(spec.image !== undefined ? { image: spec.image } : {}),
         ...(spec.diskGb !== undefined ? { diskGb: spec.diskGb } : {}),
         ...(offer.market && offer.market !== 'on-demand' ? { market: offer.market } : {}),

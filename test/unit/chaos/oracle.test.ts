@@ -22,6 +22,8 @@ function build(
     first?: object;
     firstKind?: string;
     prepareStep?: boolean;
+    /** The first attempt's refused create was released by the activity itself. */
+    released?: boolean;
     second?: object;
     compensate?: boolean;
     cancelBeforeSecond?: boolean;
@@ -38,7 +40,13 @@ function build(
     f.push(
       outcome === 'ok'
         ? { e: 'activityDone', id: a, result }
-        : { e: 'activityFailed', id: a, failureType: outcome, ...(o.prepareStep && type === 'prepareAndCreate' ? { prepareStep: true } : {}) },
+        : {
+            e: 'activityFailed',
+            id: a,
+            failureType: outcome,
+            ...(o.prepareStep && type === 'prepareAndCreate' ? { prepareStep: true } : {}),
+            ...(o.released && type === 'prepareAndCreate' ? { released: true } : {}),
+          },
     );
   };
   const stage = (s: string): void => void f.push({ e: 'stage', stage: s });
@@ -203,6 +211,8 @@ const corruptions: [string, (e: Evidence) => void][] = [
       e.runs[0]!.facts.splice(e.runs[0]!.facts.length - 1, 0, { e: 'stage', stage: 'lost', atMs: 61_000 });
     },
   ],
+  ['preempted-ready-or-lost', (e) => (e.preempted = { [VM]: { id: 'fake-2', t: 5_000, noticeAt: 5_000, reclaimAt: 5_000, noticeMs: 0, recover: true } })],
+  ['billed-per-name', (e) => e.calls!.push({ primitive: 'create', vmName: VM, id: 'fake-8', at: 1 }, { primitive: 'create', vmName: VM, id: 'fake-9', at: 2 })],
   ['no-loser-left', (e) => ((e.trace = { ...trace, vms: trace.vms.map((s) => ({ ...s, parallel: 2 })) }), e.samples[1]!.live.push({ ...live2, id: 'fake-1' }))],
 ];
 
@@ -245,6 +255,16 @@ describe('chaos oracle', () => {
 
   it('every invariant has a corruption that trips it', () => {
     expect(new Set(corruptions.map(([id]) => id))).toEqual(new Set(INVARIANTS.map((i) => i.id)));
+  });
+});
+
+describe('chaos oracle: a refused create the activity released', () => {
+  it('needs no compensation by the workflow; without that mark the missing release is caught', () => {
+    const e = clean();
+    e.runs = [run(build({ released: true, compensate: false }))];
+    expect(judge(e)).toEqual([]);
+    e.runs = [run(build({ compensate: false }))];
+    expect(judge(e).map((x) => x.invariant)).toEqual(expect.arrayContaining(['abandoned-attempts-deleted', 'cleanup-after-gone']));
   });
 });
 

@@ -41,7 +41,16 @@ describe('chaos trace generator', () => {
       expect(kinds, k).toContain(k);
     }
     const ops = new Set(traces.flatMap((t) => t.vms.map((v) => v.op.op)));
-    expect([...ops].sort()).toEqual(['cancel', 'none', 'teardown', 'teardown-when-ready', 'terminate', 'terminate-when-ready', 'vanish-when-ready']);
+    expect([...ops].sort()).toEqual([
+      'cancel',
+      'none',
+      'preempt-when-ready',
+      'teardown',
+      'teardown-when-ready',
+      'terminate',
+      'terminate-when-ready',
+      'vanish-when-ready',
+    ]);
     // Issue 18/16 additions: hedged starts, two deployments with overlapping names; a terminated name is never re-started.
     expect(new Set(traces.flatMap((t) => t.vms.flatMap((v) => (v.parallel ? [v.parallel] : []))))).toEqual(new Set([2, 3, 4]));
     const twoDeployments = traces.filter((t) => t.second?.length);
