@@ -128,6 +128,9 @@ export function shapeProblems(shape: FleetShape): string[] {
       if (g.vm.ttlMs !== undefined && !finiteNonNeg(g.vm.ttlMs)) p.push(`${at}: vm.ttlMs must be finite and >= 0`);
       if (g.vm.gpu !== undefined && !(Number.isSafeInteger(g.vm.gpu.count) && g.vm.gpu.count > 0)) p.push(`${at}: vm.gpu.count must be a positive integer`);
       if (g.vm.spot !== undefined && g.vm.spot !== 'only' && g.vm.spot !== 'auto') p.push(`${at}: vm.spot must be "only" or "auto"`);
+      // Each slot would buy a block of its own: buy one with `start --capacity-block`, then name its reservation.
+      if (g.vm.reserved?.kind === 'capacity-block')
+        p.push(`${at}: vm.reserved cannot buy a capacity block in a fleet (each slot would buy one); buy it once, then use { kind: reservation, id: ID }`);
     }
     const b = g.bootstrap;
     if (b) {

@@ -24,6 +24,11 @@ describe('fleet shape', () => {
     ['a bad fleet name', { ...good, name: 'Bad_Name' }, 'name'],
     ['a group id with a dash', { ...good, groups: [{ ...good.groups[0], id: 'a-b' }] }, 'id'],
     ['an unknown field', { ...good, extra: 1 }, 'extra'],
+    [
+      'a capacity block bought per slot',
+      { ...good, groups: [{ ...good.groups[0], vm: { reserved: { kind: 'capacity-block', offeringId: 'cb-1', query: { count: 1, durationHours: 24 } } } }] },
+      'cannot buy a capacity block in a fleet',
+    ],
     ['a tcp check without a port', { ...good, groups: [{ ...good.groups[1], bootstrap: { start: 'x', ready: { tcp: {} }, timeout: 5 } }] }, 'port'],
   ])('rejects %s', (_what, input, mention) => {
     expect(() => parseShape(input)).toThrow(mention);
