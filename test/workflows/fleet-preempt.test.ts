@@ -5,25 +5,16 @@
  * `up` slot); never more than two billed instances of the slot. Without a notice the fleet replaces
  * the lost slot with a new attempt, as before.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusQuery } from '../../src/core/api';
 import { fleetStatusQuery, fleetTeardownSignal, type FleetStatus } from '../../src/core/fleet-api';
-import type { Tuning } from '../../src/core/tuning';
-import { watcherWorkflowId } from '../../src/core/watcher';
-import { ProviderRegistry } from '../../src/providers/registry';
-import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { fleetWorkflow } from '../../src/workflows';
 import { FakeProvider } from '../harness/fake-provider';
-import { requireServer, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
-import { FAST } from './helpers';
+import { requireServer, testEnv } from '../harness/temporal';
+import { QUIET, sampleBilled, startWatchedFake, type WatchedFake } from './watched-fake';
 
-/** Only the account watcher reports a loss (no backstop health check within a test). */
-const QUIET: Partial<Tuning> = { ...FAST, healthIntervalMs: 3_600_000 };
 const LOOK_MS = 300;
 
 async function until(h: WorkflowHandle, pred: (s: FleetStatus) => boolean, what: string): Promise<FleetStatus> {
@@ -38,20 +29,15 @@ async function until(h: WorkflowHandle, pred: (s: FleetStatus) => boolean, what:
 
 describe.skipIf(!requireServer())('a fleet spot slot preempted (FakeProvider, account watcher)', () => {
   const fake = new FakeProvider({ spot: { priceFactor: 0.4 } });
-  const deployment = `test-fleet-preempt-${randomUUID().slice(0, 8)}`;
-  let worker: TestWorker;
+  let lab: WatchedFake;
   const fleets: WorkflowHandle[] = [];
 
   beforeAll(async () => {
-    const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-fleet-preempt-')));
-    worker = await startTestWorker({
-      deps: {
-        registry: new ProviderRegistry([fake]),
-        ssh,
-        prober: fake.prober(),
-        owner: deployment,
-        watcher: { fastIntervalMs: LOOK_MS, readyIntervalMs: LOOK_MS, slowIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 },
-      },
+    lab = await startWatchedFake(fake, 'test-fleet-preempt', {
+      fastIntervalMs: LOOK_MS,
+      readyIntervalMs: LOOK_MS,
+      slowIntervalMs: 2_000,
+      heartbeatTimeoutMs: 6_000,
     });
   });
   afterAll(async () => {
@@ -59,20 +45,14 @@ describe.skipIf(!requireServer())('a fleet spot slot preempted (FakeProvider, ac
       await h.signal(fleetTeardownSignal).catch(() => undefined);
       await h.result().catch(() => undefined);
     }
-    const client = await testEnv().client();
-    for (const region of ['fake-a', 'fake-b'])
-      await client.workflow
-        .getHandle(watcherWorkflowId(deployment, 'fake', region))
-        .terminate('test over')
-        .catch(() => undefined);
-    await worker?.stop();
+    await lab?.stop();
   });
 
   async function startFleet(): Promise<{ h: WorkflowHandle<typeof fleetWorkflow>; slot: string }> {
     const name = `fp${randomUUID().slice(0, 6)}`;
     const client = await testEnv().client();
     const h = await client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
-      taskQueue: worker.taskQueue,
+      taskQueue: lab.worker.taskQueue,
       workflowId: `fleet-${name}`,
       args: [
         {
@@ -86,18 +66,6 @@ describe.skipIf(!requireServer())('a fleet spot slot preempted (FakeProvider, ac
     return { h, slot: `${name}-gpu-0` };
   }
 
-  /** The most instances of `name` billed at once, sampled every 20 ms until stopped. */
-  function sampleBilled(name: string): { stop(): number } {
-    let max = 0;
-    const timer = setInterval(() => (max = Math.max(max, fake.billed(name).length)), 20);
-    return {
-      stop: () => {
-        clearInterval(timer);
-        return max;
-      },
-    };
-  }
-
   it('with a notice: the same attempt replaces its instance before the deadline; the fleet follows the new endpoint', async () => {
     fake.setBootMs(0);
     const { h, slot } = await startFleet();
@@ -106,7 +74,7 @@ describe.skipIf(!requireServer())('a fleet spot slot preempted (FakeProvider, ac
     const [old] = fake.live(slot);
     expect(old).toBeDefined();
     fake.setBootMs(1_000);
-    const billed = sampleBilled(slot);
+    const billed = sampleBilled(fake, slot);
     const notice = fake.preempt(old!.id, { noticeMs: 25_000 })!;
     const after = await until(h, (s) => s.slots[0]?.ready === true && s.slots[0]?.endpoint?.port !== oldEndpoint.port, 'the slot ready on a new endpoint');
     await until(h, () => !fake.live(slot).some((i) => i.id === old!.id), 'the preempted instance deleted');

@@ -6,8 +6,7 @@
  * ordinary recovery. `spot: 'auto'` preempted too often: the replacement is on-demand. `explain`
  * and `status` show the cause with notice and deadline.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,66 +16,34 @@ import { explainWorkflow } from '../../src/client/commands/explain';
 import { formatExplain } from '../../src/client/explain-report';
 import { connectTarget } from '../../src/client/ssh-proxy';
 import type { Tuning } from '../../src/core/tuning';
-import { watcherWorkflowId } from '../../src/core/watcher';
-import { ProviderRegistry } from '../../src/providers/registry';
-import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { vmWorkflow } from '../../src/workflows';
 import { FakeProvider, defaultFakeOffers } from '../harness/fake-provider';
-import { requireServer, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
-import { FAST, waitFor } from './helpers';
+import { requireServer, testEnv } from '../harness/temporal';
+import { waitFor } from './helpers';
+import { QUIET, sampleBilled, startWatchedFake, type WatchedFake } from './watched-fake';
 
-/** Only the account watcher reports a loss (no backstop health check within a test). */
-const QUIET: Partial<Tuning> = { ...FAST, healthIntervalMs: 3_600_000 };
 const LOOK_MS = 300;
 const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts');
 
 describe.skipIf(!requireServer())('spot preemption under --recover (FakeProvider, account watcher)', () => {
   const fake = new FakeProvider();
-  const deployment = `test-preempt-${randomUUID().slice(0, 8)}`;
-  let worker: TestWorker;
+  let lab: WatchedFake;
   beforeAll(async () => {
-    const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-preempt-keys-')));
-    worker = await startTestWorker({
-      deps: {
-        registry: new ProviderRegistry([fake]),
-        ssh,
-        prober: fake.prober(),
-        owner: deployment,
-        watcher: { fastIntervalMs: LOOK_MS, readyIntervalMs: LOOK_MS, slowIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 },
-      },
-    });
+    lab = await startWatchedFake(fake, 'test-preempt', { fastIntervalMs: LOOK_MS, readyIntervalMs: LOOK_MS, slowIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 });
   });
   afterAll(async () => {
-    const client = await testEnv().client();
-    for (const region of ['fake-a', 'fake-b'])
-      await client.workflow
-        .getHandle(watcherWorkflowId(deployment, 'fake', region))
-        .terminate('test over')
-        .catch(() => undefined);
-    await worker?.stop();
+    await lab?.stop();
   });
 
   async function start(spec: Partial<VmSpec>, tuning: Partial<Tuning> = {}): Promise<{ h: WorkflowHandle<typeof vmWorkflow>; name: string }> {
     const name = `pre-${randomUUID().slice(0, 6)}`;
     const client = await testEnv().client();
     const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
-      taskQueue: worker.taskQueue,
+      taskQueue: lab.worker.taskQueue,
       workflowId: `vm-${name}`,
       args: [{ spec: { k8s: 'off', recover: true, ...spec, name }, tuning: { ...QUIET, ...tuning } }],
     });
     return { h, name };
-  }
-
-  /** The most instances of `name` billed at once, sampled every 20 ms until stopped. */
-  function sampleBilled(name: string): { stop(): number } {
-    let max = 0;
-    const timer = setInterval(() => (max = Math.max(max, fake.billed(name).length)), 20);
-    return {
-      stop: () => {
-        clearInterval(timer);
-        return max;
-      },
-    };
   }
 
   const readyAgain = (s: VmStatus): boolean => s.stage === 'ready' && s.recovered?.count === 1;
@@ -93,7 +60,7 @@ describe.skipIf(!requireServer())('spot preemption under --recover (FakeProvider
     const first = await waitFor(h, (s) => s.stage === 'ready', 'ready', 30_000);
     const oldId = first.instanceIds[0]!;
     fake.setBootMs(1_500);
-    const billed = sampleBilled(name);
+    const billed = sampleBilled(fake, name);
     const notice = fake.preempt(oldId, { noticeMs: 25_000 })!;
     // While the replacement launches, `ssh NAME` still reaches the preempted instance.
     const launching = await waitFor(h, (s) => s.retiring !== undefined && s.stage !== 'ready', 'replacement launching', 20_000);
@@ -132,7 +99,7 @@ describe.skipIf(!requireServer())('spot preemption under --recover (FakeProvider
     const first = await waitFor(h, (s) => s.stage === 'ready', 'ready', 30_000);
     const oldId = first.instanceIds[0]!;
     fake.setBootMs(8_000);
-    const billed = sampleBilled(name);
+    const billed = sampleBilled(fake, name);
     const notice = fake.preempt(oldId, { noticeMs: 2_000 })!;
     const gone = await waitFor(h, (s) => s.retiring?.goneAt !== undefined, 'old instance deleted', 20_000);
     expect(gone.stage).not.toBe('ready');
@@ -147,7 +114,7 @@ describe.skipIf(!requireServer())('spot preemption under --recover (FakeProvider
     fake.setBootMs(0);
     const { h, name } = await start({});
     const first = await waitFor(h, (s) => s.stage === 'ready', 'ready', 30_000);
-    const billed = sampleBilled(name);
+    const billed = sampleBilled(fake, name);
     fake.preempt(first.instanceIds[0]!);
     const again = await waitFor(h, readyAgain, 'ready again', 30_000);
     expect(billed.stop()).toBeLessThanOrEqual(1);

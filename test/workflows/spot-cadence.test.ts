@@ -5,57 +5,39 @@
  * replacement can only be created before the deadline because the watcher looked at the spot cadence.
  * An on-demand VM leaves the watcher at `ready`.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import { teardownSignal, type VmSpec } from '../../src/core/api';
-import type { Tuning } from '../../src/core/tuning';
 import { watcherWorkflowId } from '../../src/core/watcher';
 import { watcherStateQuery, type WatcherState } from '../../src/core/watcher-api';
-import { ProviderRegistry } from '../../src/providers/registry';
-import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { vmWorkflow } from '../../src/workflows';
 import { FakeProvider } from '../harness/fake-provider';
-import { requireServer, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
-import { FAST, waitFor } from './helpers';
-
-/** Only the account watcher reports a loss (no backstop health check within a test). */
-const QUIET: Partial<Tuning> = { ...FAST, healthIntervalMs: 3_600_000 };
+import { requireServer, testEnv } from '../harness/temporal';
+import { waitFor } from './helpers';
+import { QUIET, startWatchedFake, type WatchedFake } from './watched-fake';
 
 describe.skipIf(!requireServer())('the watcher looks at the spot cadence while a spot VM is Ready (FakeProvider)', () => {
   const fake = new FakeProvider({ spot: { priceFactor: 0.4 } });
-  const deployment = `test-spot-cadence-${randomUUID().slice(0, 8)}`;
-  let worker: TestWorker;
+  let lab: WatchedFake;
   beforeAll(async () => {
-    const ssh = await loadOrCreateSshIdentity(mkdtempSync(join(tmpdir(), 'gpuprov-spot-cadence-')));
-    worker = await startTestWorker({
-      deps: {
-        registry: new ProviderRegistry([fake]),
-        ssh,
-        prober: fake.prober(),
-        owner: deployment,
-        watcher: { fastIntervalMs: 300, readyIntervalMs: 60_000, spotIntervalMs: 300, slowIntervalMs: 60_000, heartbeatTimeoutMs: 6_000 },
-      },
+    lab = await startWatchedFake(fake, 'test-spot-cadence', {
+      fastIntervalMs: 300,
+      readyIntervalMs: 60_000,
+      spotIntervalMs: 300,
+      slowIntervalMs: 60_000,
+      heartbeatTimeoutMs: 6_000,
     });
   });
   afterAll(async () => {
-    const client = await testEnv().client();
-    for (const region of ['fake-a', 'fake-b'])
-      await client.workflow
-        .getHandle(watcherWorkflowId(deployment, 'fake', region))
-        .terminate('test over')
-        .catch(() => undefined);
-    await worker?.stop();
+    await lab?.stop();
   });
 
   async function start(spec: Partial<VmSpec>): Promise<{ h: WorkflowHandle<typeof vmWorkflow>; name: string }> {
     const name = `cad-${randomUUID().slice(0, 6)}`;
     const client = await testEnv().client();
     const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
-      taskQueue: worker.taskQueue,
+      taskQueue: lab.worker.taskQueue,
       workflowId: `vm-${name}`,
       args: [{ spec: { k8s: 'off', clouds: ['fake'], regions: ['fake-a'], ...spec, name }, tuning: QUIET }],
     });
@@ -64,7 +46,7 @@ describe.skipIf(!requireServer())('the watcher looks at the spot cadence while a
 
   async function watcherCadence(want: NonNullable<WatcherState['cadence']>): Promise<WatcherState> {
     const client = await testEnv().client();
-    const w = client.workflow.getHandle(watcherWorkflowId(deployment, 'fake', 'fake-a'));
+    const w = client.workflow.getHandle(watcherWorkflowId(lab.deployment, 'fake', 'fake-a'));
     let last: WatcherState | undefined;
     for (let i = 0; i < 300; i++) {
       last = (await w.query(watcherStateQuery).catch(() => undefined)) ?? last;
