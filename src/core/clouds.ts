@@ -24,7 +24,26 @@
  * Markets (`markets`): every cloud sells on-demand; aws, gcp, primeintellect, vastai, verda and
  * nebius also sell spot (preemptible, interruptible: each adapter's header says how its API sells
  * it and shows a reclaim); runpod's current API no longer does (its header says why). Reserved
- * capacity goes in that list too. What `--spot` asks of a row: src/core/markets.ts.
+ * capacity goes in that list too. What the other clouds' APIs offer for it, from public specs and SDKs (December 2026; none of it is in
+ * `markets`, no adapter does it; "none" means not found in the source named):
+ * - lambda: use, buy ahead and queue none; the launch body has no reservation field (Cloud API v1.10.0 spec, docs.lambda.ai/api/cloud).
+ * - runpod: use is implicit (a savings plan covers the next pod of its GPU type); buy ahead only in GraphQL `podFindAndDeployOnDemand`
+ *   `savingsPlan` {planLength, upfrontCost}, absent from REST v2 `CreatePodRequest`; queue none, v2 `QUEUE` is serverless
+ *   (runpod/docs pods/pricing.mdx and api-reference-v2/openapi.json; runpod/pulumi-runpod-native provider/pod.go).
+ * - primeintellect: use, buy ahead and queue none (PrimeIntellect-ai/prime-cli).
+ * - vastai: no reservation to launch into; buy ahead = `PUT /api/v0/instances/prepay/{id}/`, prepaying a rented instance at a discount
+ *   (`vastai prepay instance`, offers priced by `search offers --type reserved`); queue none (vast-ai/vast-cli vast.py).
+ * - hyperstack: contracts are read-only (`GET /pricebook/contracts[/{id}]`); the create-VM body has no contract field; buy ahead and
+ *   queue none (NexGenCloud/hyperstack-sdk-python CustomerContractApi, CreateInstancesPayload).
+ * - digitalocean: use, buy ahead and queue none; droplet create has no reservation field (digitalocean/openapi specification/).
+ * - verda: `POST /v1/instances` takes `contract: 'LONG_TERM'` (and `pricing`), terms from `GET /v1/long-term/periods/instances`; no
+ *   reservation id, and whether that buys a term or draws on one is not said there; queue none (verda-cloud/sdk-python instances, long_term).
+ * - massedcompute: use, buy ahead and queue none (the /api/v1 endpoints listed by Massed-Compute/massed-compute-mcp).
+ * - nebius: use = InstanceSpec `reservation_policy` {policy AUTO|FORBID|STRICT, reservation_ids: capacity block groups}; buy ahead none
+ *   (capacity/v1 CapacityBlockGroupService is Get/List only); queue none, AUTO falls back to on-demand (nebius/api compute/v1/instance.proto).
+ * Later: nebius first (a `reserved` market = STRICT with a block-group id from its List); vastai as a prepay step after launch (a discount,
+ * not capacity); verda once LONG_TERM's meaning is confirmed; runpod only through GraphQL, which the adapter does not speak; hyperstack
+ * could only show its contracts; the others need the vendor to publish an API. What `--spot` asks of a row: src/core/markets.ts.
  *
  * Rates are activities per second, from each vendor's documented API limits (searched December
  * 2026), below the documented rate because one activity may make a few calls:
