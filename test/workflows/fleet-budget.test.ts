@@ -10,27 +10,17 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VmStatus } from '../../src/core/api';
-import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal, type FleetStatus } from '../../src/core/fleet-api';
+import { applyShapeUpdate, fleetStatusQuery, fleetTeardownSignal } from '../../src/core/fleet-api';
 import type { FleetShape } from '../../src/core/fleet/types';
 import { ProviderRegistry } from '../../src/providers/registry';
 import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { fleetWorkflow } from '../../src/workflows';
 import { FakeProvider } from '../harness/fake-provider';
 import { requireServer, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
-import { FAST } from './helpers';
+import { FAST, waitFleet } from './helpers';
 
 // 3600 USD per hour is one dollar a second: a 2 USD budget warns ~1.6 s and ends ~2 s after the create.
 const PRICEY = [{ cloud: 'fake', region: 'fake-a', instanceType: 'gpu-x', gpu: { model: 'H100', count: 1 }, pricePerHour: 3600, currency: 'USD' }];
-
-async function until(h: WorkflowHandle, pred: (s: FleetStatus) => boolean, what: string): Promise<FleetStatus> {
-  let last: FleetStatus | undefined;
-  for (let i = 0; i < 600; i++) {
-    last = await h.query(fleetStatusQuery).catch(() => last);
-    if (last && pred(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last?.slots.map((s) => [s.slot, s.attempt, s.stage, s.failedReason]))}`);
-}
 
 describe.skipIf(!requireServer())('fleet with a budget per VM (FakeProvider)', () => {
   const fake = new FakeProvider({ offers: PRICEY });
@@ -62,7 +52,7 @@ describe.skipIf(!requireServer())('fleet with a budget per VM (FakeProvider)', (
   });
 
   it('tears the slot VM down at its budget after the 80 % warning, and does not replace it', async () => {
-    const held = await until(h, (s) => s.slots[0]?.stage === 'destroyed', 'the slot destroyed');
+    const held = await waitFleet(h, (s) => s.slots[0]?.stage === 'destroyed', 'the slot destroyed');
     expect(held.slots[0]).toMatchObject({ slot, attempt: 1, failedReason: 'VM terminated: its spend reached the budget' });
     expect(held.slots[0]?.restartAt).toBeUndefined();
     const client = await testEnv().client();
@@ -82,7 +72,7 @@ describe.skipIf(!requireServer())('fleet with a budget per VM (FakeProvider)', (
 
   it('a changed template (a new budget) starts a fresh attempt', async () => {
     await h.executeUpdate(applyShapeUpdate, { args: [shape(2, 50)] });
-    const s = await until(h, (x) => x.slots[0]?.attempt === 2 && x.slots[0].ready, 'attempt 2 ready');
+    const s = await waitFleet(h, (x) => x.slots[0]?.attempt === 2 && x.slots[0].ready, 'attempt 2 ready');
     expect(s.converged).toBe(true);
   });
 });

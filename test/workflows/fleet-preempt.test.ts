@@ -9,23 +9,14 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusQuery } from '../../src/core/api';
-import { fleetStatusQuery, fleetTeardownSignal, type FleetStatus } from '../../src/core/fleet-api';
+import { fleetTeardownSignal } from '../../src/core/fleet-api';
 import type { fleetWorkflow } from '../../src/workflows';
 import { FakeProvider } from '../harness/fake-provider';
 import { requireServer, testEnv } from '../harness/temporal';
+import { waitFleet } from './helpers';
 import { QUIET, sampleBilled, startWatchedFake, type WatchedFake } from './watched-fake';
 
 const LOOK_MS = 300;
-
-async function until(h: WorkflowHandle, pred: (s: FleetStatus) => boolean, what: string): Promise<FleetStatus> {
-  let last: FleetStatus | undefined;
-  for (let i = 0; i < 600; i++) {
-    last = await h.query(fleetStatusQuery).catch(() => last);
-    if (last && pred(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last?.slots.map((s) => [s.slot, s.attempt, s.stage, s.endpoint, s.failedReason]))}`);
-}
 
 describe.skipIf(!requireServer())('a fleet spot slot preempted (FakeProvider, account watcher)', () => {
   const fake = new FakeProvider({ spot: { priceFactor: 0.4 } });
@@ -69,15 +60,15 @@ describe.skipIf(!requireServer())('a fleet spot slot preempted (FakeProvider, ac
   it('with a notice: the same attempt replaces its instance before the deadline; the fleet follows the new endpoint', async () => {
     fake.setBootMs(0);
     const { h, slot } = await startFleet();
-    const first = await until(h, (s) => s.slots[0]?.ready === true, 'the slot ready');
+    const first = await waitFleet(h, (s) => s.slots[0]?.ready === true, 'the slot ready');
     const oldEndpoint = first.slots[0]!.endpoint!;
     const [old] = fake.live(slot);
     expect(old).toBeDefined();
     fake.setBootMs(1_000);
     const billed = sampleBilled(fake, slot);
     const notice = fake.preempt(old!.id, { noticeMs: 25_000 })!;
-    const after = await until(h, (s) => s.slots[0]?.ready === true && s.slots[0]?.endpoint?.port !== oldEndpoint.port, 'the slot ready on a new endpoint');
-    await until(h, () => !fake.live(slot).some((i) => i.id === old!.id), 'the preempted instance deleted');
+    const after = await waitFleet(h, (s) => s.slots[0]?.ready === true && s.slots[0]?.endpoint?.port !== oldEndpoint.port, 'the slot ready on a new endpoint');
+    await waitFleet(h, () => !fake.live(slot).some((i) => i.id === old!.id), 'the preempted instance deleted');
     expect(billed.stop()).toBeLessThanOrEqual(2);
     expect(after.slots[0]).toMatchObject({ slot, attempt: 1 });
     const creates = fake.callsOf('create').filter((c) => c.vmName === slot);
@@ -92,10 +83,10 @@ describe.skipIf(!requireServer())('a fleet spot slot preempted (FakeProvider, ac
   it('without a notice: the fleet replaces the lost slot with a new attempt', async () => {
     fake.setBootMs(0);
     const { h, slot } = await startFleet();
-    await until(h, (s) => s.slots[0]?.ready === true, 'the slot ready');
+    await waitFleet(h, (s) => s.slots[0]?.ready === true, 'the slot ready');
     const [old] = fake.live(slot);
     fake.preempt(old!.id);
-    const after = await until(h, (s) => s.slots[0]?.ready === true && s.slots[0].attempt > 1, 'a new attempt ready');
+    const after = await waitFleet(h, (s) => s.slots[0]?.ready === true && s.slots[0].attempt > 1, 'a new attempt ready');
     expect(after.slots[0]!.slot).toBe(slot);
     expect(fake.live(slot)).toHaveLength(1);
   });

@@ -13,6 +13,7 @@ import type { vmWorkflow } from '../../src/workflows';
 import { FakeProvider } from '../harness/fake-provider';
 import { startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
 import type { SshProber } from '../../src/ssh';
+import { fleetStatusQuery, type FleetStatus } from '../../src/core/fleet-api';
 
 /** Timings small enough for tests; the logic is the production one. */
 export const FAST: Partial<Tuning> = {
@@ -75,3 +76,14 @@ export async function waitFor(h: WorkflowHandle, pred: (s: VmStatus) => boolean,
 
 export const waitStage = (h: WorkflowHandle, stage: Stage, timeoutMs?: number): Promise<VmStatus> =>
   waitFor(h, (s) => s.stage === stage, `stage ${stage}`, timeoutMs);
+
+/** Query a fleet's status until `pred` holds (600 polls, 100 ms apart); the slots' last state in the error. */
+export async function waitFleet(h: WorkflowHandle, pred: (s: FleetStatus) => boolean, what: string): Promise<FleetStatus> {
+  let last: FleetStatus | undefined;
+  for (let i = 0; i < 600; i++) {
+    last = await h.query(fleetStatusQuery).catch(() => last);
+    if (last && pred(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last?.slots.map((s) => [s.slot, s.attempt, s.stage, s.endpoint, s.failedReason]))}`);
+}

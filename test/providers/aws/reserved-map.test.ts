@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../../../src/core/errors';
 import { blockOfferingOf, blockTypesFor } from '../../../src/providers/aws/blocks';
 import { CATALOG } from '../../../src/providers/aws/catalog';
+import { OFFERINGS } from '../../fixtures/aws/reserved';
 import {
   BLOCK_NOTE,
   ODCR_NOTE,
@@ -141,19 +142,7 @@ describe('aws capacity blocks: the types asked and the offerings', () => {
   });
 
   it('an offering: its window, count, upfront price and currency', () => {
-    expect(
-      blockOfferingOf('aws', 'us-east-1', {
-        offeringId: 'cb-0a1b2c3d4e5f60718',
-        instanceType: 'p5.48xlarge',
-        zone: 'us-east-1a',
-        count: 1,
-        start: '2026-12-09T11:30:00.000Z',
-        end: '2026-12-10T11:30:00.000Z',
-        durationHours: 24,
-        upfrontFee: '757.92',
-        currency: 'USD',
-      }),
-    ).toEqual({
+    expect(blockOfferingOf('aws', 'us-east-1', { ...OFFERINGS[0]!, currency: 'USD' })).toEqual({
       offeringId: 'cb-0a1b2c3d4e5f60718',
       cloud: 'aws',
       region: 'us-east-1',
