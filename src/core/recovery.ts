@@ -94,8 +94,6 @@ export function decideAfterLoss(f: LossFacts): LossDecision {
   const onDemand = f.spec.spot === 'auto' && (preemptions?.length ?? 0) >= f.spotAutoPreemptions;
   const record: RecoveryRecord = { ...base, count: count + 1, ...(onDemand ? { onDemand: true } : {}) };
   if (noticeAhead(f)) return { kind: 'replace', record, deadline: f.cause.deadline! };
-  // A slot's loss without a head start is the fleet's to replace (only a notice reaches here).
-  if (f.fleetSlot) return { kind: 'stay' };
   return { kind: 'relaunch', record };
 }
 
