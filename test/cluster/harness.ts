@@ -8,7 +8,6 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +16,7 @@ import { Connection } from '@temporalio/client';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { terminate } from '../../src/server/dev-server';
 import type { ClusterBinaries } from './binaries';
+import { listening, servicePorts } from './ports';
 import { startPostgres, type Postgres } from './postgres';
 
 const run = promisify(execFile);
@@ -78,49 +78,6 @@ async function script(name: string, env: NodeJS.ProcessEnv, timeoutMs: number): 
   }
 }
 
-/**
- * A port free on 127.0.0.1 below 32768: the server records its ports in PostgreSQL's
- * cluster_membership table as `smallint`, and the kernel's ephemeral ports (what port 0 gives)
- * start above that range.
- */
-async function freeLowPort(): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const ok = await new Promise<boolean>((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-    });
-    if (ok) return port;
-  }
-  throw new Error('no free 127.0.0.1 port between 20000 and 32000');
-}
-
-async function servicePorts(): Promise<Record<string, string>> {
-  const env: Record<string, string> = { FRONTEND_HTTP_PORT: String(await freeLowPort()) };
-  for (const s of SERVICES) {
-    const key = s.toUpperCase();
-    env[`${key}_GRPC_PORT`] = String(await freeLowPort());
-    env[`${key}_MEMBERSHIP_PORT`] = String(await freeLowPort());
-  }
-  return env;
-}
-
-/** Resolves once 127.0.0.1:`port` accepts TCP; bounded. */
-async function listening(port: number, timeoutMs: number): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(200)) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const sock = net.connect({ host: '127.0.0.1', port }, () => {
-        sock.destroy();
-        resolve(true);
-      });
-      sock.once('error', () => resolve(false));
-    });
-    if (ok) return;
-  }
-  throw new Error(`nothing listens on 127.0.0.1:${port} after ${timeoutMs} ms`);
-}
-
 function tailOf(file: string, bytes: number): string {
   try {
     return fs.readFileSync(file, 'utf8').slice(-bytes);
@@ -129,8 +86,45 @@ function tailOf(file: string, bytes: number): string {
   }
 }
 
-/** PostgreSQL, schema, four server processes, namespace: see the module comment. */
+/** A service's fatal and error lines as `msg: error` (its JSON log's stack traces left out), else its tail. */
+function whyOf(file: string): string {
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+  const why = text.split('\n').flatMap((line) => {
+    try {
+      const l = JSON.parse(line) as { level?: string; msg?: string; error?: string };
+      return l.level === 'fatal' || l.level === 'error' ? [`${l.level}: ${l.msg ?? ''}${l.error ? `: ${l.error}` : ''}`] : [];
+    } catch {
+      return [];
+    }
+  });
+  return why.length ? why.slice(-5).join('\n') : text.slice(-2_000);
+}
+
+/** A start that failed because another process took one of the picked ports first. */
+class PortTaken extends Error {}
+
+/**
+ * PostgreSQL, schema, four server processes, namespace: see the module comment. Other test files
+ * pick ports in the same range, and one may bind a picked port before its service does: such a
+ * start is thrown away and tried again on fresh ports, at most three times.
+ */
 export async function startCluster(o: ClusterOptions): Promise<TemporalCluster> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await startClusterOnce(o);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || tries >= 3) throw err;
+      console.warn(`cluster start ${tries} lost a port to another process; trying again on fresh ports:\n${err.message}`);
+    }
+  }
+}
+
+async function startClusterOnce(o: ClusterOptions): Promise<TemporalCluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpuprov-cluster-'));
   const namespace = o.namespace ?? 'default';
   const readyMs = o.readyTimeoutMs ?? 240_000;
@@ -153,7 +147,7 @@ export async function startCluster(o: ClusterOptions): Promise<TemporalCluster> 
     const db = { DB: 'postgres12', POSTGRES_SEEDS: pg.host, DB_PORT: String(pg.port), POSTGRES_USER: pg.user, POSTGRES_PWD: pg.password };
     await script('setup-schema.sh', { ...db, TEMPORAL_SQL_TOOL: o.bins.sqlTool, TEMPORAL_SCHEMA_DIR: o.bins.schemaDir }, 180_000);
 
-    const ports = await servicePorts();
+    const ports = await servicePorts(SERVICES);
     const address = `127.0.0.1:${ports.FRONTEND_GRPC_PORT}`;
     const serverEnv: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
@@ -206,7 +200,11 @@ export async function startCluster(o: ClusterOptions): Promise<TemporalCluster> 
     const startWatched = (s: ServiceName): void => {
       startService(s);
       const child = procs.get(s)!;
-      const onExit = (): void => failStartup(new Error(`temporal-server --service ${s} exited while starting:\n${tailOf(logOf(s), 2_000)}`));
+      const onExit = (): void => {
+        const why = whyOf(logOf(s));
+        const Failure = why.includes('address already in use') ? PortTaken : Error;
+        failStartup(new Failure(`temporal-server --service ${s} exited while starting:\n${why}`));
+      };
       child.once('exit', onExit);
       watching.set(child, onExit);
     };
