@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Client } from '@temporalio/client';
+import type { Client, HistoryAndWorkflowId } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import {
@@ -65,6 +65,8 @@ async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   }
 }
 
+const FETCH_CONCURRENCY = 8;
+
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 async function listOpen(client: Client, type: string, taskQueue: string, sample: number): Promise<OpenExecution[]> {
@@ -90,18 +92,20 @@ export async function runReplayGate(o: ReplayGateCheck): Promise<GateVerdict> {
     }
   }
   const attempts = new Map<string, ReplayAttempt>();
-  const histories = await Promise.all(
-    sampled.map(async (w) => {
-      try {
-        const history = await within(o.client.workflow.getHandle(w.workflowId, w.runId).fetchHistory(), timeoutMs, `fetching the history of ${w.workflowId}`);
-        return { workflowId: w.workflowId, history };
-      } catch (err) {
-        attempts.set(w.workflowId, { fetched: false, reason: message(err) });
-        return undefined;
-      }
-    }),
-  );
-  const fetched = histories.filter((h) => h !== undefined);
+  const fetched: HistoryAndWorkflowId[] = [];
+  // A few at a time: up to sample × types histories, each possibly large.
+  for (let i = 0; i < sampled.length; i += FETCH_CONCURRENCY) {
+    await Promise.all(
+      sampled.slice(i, i + FETCH_CONCURRENCY).map(async (w) => {
+        try {
+          const history = await within(o.client.workflow.getHandle(w.workflowId, w.runId).fetchHistory(), timeoutMs, `fetching the history of ${w.workflowId}`);
+          fetched.push({ workflowId: w.workflowId, history });
+        } catch (err) {
+          attempts.set(w.workflowId, { fetched: false, reason: message(err) });
+        }
+      }),
+    );
+  }
   if (fetched.length) {
     for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: o.bundlePath }, replayName: 'gpuprov-replay-gate' }, fetched)) {
       const errorName = r.error === undefined ? undefined : r.error instanceof DeterminismViolationError ? 'DeterminismViolationError' : r.error.name;
