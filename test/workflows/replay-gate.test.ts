@@ -18,7 +18,7 @@ import { teardownSignal } from '../../src/core/api';
 import { REPLAY_GATE_EXIT, refusalLines } from '../../src/core/replay-gate';
 import { startWorkerDaemon, workerCommand } from '../../src/server/daemons';
 import { embeddedConfig } from '../../src/server/embedded-config';
-import { lastGoodBundleFile, runReplayGate } from '../../src/server/replay-gate';
+import { bundleHash, lastGoodBundleFile, ReplayGateRefused, replayGate, runReplayGate } from '../../src/server/replay-gate';
 import { WORKER_READY_TEXT } from '../../src/server/worker-ready';
 import { buildInChildProcess, workflowBundleKey, workflowBundlePath } from '../../src/server/workflow-bundle';
 import { workflowInterceptorModules } from '../../src/worker';
@@ -161,6 +161,35 @@ describe.skipIf(!requireServer())('the replay gate', () => {
       expect((refused as Error).message).toContain('the gpuprov worker refused to start on this code');
       expect((refused as Error).message).toContain(`vmWorkflow ${vm.workflowId}`);
       expect(fs.readFileSync(lastGoodBundleFile(env), 'utf8')).toBe('a-bundle-of-earlier-code');
+    },
+    SLOW,
+  );
+
+  it(
+    'records the bundle that passed for the embedded worker, skips it next time, and is switched off only loudly',
+    async () => {
+      const client = await testEnv().client();
+      const env: NodeJS.ProcessEnv = { GPUPROV_STATE_DIR: join(dir, 'embedded-pass'), GPUPROV_EMBEDDED_ADDRESS: testEnv().address };
+      const lines: string[] = [];
+      const warnings: string[] = [];
+      const run = (bundlePath: string, extra: NodeJS.ProcessEnv = {}) =>
+        replayGate({
+          client,
+          taskQueue: lab.worker.taskQueue,
+          bundlePath,
+          env: { ...env, ...extra },
+          log: (l) => lines.push(l),
+          warn: (l) => warnings.push(l),
+        });
+      await run(bundles.real);
+      expect(lines.at(-1)).toMatch(/^replay gate: passed on task queue .*: [1-9]\d* open workflow\(s\) replayed/);
+      expect(fs.readFileSync(lastGoodBundleFile(env), 'utf8')).toBe(bundleHash(bundles.real));
+      await run(bundles.real);
+      expect(lines.at(-1)).toBe('replay gate: this bundle passed before; not replayed again');
+      await expect(run(bundles.altered)).rejects.toBeInstanceOf(ReplayGateRefused);
+      await run(bundles.altered, { GPUPROV_REPLAY_GATE: 'off' });
+      expect(warnings).toEqual([expect.stringContaining('replay gate: OFF (GPUPROV_REPLAY_GATE=off)')]);
+      expect(fs.readFileSync(lastGoodBundleFile(env), 'utf8')).toBe(bundleHash(bundles.real));
     },
     SLOW,
   );
