@@ -20,7 +20,7 @@ import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorM
 import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
 import { ROTATE_KEY_VAR } from './core/deployment-record';
-import { REPLAY_GATE_EXIT } from './core/replay-gate';
+import { gateSettings, REPLAY_GATE_EXIT } from './core/replay-gate';
 import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
 import { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
@@ -226,6 +226,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const { deploymentFromEnv } = await import('./providers/deployment');
   // A bad GPUPROV_DEPLOYMENT exits 2 before connecting; the namespace default is known once connected.
   if (env.GPUPROV_DEPLOYMENT !== undefined) deploymentFromEnv(env, 'default');
+  gateSettings(env); // a bad GPUPROV_REPLAY_GATE(_SAMPLE) exits 2 before connecting too
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
   const client = new Client({ connection: conn.connection, namespace: conn.namespace });

@@ -193,4 +193,25 @@ describe.skipIf(!requireServer())('the replay gate', () => {
     },
     SLOW,
   );
+
+  it(
+    'refuses a bad GPUPROV_REPLAY_GATE with exit 2 before connecting',
+    async () => {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        GPUPROV_STATE_DIR: join(dir, 'bad-input'),
+        GPUPROV_REPLAY_GATE: 'maybe',
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+      };
+      delete env.GPUPROV_EMBEDDED_ADDRESS;
+      const child = spawn(process.execPath, workerCommand(), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code, err).toBe(2);
+      expect(err).toContain('GPUPROV_REPLAY_GATE: GPUPROV_REPLAY_GATE=maybe is neither on nor off');
+      expect(err).toContain('fix: set GPUPROV_REPLAY_GATE to on (the default) or off');
+    },
+    SLOW,
+  );
 });
