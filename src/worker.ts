@@ -20,10 +20,12 @@ import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorM
 import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
 import { ROTATE_KEY_VAR } from './core/deployment-record';
+import { gateSettings, REPLAY_GATE_EXIT } from './core/replay-gate';
 import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
 import { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
 import { parseDuration } from './client/flag-values';
+import { replayGate, reportRefusal } from './server/replay-gate';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`defaultWorkflowBundle()`:
@@ -224,9 +226,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const { deploymentFromEnv } = await import('./providers/deployment');
   // A bad GPUPROV_DEPLOYMENT exits 2 before connecting; the namespace default is known once connected.
   if (env.GPUPROV_DEPLOYMENT !== undefined) deploymentFromEnv(env, 'default');
+  gateSettings(env); // a bad GPUPROV_REPLAY_GATE(_SAMPLE) exits 2 before connecting too
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
   const client = new Client({ connection: conn.connection, namespace: conn.namespace });
+  // Before anything is claimed or polled: open workflows replay against this bundle (README, "Upgrading workers: the replay gate").
+  await replayGate({ client, taskQueue, bundlePath, env, log, warn: (l) => telemetry.logger.announce(l, { component: 'gpuprov' }, 'WARN') });
   const deployment = await claimedDeployment(env, client, conn, taskQueue, ssh.fingerprint, log);
   const registry = registryFromEnv(env, { deployment });
   const worker = await buildWorker({
@@ -256,6 +261,7 @@ if (require.main === module) {
       process.stderr.write(`gpuprov worker: ${err.field}: ${err.message}\n${err.suggestion ? `  fix: ${err.suggestion}\n` : ''}`);
       process.exit(2);
     }
+    if (reportRefusal(err, logger)) process.exit(REPLAY_GATE_EXIT);
     if (logger) logger.announce('gpuprov worker failed', { component: 'gpuprov', error: err }, 'ERROR');
     else process.stderr.write(`gpuprov worker: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);

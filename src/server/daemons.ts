@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { terminate } from './dev-server';
 import { EMBEDDED_NAMESPACE, type EmbeddedConfig } from './embedded-config';
 import { pidAlive } from './lock';
+import { REPLAY_GATE_EXIT, refusalIn } from '../core/replay-gate';
 import { WORKER_READY_TEXT } from './worker-ready';
 
 export type Daemon = 'temporal' | 'worker';
@@ -115,6 +116,7 @@ export async function startWorkerDaemon(cfg: EmbeddedConfig, env: NodeJS.Process
   });
   fs.closeSync(fd);
   child.unref();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start the worker (${process.execPath})`);
   fs.writeFileSync(pidFile(cfg, 'worker'), String(pid));
@@ -128,5 +130,7 @@ export async function startWorkerDaemon(cfg: EmbeddedConfig, env: NodeJS.Process
   await terminate(pid, { group: true });
   fs.rmSync(pidFile(cfg, 'worker'), { force: true });
   if (signal?.aborted) throw signal.reason;
+  const refusal = (await Promise.race([exited, sleep(1_000)])) === REPLAY_GATE_EXIT ? refusalIn(fs.readFileSync(log, 'utf8').slice(offset)) : undefined;
+  if (refusal) throw new Error(`the gpuprov worker refused to start on this code (${log}):\n${refusal}`);
   throw new Error(`the gpuprov worker did not start; last lines of ${log}:\n${tail(log)}`);
 }
