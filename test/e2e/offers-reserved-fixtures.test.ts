@@ -4,7 +4,8 @@
  * worker's task queue by env), the worker holding the real AWS and GCP adapters. AWS is moto plus
  * the reservation fixture (test/fixtures/aws/reserved.ts, judged by botocore's model in
  * test/contract) for the calls moto does not serve; GCP is the Compute fixture server on 127.0.0.1
- * (judged by the Discovery document). Each table is printed so the notes can quote it.
+ * (judged by the Discovery document); Nebius is its gRPC fixture with one capacity block group
+ * (protos judged by the nebius SDK's descriptors). Each table is printed so the notes can quote it.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +21,8 @@ import { motoMissing } from '../harness/moto';
 import { requireServer, startTestWorker, testEnv, type TestWorker } from '../harness/temporal';
 import { startAwsDouble, type AwsDouble } from '../providers/aws/double';
 import { startGcpDouble, type GcpDouble } from '../providers/gcp/double';
+import { startNebiusDouble, type NebiusDouble } from '../providers/nebius/double';
+import { PROJECTS } from '../fixtures/nebius/server';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
@@ -55,6 +58,7 @@ describe.skipIf(!requireServer() || motoMissing())('offers --capacity-block / --
   let home: string;
   let aws: AwsDouble;
   let gcp: GcpDouble;
+  let nebius: NebiusDouble;
   let worker: TestWorker;
 
   const provision = async (...args: string[]): Promise<Ran> => {
@@ -92,19 +96,31 @@ describe.skipIf(!requireServer() || motoMissing())('offers --capacity-block / --
       count: 2,
       inUseElsewhere: 1,
     });
+    nebius = await startNebiusDouble();
+    nebius.server.groups.push({
+      id: 'capacityblockgroup-e00h100',
+      parentId: PROJECTS['eu-north1'],
+      region: 'eu-north1',
+      platform: 'gpu-h100-sxm',
+      limit: 4,
+      usage: 1,
+      start: '2026-12-01T00:00:00Z',
+      end: '2027-03-01T00:00:00Z',
+    });
     const ssh = await loadOrCreateSshIdentity(join(home, 'keys'));
     worker = await startTestWorker({
-      activities: createActivities({ registry: new ProviderRegistry([aws.provider, gcp.provider]), ssh, owner: 'default' }),
+      activities: createActivities({ registry: new ProviderRegistry([aws.provider, gcp.provider, nebius.provider]), ssh, owner: 'default' }),
     });
   }, 180_000);
   afterAll(async () => {
     await worker?.stop();
     await aws?.close();
     await gcp?.close();
+    await nebius?.close();
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  it('--capacity-block --duration 24h --gpu H100:8: the blocks on sale, window and UPFRONT price; GCP named as selling none', async () => {
+  it('--capacity-block --duration 24h --gpu H100:8: the blocks on sale, window and UPFRONT price; GCP and Nebius named as selling none', async () => {
     const r = await provision('offers', '--capacity-block', '--duration', '24h', '--gpu', 'H100:8');
     show('offers --capacity-block --duration 24h --gpu H100:8', r);
     expect(r.code, r.err).toBe(0);
@@ -120,6 +136,7 @@ describe.skipIf(!requireServer() || motoMissing())('offers --capacity-block / --
     expect(r.out).toContain('2 capacity block offering(s); UPFRONT is billed at once when bought.');
     expect(r.out).toContain('next: npx provision start --name gpu1 --capacity-block cb-0a1b2c3d4e5f60718 --duration 24h --yes');
     expect(r.err).toContain('gcp: skipped (InvalidRequest): gcp sells no capacity blocks');
+    expect(r.err).toContain('nebius: skipped (InvalidRequest): nebius sells no capacity blocks');
     const ask = aws.sent.filter((s) => s.command === 'DescribeCapacityBlockOfferings').at(-1)!.input;
     expect(ask).toMatchObject({ InstanceType: 'p5.48xlarge', InstanceCount: 1, CapacityDurationHours: 24 });
   });
@@ -140,16 +157,23 @@ describe.skipIf(!requireServer() || motoMissing())('offers --capacity-block / --
     expect(row('r-t4')).toMatch(
       /^gcp\s+us-central1\s+us-central1-a\s+n1-standard-4\s+T4:1\s+r-t4\s+specific-reservation\s+1\/2\s+open\s+no extra charge: billed with the reservation \(its machines are paid whether used or not\)\s+\$0\.540\/h$/,
     );
-    expect(r.out).toContain('3 reservation(s).');
+    expect(row('capacityblockgroup-e00h100')).toMatch(
+      /^nebius\s+eu-north1\s+-\s+gpu-h100-sxm:1gpu-16vcpu-200gb\s+H100:1\s+capacityblockgroup-e00h100\s+capacity-block\s+3\/4\s+2026-12-01T00:00:00\.000Z → 2027-03-01T00:00:00\.000Z\s+no extra charge: billed with the capacity block group\s+\$2\.95\/h$/,
+    );
+    expect(r.out).toContain('5 reservation(s).');
     expect(r.out).toMatch(/next: npx provision start --name gpu1 --reservation \S+/);
   });
 
-  it('--reserved --gpu H100:8: only the block', async () => {
+  it('--reserved --gpu H100:8: the AWS block and the Nebius group of 8-GPU presets; GCP has no H100', async () => {
     const r = await provision('offers', '--reserved', '--gpu', 'H100:8');
     show('offers --reserved --gpu H100:8', r);
     expect(r.code, r.err).toBe(0);
-    expect(r.out.split('\n').filter((l) => /^(aws|gcp)\s/.test(l))).toHaveLength(1);
-    expect(r.out).toContain(BLOCK.id);
+    const rows = r.out.split('\n').filter((l) => /^(aws|gcp|nebius)\s/.test(l));
+    expect(rows.map((l) => l.split(/\s+/).slice(0, 4).join(' '))).toEqual([
+      'aws us-east-1 us-east-1a p5.48xlarge',
+      'nebius eu-north1 - gpu-h100-sxm:8gpu-128vcpu-1600gb',
+    ]);
+    expect(r.err).toContain('gcp: skipped');
   });
 
   it.each([
