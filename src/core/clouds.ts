@@ -24,8 +24,9 @@
  * Markets (`markets`): every cloud sells on-demand; aws, gcp, primeintellect, vastai, verda and
  * nebius also sell spot (preemptible, interruptible: each adapter's header says how its API sells
  * it and shows a reclaim); runpod's current API no longer does (its header says why). Reserved
- * capacity goes in that list too. What the other clouds' APIs offer for it, from public specs and SDKs (December 2026; none of it is in
- * `markets`, no adapter does it; "none" means not found in the source named):
+ * capacity goes in that list too (aws, gcp; nebius's capacity block groups: src/providers/nebius/reservations.ts). What the other
+ * clouds' APIs offer for it, from public specs and SDKs (December 2026; none of it is in `markets` but nebius's, no other adapter
+ * does it; "none" means not found in the source named):
  * - lambda: use, buy ahead and queue none; the launch body has no reservation field (Cloud API v1.10.0 spec, docs.lambda.ai/api/cloud).
  * - runpod: use is implicit (a savings plan covers the next pod of its GPU type); buy ahead only in GraphQL `podFindAndDeployOnDemand`
  *   `savingsPlan` {planLength, upfrontCost}, absent from REST v2 `CreatePodRequest`; queue none, v2 `QUEUE` is serverless
@@ -41,7 +42,7 @@
  * - massedcompute: use, buy ahead and queue none (the /api/v1 endpoints listed by Massed-Compute/massed-compute-mcp).
  * - nebius: use = InstanceSpec `reservation_policy` {policy AUTO|FORBID|STRICT, reservation_ids: capacity block groups}; buy ahead none
  *   (capacity/v1 CapacityBlockGroupService is Get/List only); queue none, AUTO falls back to on-demand (nebius/api compute/v1/instance.proto).
- * Later: nebius first (a `reserved` market = STRICT with a block-group id from its List); vastai as a prepay step after launch (a discount,
+ * Done: nebius (a `reserved` market = STRICT with a block-group id from its List). Later: vastai as a prepay step after launch (a discount,
  * not capacity); verda once LONG_TERM's meaning is confirmed; runpod only through GraphQL, which the adapter does not speak; hyperstack
  * could only show its contracts; the others need the vendor to publish an API. What `--spot` asks of a row: src/core/markets.ts.
  *
@@ -256,7 +257,7 @@ export const CLOUD_TABLE: Readonly<Record<CloudName, CloudFacts>> = {
     k3s: 'runs',
     credentials: 'NEBIUS_IAM_TOKEN and NEBIUS_PROJECT_ID (or NEBIUS_PROJECTS)',
     byDefault: true,
-    markets: ON_DEMAND_AND_SPOT, // preemptible VMs (src/providers/nebius/map.ts)
+    markets: ['on-demand', 'spot', 'reserved'], // preemptible VMs (src/providers/nebius/map.ts); capacity block groups (reservations.ts)
   },
   docker: {
     rateLimit: false,

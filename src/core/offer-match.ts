@@ -11,7 +11,7 @@
  * | `instance-type` | no types asked, or its type is one of them                                  |
  * | `gpu-model`     | GPU asked: the offer has a GPU of that model (src/core/gpu-names.ts)        |
  * | `gpu-count`     | GPU asked: exactly `count` GPUs (`H100:1`), or at least (`H100:4+`)          |
- * | `has-gpu`       | no GPU asked: the offer has no GPU (CPU types only, as before)              |
+ * | `has-gpu`       | no GPU asked: the offer has no GPU (CPU types only, as before); under a reservation or block ask any type (the reservation names it) |
  * | `market`        | no `spot`: on-demand; `spot: only`: spot; `spot: auto`: spot or on-demand; a reservation or block (`reserved`): reserved only |
  * | `price-unknown` | no price cap, or the offer has a price (an unknown price never passes a cap)|
  * | `price`         | no price cap, or the price is at or below it                                |
@@ -27,10 +27,15 @@ export type DropReason = 'region' | 'instance-type' | 'gpu-model' | 'gpu-count' 
 /** What the matcher reads of a request. */
 export type MatchRequest = Pick<ResourceRequest, 'gpu' | 'regions' | 'instanceTypes' | 'maxPricePerHour' | 'spot' | 'reserved'>;
 
+/** A reservation or block ask: the reservation fixes the machine, so no GPU need be asked. */
+function targetsReservation(req: Pick<ResourceRequest, 'reserved'>): boolean {
+  return req.reserved?.kind === 'reservation' || req.reserved?.kind === 'capacity-block';
+}
+
 /** The markets a request takes (the `market` row). */
 export function marketsAsked(req: Pick<ResourceRequest, 'spot' | 'reserved'>): readonly Market[] {
   // Targeted: a full reservation is a Capacity answer, never a silent on-demand launch.
-  if (req.reserved?.kind === 'reservation' || req.reserved?.kind === 'capacity-block') return ['reserved'];
+  if (targetsReservation(req)) return ['reserved'];
   if (req.spot === 'only') return ['spot'];
   return req.spot === 'auto' ? ['spot', 'on-demand'] : ['on-demand'];
 }
@@ -69,7 +74,7 @@ export function dropReason(o: Offer, req: MatchRequest): DropReason | undefined 
   if (req.gpu) {
     if (!o.gpu || gpusOf(o) === 0 || !gpuModelMatches(req.gpu.model, o.gpu.model, o.gpu.memoryGiB)) return 'gpu-model';
     if (!gpuCountFits(gpusOf(o), req.gpu)) return 'gpu-count';
-  } else if (gpusOf(o) > 0) {
+  } else if (gpusOf(o) > 0 && !targetsReservation(req)) {
     return 'has-gpu';
   }
   if (!marketsAsked(req).includes(marketOf(o))) return 'market';

@@ -18,6 +18,8 @@ import type { Difference } from './shapes';
 import { runDriver } from './vendor';
 
 const REGION = 'eu-north1';
+/** A capacity block group of the region's project, listed by both (a reservation plan, the SDK's List). */
+const GROUP = { id: 'capacityblockgroup-e00contract', parentId: PROJECTS[REGION], region: REGION, platform: 'gpu-h100-sxm', limit: 2, usage: 0 };
 
 export async function checkNebiusGrpc(): Promise<CloudReport> {
   const dir = mkdtempSync(join(tmpdir(), 'gpuprov-nebius-sa-'));
@@ -26,6 +28,7 @@ export async function checkNebiusGrpc(): Promise<CloudReport> {
   try {
     const ourRpcs = await runOurs(file);
     const server = await startNebiusServer();
+    server.groups.push(GROUP);
     let result;
     let sdkRpcs: string[];
     try {
@@ -70,7 +73,7 @@ async function spotLife(provider: NebiusProvider, server: NebiusServer): Promise
   await provider.cleanup(at, spec.vmName);
 }
 
-/** The RPCs our adapter makes over a whole life, a spot life and one sweep listing, authenticated with the service-account file. */
+/** The RPCs our adapter makes over a whole life, a spot life, a reservation plan and one sweep listing, authenticated with the service-account file. */
 async function runOurs(file: string): Promise<string[]> {
   const server = await startNebiusServer();
   try {
@@ -84,6 +87,8 @@ async function runOurs(file: string): Promise<string[]> {
     });
     await exercise(provider, { vmName: 'contract', gpu: { model: 'H100', count: 1 }, regions: [REGION], k8s: true });
     await spotLife(provider, server);
+    server.groups.push(GROUP);
+    await provider.plan({ vmName: 'contract-rsv', regions: [REGION], k8s: false, reserved: { kind: 'reservation', id: GROUP.id } });
     await provider.sideInventory({ cloud: 'nebius', region: REGION });
     return [...new Set(server.log)];
   } finally {

@@ -14,6 +14,7 @@ from nebius.base.protos.dynamic import REGISTRY
 from nebius.base.resolver import Constant
 from nebius.sdk import SDK
 from nebius.aio.service_error import RequestError
+from nebius.api.nebius.capacity.v1 import CapacityBlockGroupServiceClient, ListCapacityBlockGroupsRequest
 from nebius.api.nebius.billing.v1 import (CalculatorServiceClient, EstimateBatchRequest, FilterAggregationUnit,
                                           ResourceSpec)
 from nebius.api.nebius.common.v1 import GetByNameRequest, ResourceMetadata
@@ -75,6 +76,13 @@ async def main():
         plat = platforms.items[0] if platforms and platforms.items else None
         subnets = await call("SubnetService.List", lambda: SubnetServiceClient(sdk).list(ListSubnetsRequest(parent_id=project, page_size=100)))
         subnet = subnets.items[0].metadata.id if subnets and subnets.items else None
+
+        async def groups():
+            out = await CapacityBlockGroupServiceClient(sdk).list(ListCapacityBlockGroupsRequest(parent_id=project, page_size=100))
+            need(any(g.status.resource_affinity.compute_v1.platform and g.status.current_limit > 0 for g in out.items),
+                 "no capacity block group with a platform and a limit decoded")
+            return out
+        await call("CapacityBlockGroupService.List", groups)
         if not (plat and subnet):
             return
         preset = plat.spec.presets[0].name

@@ -13,6 +13,8 @@ import { cancelSignal, statusQuery, vmWorkflowId, type VmSpec, type VmStatus } f
 import { ProviderRegistry } from '../../src/providers/registry';
 import { loadOrCreateSshIdentity } from '../../src/ssh';
 import type { vmWorkflow } from '../../src/workflows';
+import { explainWorkflow } from '../../src/client/commands/explain';
+import { formatExplain } from '../../src/client/explain-report';
 import { FakeProvider } from '../harness/fake-provider';
 import { serverClock, startSkipping, timeSkippingServer, type SkippingLab } from '../harness/time-skipping';
 import { FAST } from './helpers';
@@ -107,6 +109,17 @@ describe.skipIf(!server)('reserved capacity on the time-skipping server', () => 
       return [];
     });
     expect(story.filter((s, i) => s !== story[i - 1])).toEqual(['sleep', 'launch', 'warning', 'teardown']);
+
+    // `explain` tells the block bought and used, the wait for its window, and the spend with its upfront price.
+    const report = await explainWorkflow(lab.env.client, h.workflowId, 'block3d', await lab.env.currentTimeMs());
+    const text = formatExplain(report);
+    if (process.env.GPUPROV_SHOW_EXPLAIN) process.stdout.write(`\n$ provision explain block3d\n${text}`);
+    const at = (ms: number): string => new Date(ms).toISOString();
+    expect(text).toMatch(/reserved: capacity block cbo-3d bought \S+ for \$700 upfront/);
+    expect(text).toContain(`reserved: capacity-block fake-cb-1 at fake/fake-a, window ${at(startMs)} to ${at(endMs)}`);
+    expect(text).toMatch(/reserved: waited for the window from \S+ until \S+/);
+    expect(text).toMatch(/spend: .*incl\. \$700\.00 paid upfront for the capacity block/);
+    expect(report.winner?.offer).toMatch(/^fake\/fake-a\/.*gpu-1/);
   }, 300_000);
 
   it('cancels while waiting for a window: nothing created, ends cancelled', async () => {

@@ -8,6 +8,13 @@ import type { BlockOffering } from '../../core/reservation';
 import { EXIT_FAILED, EXIT_OK, type Io } from '../command';
 import { price, table } from '../output';
 
+/** What launching into the reservation adds: nothing for a paid one (say so, and why), else its price. */
+function priceCell(o: Offer): string {
+  const note = o.reservation?.priceNote;
+  if (o.pricePerHour === 0 && o.reservation) return `no extra charge${note ? `: ${note}` : ''}`;
+  return `${price(o.pricePerHour)}${note ? ` (${note})` : ''}`;
+}
+
 /** The reservations table (header first): where, the type, free of total, the window and what launching costs. */
 export function reservationRows(offers: readonly Offer[]): string[][] {
   const head = ['CLOUD', 'REGION', 'ZONE', 'TYPE', 'GPU', 'RESERVATION', 'KIND', 'FREE', 'WINDOW', 'PRICE', 'ON-DEMAND'];
@@ -24,7 +31,7 @@ export function reservationRows(offers: readonly Offer[]): string[][] {
       r?.kind ?? '-',
       r ? `${r.free}/${r.total}` : '-',
       window,
-      `${price(o.pricePerHour)}${r?.priceNote ? ` (${r.priceNote})` : ''}`,
+      priceCell(o),
       price(o.onDemandPricePerHour),
     ];
   };

@@ -12,6 +12,7 @@ import { userKey, writeSshEntry } from '../user-files';
 import { withCommandSpan } from '../../telemetry/tracing';
 import { publicKeyProblem } from '../vm-spec';
 import { explainStartFailure } from '../server-errors';
+import { checkBlockBudget } from '../block-budget';
 
 const NOTES = `Re-running start for a name that is launching or up attaches to it; for a VM in k8s-failed it
 re-runs the k3s step. The VM is reachable as \`ssh NAME\` once ready (an ssh config entry with the
@@ -40,6 +41,7 @@ export const startCommand: Command = leaf({
     return withCommandSpan(io.env, 'provision start', { 'gpuprov.vm': spec.name }, async (span) => {
       const conn = await connectClient(io, { autoStart: true });
       const client = new GpuprovClient(conn.client, io.env.GPUPROV_TASK_QUEUE || undefined);
+      await checkBlockBudget(client, spec);
       const { handle, started, retriedK8s } = await client.start(spec).catch(async (err: unknown) => {
         throw await explainStartFailure(err, conn);
       });

@@ -14,8 +14,9 @@ import { ServiceAccountTokens, staticToken, type ExchangeTokenRequest, type Serv
 import { redactError } from '../redact';
 import { serviceAddress } from './endpoints';
 import { GrpcCode, classify, fromGrpcError, serviceError, type NebiusFailure } from './errors';
-import type { Platform } from './schemas';
+import type { CapacityBlockGroup, Platform } from './schemas';
 import {
+  CapacityBlockGroupPage,
   Disk,
   DiskPage,
   Estimate,
@@ -30,7 +31,17 @@ import {
   type PriceRequest,
 } from './schemas';
 
-export type { CreateDiskRequest, CreateInstanceRequest, Disk, Instance, Operation, Platform, PreemptibleFields, PriceRequest } from './schemas';
+export type {
+  CapacityBlockGroup,
+  CreateDiskRequest,
+  CreateInstanceRequest,
+  Disk,
+  Instance,
+  Operation,
+  Platform,
+  PreemptibleFields,
+  PriceRequest,
+} from './schemas';
 
 export interface NebiusApiOptions {
   /** A static IAM token, or a service account whose key is exchanged for tokens. */
@@ -50,7 +61,13 @@ export interface NebiusApiOptions {
 }
 
 const PROTO_ROOT = join(__dirname, 'proto');
-export const PROTO_FILES = ['nebius/compute/v1/compute.proto', 'nebius/vpc/v1/vpc.proto', 'nebius/billing/v1/billing.proto', 'nebius/iam/v1/iam.proto'];
+export const PROTO_FILES = [
+  'nebius/compute/v1/compute.proto',
+  'nebius/vpc/v1/vpc.proto',
+  'nebius/billing/v1/billing.proto',
+  'nebius/iam/v1/iam.proto',
+  'nebius/capacity/v1/capacity.proto',
+];
 const LOADER = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_ROOT] };
 
 /** Loaded once per process: the proto package and its service constructors. */
@@ -200,6 +217,11 @@ export class NebiusApi {
   /** PlatformService.List, every page. */
   listPlatforms(parentId: string): Promise<Platform[]> {
     return this.listAll('nebius.compute.v1.PlatformService', parentId, PlatformPage);
+  }
+
+  /** CapacityBlockGroupService.List, every page: the project's capacity block groups (what `reservation_policy` names). */
+  listCapacityBlockGroups(projectId: string): Promise<CapacityBlockGroup[]> {
+    return this.listAll('nebius.capacity.v1.CapacityBlockGroupService', projectId, CapacityBlockGroupPage);
   }
 
   /** The first subnet of the project (the default network's). */

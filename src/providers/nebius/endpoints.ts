@@ -11,6 +11,7 @@ export const DOMAIN = 'api.nebius.cloud:443';
 const API_SERVICE_NAME: Record<string, string> = {
   'nebius.billing.v1.CalculatorService': 'api.calculator.billing-data-plane',
   'nebius.iam.v1.TokenExchangeService': 'tokens.iam',
+  'nebius.capacity.v1.CapacityBlockGroupService': 'capacity-blocks.billing-cpl',
 };
 
 /** `host:port` of a service by its full name, e.g. `nebius.compute.v1.InstanceService`. */

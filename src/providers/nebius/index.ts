@@ -7,6 +7,7 @@ import type { DeploymentOption } from '../deployment';
 import { CloudAdapter, VM_BOOT } from '../cloud-adapter';
 import { NebiusApi, type CreateInstanceRequest, type Disk, type NebiusApiOptions } from './api';
 import { readServiceAccountFile, type ServiceAccountKey } from './auth';
+import { reservationPolicy, reservedOffers } from './reservations';
 import {
   CLOUD,
   PREEMPTIBLE,
@@ -87,13 +88,15 @@ class NebiusProvider extends CloudAdapter {
    * Every platform preset of the configured (or asked) regions, priced; `planOffers` keeps the ones
    * that match. With `req.spot`, also the spot offer of each preset whose platform takes preemptible
    * VMs, priced by a second calculator call (without it, the calls on-demand plans always made).
+   * A reservation ask plans the project's capacity block groups instead (./reservations.ts).
    */
   async plan(req: ResourceRequest): Promise<Offer[]> {
     const regions = Object.keys(this.projects).filter((r) => !req.regions?.length || req.regions.includes(r));
     if (regions.length === 0) throw new ProviderError('InvalidRequest', `nebius: none of the regions ${req.regions?.join(', ')} is configured`);
     const offers: Offer[] = [];
     for (const region of regions) offers.push(...(await this.regionOffers(region, req)));
-    if (offers.length === 0) throw new ProviderError('InvalidRequest', `nebius: no platform presets listed in ${regions.join(', ')}`);
+    // No group to launch into is an empty plan, not a cloud without presets.
+    if (offers.length === 0 && !req.reserved) throw new ProviderError('InvalidRequest', `nebius: no platform presets listed in ${regions.join(', ')}`);
     return offers;
   }
 
@@ -106,7 +109,10 @@ class NebiusProvider extends CloudAdapter {
     const pricedAt = new Date().toISOString();
     const onDemandPrices = await this.prices(region, projectId, onDemand, false);
     const spotPrices = spot.length > 0 ? await this.prices(region, projectId, spot, true) : undefined;
-    return priceAndOrder([...onDemand, ...spot], pricedAt, onDemandPrices, spotPrices);
+    const offers = priceAndOrder([...onDemand, ...spot], pricedAt, onDemandPrices, spotPrices);
+    // A reservation ask plans its capacity block groups only (./reservations.ts); Nebius sells no block.
+    if (req.reserved?.kind === 'reservation') return reservedOffers(await this.api.listCapacityBlockGroups(projectId), offers, region, req);
+    return req.reserved?.kind === 'capacity-block' ? [] : offers;
   }
 
   /** Prices are advisory: a calculator failure must not stop a launch; the offers stay unpriced, saying why. */
@@ -171,6 +177,7 @@ class NebiusProvider extends CloudAdapter {
         resources: splitInstanceType(offer.instanceType),
         // A spot offer: a preemptible VM at the current spot price (map.ts header).
         ...(offer.market === 'spot' ? PREEMPTIBLE : {}),
+        ...reservationPolicy(offer),
         boot_disk: { attach_mode: 'READ_WRITE', existing_disk: { id: diskId } },
         network_interfaces: [{ name: 'eth0', subnet_id: subnetId, ip_address: {}, public_ip_address: {} }],
         cloud_init_user_data: renderCloudInit(spec.bootScript, spec.publicKeys),

@@ -112,6 +112,8 @@ export interface CreateInstanceRequest {
     network_interfaces: { name: string; subnet_id: string; ip_address: Record<string, never>; public_ip_address: Record<string, never> }[];
     cloud_init_user_data: string;
     hostname?: string;
+    /** Only these capacity block groups, never capacity outside them (./reservations.ts). */
+    reservation_policy?: { policy: 'STRICT'; reservation_ids: string[] };
   };
 }
 /** What the calculator needs to price one instance (a partial CreateInstanceRequest). */
@@ -126,3 +128,28 @@ export interface CreateDiskRequest {
 
 export const ExchangedToken = z.object({ access_token: z.string(), token_type: str, expires_in: z.union([z.string(), z.number()]).transform(Number) });
 export type ExchangedToken = z.infer<typeof ExchangedToken>;
+
+const Timestamp = z
+  .object({ seconds: z.union([z.string(), z.number()]).transform(Number), nanos: z.number().nullish() })
+  .nullish()
+  .transform((t) => (t && t.seconds > 0 ? new Date(t.seconds * 1000 + Math.floor((t.nanos ?? 0) / 1e6)).toISOString() : undefined));
+const count = z
+  .union([z.string(), z.number()])
+  .nullish()
+  .transform((n) => Number(n ?? 0));
+/** A capacity block group (nebius.capacity.v1): where, for which platform, its limit and usage, its current interval. */
+export const CapacityBlockGroup = z.object({
+  metadata: Metadata,
+  status: z
+    .object({
+      region: str,
+      resource_affinity: z.object({ compute_v1: z.object({ platform: str }).nullish() }).nullish(),
+      state: z.union([z.string(), z.number()]).transform(String),
+      current_limit: count,
+      usage: count,
+      current_continuous_interval: z.object({ start_time: Timestamp, end_time: Timestamp }).nullish(),
+    })
+    .nullish(),
+});
+export type CapacityBlockGroup = z.infer<typeof CapacityBlockGroup>;
+export const CapacityBlockGroupPage = pageOf(CapacityBlockGroup);

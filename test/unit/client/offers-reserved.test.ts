@@ -67,7 +67,7 @@ describe.skipIf(!requireServer())('provision offers --reserved / --capacity-bloc
     const r = await offers('--reserved', '--gpu', 'H100');
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/RESERVATION\s+KIND\s+FREE\s+WINDOW\s+PRICE\s+ON-DEMAND/);
-    expect(r.out).toMatch(/cr-open\s+capacity-reservation\s+2\/2\s+open\s+\$0\.000\/h \(billed with the reservation\)\s+\$2\.00\/h/);
+    expect(r.out).toMatch(/cr-open\s+capacity-reservation\s+2\/2\s+open\s+no extra charge: billed with the reservation\s+\$2\.00\/h/);
     expect(r.out).toContain('2030-01-01T00:00:00.000Z → 2030-01-02T00:00:00.000Z');
     expect(r.out).toContain('2 reservation(s)');
     expect(r.out).toContain('--reservation cr-open');

@@ -107,6 +107,13 @@ describe('matchOffers', () => {
     ['count', p5, { gpu: { model: 'H100', count: 1 } }, 'gpu-count'],
     ['CPU type for a GPU ask', cpu, { gpu: { model: 'H100', count: 1 } }, 'gpu-model'],
     ['GPU type for a CPU ask', h1, {}, 'has-gpu'],
+    [
+      'GPU type, no GPU asked, under a reservation ask: the reservation names the type',
+      { ...h1, market: 'reserved' },
+      { reserved: { kind: 'reservation' } },
+      undefined,
+    ],
+    ['GPU type, no GPU asked, under a queue ask: still a CPU ask', h1, { reserved: { kind: 'queue', waitMs: 60_000 } }, 'has-gpu'],
     ['unknown price under a cap', unpriced, { gpu: { model: 'H100', count: 1 }, maxPricePerHour: 9 }, 'price-unknown'],
     ['above the cap', p5, { gpu: { model: 'H100', count: 8 }, maxPricePerHour: 9 }, 'price'],
     ['a GPU entry with zero GPUs is a CPU type', offer('x', { model: 'none', count: 0 }), {}, undefined],
