@@ -62,8 +62,8 @@ describe.skipIf(!requireTool('temporal CLI', cliPath !== '', 'pip install tempor
 
     const first = await boot();
     const firstWorker = await spawnWorker(first);
-    // The block is put on sale once the worker polls, so its ~30 s lead is spent waiting, not booting.
-    const startMs = Date.now() + 30_000;
+    // The block is put on sale once the worker polls, so its ~60 s lead is spent waiting, not booting (60 s: a loaded CI machine takes ~20 s to plan and buy).
+    const startMs = Date.now() + 60_000;
     const endMs = startMs + H;
     fake.setReserved((r) => {
       r.forSale = [
