@@ -83,7 +83,9 @@ function origins(v: string | undefined, env: NodeJS.ProcessEnv): string[] {
   return list;
 }
 
-async function serve(values: { port?: string; listen?: string; 'cors-origin'?: string; 'token-file'?: string; namespace?: string }, io: Io): Promise<number> {
+type Values = { port?: string; listen?: string; 'cors-origin'?: string; 'token-file'?: string; namespace?: string };
+
+async function serve(values: Values, io: Io, json: boolean): Promise<number> {
   const port = portFlag(values.port, DEFAULT_PORT);
   const corsOrigins = origins(values['cors-origin'], io.env);
   const token = codecToken(io.env, values['token-file']);
@@ -105,7 +107,7 @@ async function serve(values: { port?: string; listen?: string; 'cors-origin'?: s
   });
   const url = `http://${listen.includes(':') ? `[${listen}]` : listen}:${(server.address() as AddressInfo).port}`;
   errLine(io, `Codec server on ${url} (CORS: ${corsOrigins.join(', ')}). Web UI endpoint: ${url}/<token>. Ctrl-C stops it.`);
-  outLine(io, `codec endpoint: ${url}`);
+  outLine(io, json ? JSON.stringify({ ok: true, endpoint: url, corsOrigins }) : `codec endpoint: ${url}`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop);
@@ -124,5 +126,5 @@ export const codecServerCommand: Command = leaf({
   summary: 'serve the payload codec to the Web UI and the temporal CLI (encrypted payloads readable)',
   flags: FLAGS,
   notes: NOTES,
-  run: ({ values }, io) => serve(values, io),
+  run: ({ values, json }, io) => serve(values, io, json),
 });
