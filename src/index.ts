@@ -6,3 +6,5 @@ export * from './core/fleet-api';
 export type { FleetShape, FleetGroup } from './core/fleet/types';
 export type { CloudProvider, Offer, Observed, InstanceSpec, Capabilities, Location, SshEndpoint, ResourceRequest } from './core/provider';
 export { ProviderError, ERROR_KINDS, type ErrorKind, type BlockScope } from './core/errors';
+/** The payload codec (GPUPROV_CODEC_KEYS): spread `codecOption(process.env)` into your own Client or Worker options. */
+export { codecOption, AesGcmCodec, CodecError, parseKeys, type CodecKeys } from './codec';

@@ -23,6 +23,7 @@ import { ROTATE_KEY_VAR } from './core/deployment-record';
 import { gateSettings, REPLAY_GATE_EXIT } from './core/replay-gate';
 import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
+import { codecOption } from './codec';
 import { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
 import { parseDuration } from './client/flag-values';
 import { replayGate, reportRefusal } from './server/replay-gate';
@@ -116,6 +117,7 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
   const taskQueue = o.taskQueue ?? TASK_QUEUE;
   const clouds = o.clouds ?? (o.deps ? o.deps.registry.names() : servedClouds(activities));
   const env = o.env ?? process.env;
+  const codec = codecOption(env); // GPUPROV_CODEC_KEYS(_FILE): payloads encrypted (src/codec)
   const cloudWorkers = new Map<string, Worker>();
   for (const cloud of clouds ?? []) {
     const limit = o.rateLimits && cloud in o.rateLimits ? o.rateLimits[cloud] : rateLimitFor(cloud, env);
@@ -124,6 +126,7 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
       namespace: o.namespace,
       taskQueue: cloudTaskQueue(taskQueue, cloud),
       activities,
+      ...codec,
       maxHeartbeatThrottleInterval: '3s',
       interceptors: { activity: interceptors.activity ?? [] },
       ...(limit !== undefined ? { maxTaskQueueActivitiesPerSecond: limit } : {}),
@@ -137,6 +140,7 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
     taskQueue,
     ...('bundlePath' in workflows ? { workflowBundle: { codePath: await workflows.bundlePath } } : { workflowsPath: workflows.workflowsPath }),
     activities,
+    ...codec,
     // Heartbeats reach the server at least this often, well inside the workflows' heartbeat
     // timeout (HEARTBEAT_TIMEOUT in src/workflows/proxies.ts); the SDK's default throttle
     // (0.8 × the timeout) left a live activity a margin of ~2 s under load.
@@ -227,11 +231,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   // A bad GPUPROV_DEPLOYMENT exits 2 before connecting; the namespace default is known once connected.
   if (env.GPUPROV_DEPLOYMENT !== undefined) deploymentFromEnv(env, 'default');
   gateSettings(env); // a bad GPUPROV_REPLAY_GATE(_SAMPLE) exits 2 before connecting too
+  const codec = codecOption(env); // a bad GPUPROV_CODEC_KEYS(_FILE) exits 2 before connecting too
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
-  const client = new Client({ connection: conn.connection, namespace: conn.namespace });
+  const client = new Client({ connection: conn.connection, namespace: conn.namespace, ...codec });
   // Before anything is claimed or polled: open workflows replay against this bundle (README, "Upgrading workers: the replay gate").
-  await replayGate({ client, taskQueue, bundlePath, env, log, warn: (l) => telemetry.logger.announce(l, { component: 'gpuprov' }, 'WARN') });
+  await replayGate({ client, taskQueue, bundlePath, env, log, ...codec, warn: (l) => telemetry.logger.announce(l, { component: 'gpuprov' }, 'WARN') });
   const deployment = await claimedDeployment(env, client, conn, taskQueue, ssh.fingerprint, log);
   const registry = registryFromEnv(env, { deployment });
   const worker = await buildWorker({

@@ -29,7 +29,13 @@ export async function readCapacityMemory(deps: CapacityMemoryDeps): Promise<Capa
   try {
     const ctx = Context.current();
     // A closed memory answers nothing: terminating it is how an operator (or the bench) empties it.
-    const workflows = new WorkflowClient({ connection: ctx.client.connection, namespace: ctx.info.workflowNamespace, queryRejectCondition: 'NOT_OPEN' });
+    // The worker's data converter: with the payload codec on, the memory's answer is encrypted.
+    const workflows = new WorkflowClient({
+      connection: ctx.client.connection,
+      namespace: ctx.info.workflowNamespace,
+      dataConverter: ctx.client.options.dataConverter,
+      queryRejectCondition: 'NOT_OPEN',
+    });
     return await workflows.getHandle(capacityMemoryWorkflowId(ctx.info.taskQueue)).query(capacityMemoryQuery);
   } catch (err) {
     // Never started (or gone): nothing is remembered. Anything else: plan without it.

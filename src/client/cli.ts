@@ -6,6 +6,7 @@ import { show } from './flags';
 import { reportError } from './output';
 import { InputError } from '../core/errors';
 import { EXIT_BAD_INPUT, EXIT_OK, type Command, type Io } from './command';
+import { codecServerCommand } from './commands/codec-server';
 import { cancelCommand, downCommand } from './commands/down';
 import { explainCommand } from './commands/explain';
 import { fleetCommand } from './commands/fleet';
@@ -37,6 +38,7 @@ export const COMMANDS: Command[] = [
   logsCommand,
   serverCommand,
   workerCommand,
+  codecServerCommand,
 ];
 
 function help(): string {

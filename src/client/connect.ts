@@ -3,6 +3,7 @@
  * (when allowed) the embedded default, started in the background.
  */
 import { Client, Connection } from '@temporalio/client';
+import { codecOption } from '../codec';
 import { checkServerConfig, embeddedStatus, resolveTemporal, startEmbedded } from '../server/embedded';
 import { clientTracingInterceptors } from '../telemetry/tracing';
 import { GpuprovClient } from './client';
@@ -47,6 +48,7 @@ async function open(address: string, options: Parameters<typeof Connection.conne
 export async function connectClient(io: Io, opts: { autoStart: boolean }): Promise<ConnectedClient> {
   // Bad configuration is bad input (exit 2), found before anything is contacted or started.
   checkServerConfig(io.env);
+  const codec = codecOption(io.env); // GPUPROV_CODEC_KEYS(_FILE): payloads encrypted (src/codec)
   const target = await resolveTemporal(io.env);
   let connection: Connection;
   let uiUrl: string | undefined;
@@ -81,6 +83,7 @@ export async function connectClient(io: Io, opts: { autoStart: boolean }): Promi
     client: new Client({
       connection,
       namespace: target.namespace,
+      ...codec,
       ...(workflowInterceptors.length ? { interceptors: { workflow: workflowInterceptors } } : {}),
     }),
     connection,

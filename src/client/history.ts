@@ -2,13 +2,14 @@
  * A VM workflow's history as plain steps for `provision explain`: every activity (name, the
  * summary the workflow gave it, input, result or failure, scheduled and ended times) and how the
  * run closed. Follows continue-as-new back to the run that launched the VM. Payloads are JSON
- * (the default converter); nothing here decides anything (see explain-report.ts).
+ * (the default converter, after the client's payload codecs); nothing here decides anything (see explain-report.ts).
  */
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { statusQuery, type LaunchFailureDetails, type VmStatus } from '../core/api';
 import { SDK_FAILURE_KINDS } from '../core/failures';
+import { decodeHistory } from '../codec/history';
 
 type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 type Failure = NonNullable<NonNullable<HistoryEvent['activityTaskFailedEventAttributes']>['failure']>;
@@ -136,7 +137,8 @@ export async function fetchVmHistory(client: Client, workflowId: string): Promis
   let runId: string | undefined;
   const runs: ReturnType<typeof readEvents>[] = [];
   for (let i = 0; i < MAX_RUNS; i++) {
-    const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    // Stored payloads, encrypted when the codec is on (src/codec): decoded as the client decodes.
+    const h = await decodeHistory(await client.workflow.getHandle(workflowId, runId).fetchHistory(), client.options.loadedDataConverter.payloadCodecs);
     const run = readEvents(h.events ?? []);
     runs.unshift(run);
     if (!run.previousRunId) break;

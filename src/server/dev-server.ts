@@ -28,6 +28,8 @@ export interface DevServerOptions {
   /** Web UI port; ignored when `headless`. Default: port + 1000 (the CLI's default). */
   uiPort?: number;
   headless?: boolean;
+  /** The Web UI's remote codec endpoint (`--ui-codec-endpoint`; `provision codec-server`, src/codec/server.ts). */
+  uiCodecEndpoint?: string;
   /** SQLite file; the server's state survives restarts on the same file. */
   dbFile: string;
   /** `PRAGMA=VALUE` for the SQLite file (default DEFAULT_SQLITE_PRAGMAS). */
@@ -112,6 +114,7 @@ export function devServerArgs(o: DevServerOptions): string[] {
   if (o.namespace && o.namespace !== 'default') args.push('--namespace', o.namespace);
   if (o.headless) args.push('--headless');
   else args.push('--ui-port', String(o.uiPort ?? o.port + 1000));
+  if (o.uiCodecEndpoint && !o.headless) args.push('--ui-codec-endpoint', o.uiCodecEndpoint);
   args.push('--log-format', o.logFormat ?? 'json', '--log-level', 'warn');
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   for (const p of o.sqlitePragmas ?? DEFAULT_SQLITE_PRAGMAS) args.push('--sqlite-pragma', p);

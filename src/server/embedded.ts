@@ -10,6 +10,7 @@ import type { ConnectionOptions } from '@temporalio/client';
 import { checkDirs } from '../paths';
 import { livePid, logFile, pidFile, startWorkerDaemon, type Daemon } from './daemons';
 import { isTemporalHealthy, startDevServer, terminate } from './dev-server';
+import { uiCodecEndpointFromEnv } from '../codec';
 import { EMBEDDED_NAMESPACE, embeddedConfig, type EmbeddedConfig } from './embedded-config';
 import { withLock } from './lock';
 import { checkTemporalCliPath, obtainTemporalCli } from './temporal-cli';
@@ -142,6 +143,7 @@ async function startParts(cfg: EmbeddedConfig, env: NodeJS.ProcessEnv, opts: Sta
         logFormat: 'json',
         detached: true,
         env,
+        ...codecUi(env),
         signal,
         // Recorded before the health wait: an interrupted start-up leaves a server known as ours.
         onSpawn: (pid) => {
@@ -267,6 +269,13 @@ export async function resolveTemporal(env: NodeJS.ProcessEnv = process.env): Pro
  */
 export function checkServerConfig(env: NodeJS.ProcessEnv = process.env): void {
   checkDirs(env);
+  uiCodecEndpointFromEnv(env);
   embeddedConfig(env);
   temporalConfig(env);
+}
+
+/** The Web UI's codec endpoint (GPUPROV_CODEC_UI_ENDPOINT, src/codec), when set. */
+function codecUi(env: NodeJS.ProcessEnv): { uiCodecEndpoint?: string } {
+  const endpoint = uiCodecEndpointFromEnv(env);
+  return endpoint ? { uiCodecEndpoint: endpoint } : {};
 }

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client, HistoryAndWorkflowId } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import {
@@ -50,6 +51,8 @@ export interface ReplayGateCheck {
   timeoutMs?: number;
   /** Default: every type the worker registers (GATED_WORKFLOW_TYPES). */
   types?: readonly string[];
+  /** The worker's payload codec (src/codec): encrypted histories replay only through it. */
+  dataConverter?: DataConverter;
 }
 
 /** `p`, or a rejection after `ms` (`p` runs on; its result is dropped). */
@@ -107,7 +110,10 @@ export async function runReplayGate(o: ReplayGateCheck): Promise<GateVerdict> {
     );
   }
   if (fetched.length) {
-    for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: o.bundlePath }, replayName: 'gpuprov-replay-gate' }, fetched)) {
+    for await (const r of Worker.runReplayHistories(
+      { workflowBundle: { codePath: o.bundlePath }, replayName: 'gpuprov-replay-gate', ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}) },
+      fetched,
+    )) {
       const errorName = r.error === undefined ? undefined : r.error instanceof DeterminismViolationError ? 'DeterminismViolationError' : r.error.name;
       attempts.set(r.workflowId, { fetched: true, ...(errorName ? { errorName, reason: r.error?.message } : {}) });
     }
@@ -135,6 +141,8 @@ export interface ReplayGateOptions {
   log: (line: string) => void;
   /** Told loudly when the gate is switched off. */
   warn: (line: string) => void;
+  /** The worker's payload codec, when payloads are encrypted. */
+  dataConverter?: DataConverter;
 }
 
 /**
@@ -155,7 +163,13 @@ export async function replayGate(o: ReplayGateOptions): Promise<void> {
     return;
   }
   if (row === 'same-bundle') return o.log('replay gate: this bundle passed before; not replayed again');
-  const verdict = await runReplayGate({ client: o.client, taskQueue: o.taskQueue, bundlePath, sample: settings.sample });
+  const verdict = await runReplayGate({
+    client: o.client,
+    taskQueue: o.taskQueue,
+    bundlePath,
+    sample: settings.sample,
+    ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
+  });
   if (verdict.refused) throw new ReplayGateRefused(refusalLines(verdict, o.taskQueue));
   o.log(passedLine(verdict, o.taskQueue));
   if (embedded) {

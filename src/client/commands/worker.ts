@@ -10,7 +10,8 @@ finishes its activities in flight). It connects as the environment says: a tempo
 (TEMPORAL_PROFILE) or TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*; with none
 of them, 127.0.0.1:7233. Every host's worker needs the same deployment key: GPUPROV_SSH_KEY_FILE (or
 GPUPROV_SSH_PRIVATE_KEY). Also read: GPUPROV_TASK_QUEUE, GPUPROV_CLOUDS, GPUPROV_LOG_LEVEL,
-GPUPROV_METRICS_ADDRESS, GPUPROV_STATE_DIR and each cloud's credentials (see the README).`;
+GPUPROV_METRICS_ADDRESS, GPUPROV_STATE_DIR, GPUPROV_CODEC_KEYS(_FILE) (payload encryption) and each cloud's
+credentials (see the README).`;
 
 /** Signals passed on to the worker. */
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
