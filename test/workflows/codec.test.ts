@@ -2,7 +2,8 @@
  * gpuprov's own workflows with the payload codec on (FakeProvider): the worker built by
  * buildWorker and a client with the same keys launch and tear down a VM; the activities' client
  * (the capacity memory's signal-with-start and query) works through the codec; the stored history
- * holds ciphertext only, and `provision explain`'s reader decodes it.
+ * holds ciphertext only, and `provision explain`'s reader decodes it; the replay gate replays the
+ * encrypted open workflows only through the same codec.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -12,6 +13,9 @@ import { Client, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchVmHistory } from '../../src/client/history';
 import { codecOption } from '../../src/codec';
+import { refusalLines } from '../../src/core/replay-gate';
+import { runReplayGate } from '../../src/server/replay-gate';
+import { workflowBundlePath } from '../../src/server/workflow-bundle';
 import { capacityMemoryQuery, vmWorkflowId, type VmSpec } from '../../src/core/api';
 import { capacityMemoryWorkflowId } from '../../src/core/capacity-memory';
 import { ProviderRegistry } from '../../src/providers/registry';
@@ -84,5 +88,18 @@ describe.skipIf(!requireServer())('the payload codec with gpuprov workflows (Fak
     expect(story.activities.map((a) => a.name)).toContain('prepareAndCreate');
     expect(story.closed?.status).toBe('completed');
     expect(JSON.stringify(story.activities.find((a) => a.name === 'prepareAndCreate')?.input)).toContain('gpu-1');
+  });
+
+  it('the replay gate replays encrypted open workflows through the codec, and refuses without it', async () => {
+    const h = await launch('codec3');
+    await waitStage(h, 'ready');
+    const check = { client, taskQueue, bundlePath: await workflowBundlePath(), sample: 20 };
+    const withCodec = await runReplayGate({ ...check, ...codecOption(env) });
+    expect(withCodec.refused, refusalLines(withCodec, taskQueue).join('\n')).toBe(false);
+    expect(withCodec.findings.find((f) => f.workflowId === h.workflowId)?.outcome).toBe('ok');
+    const without = await runReplayGate(check);
+    expect(without.refused).toBe(true);
+    await h.signal('teardown');
+    await h.result();
   });
 });
