@@ -10,7 +10,7 @@
  */
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
-import type { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection, WorkerDeploymentOptions } from '@temporalio/worker';
 import { Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { ActivityDeps } from './activities';
 import { servedClouds } from './activities/served-clouds';
@@ -24,6 +24,8 @@ import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
 import { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
 import { parseDuration } from './client/flag-values';
+import { versioningSetting } from './core/versioning';
+import { workerVersioning } from './server/worker-versioning';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`defaultWorkflowBundle()`:
@@ -64,6 +66,8 @@ export type BuildWorkerOptions = ActivitySource & {
   env?: NodeJS.ProcessEnv;
   /** Told when the default bundle has to be built (it takes a while). */
   log?: (line: string) => void;
+  /** The Worker Deployment Version of every worker of the group (src/server/worker-versioning.ts); default unversioned. */
+  versioning?: WorkerDeploymentOptions;
 };
 
 /**
@@ -124,6 +128,7 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
       activities,
       maxHeartbeatThrottleInterval: '3s',
       interceptors: { activity: interceptors.activity ?? [] },
+      ...(o.versioning ? { workerDeploymentOptions: o.versioning } : {}),
       ...(limit !== undefined ? { maxTaskQueueActivitiesPerSecond: limit } : {}),
       ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
     });
@@ -140,6 +145,7 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
     // (0.8 × the timeout) left a live activity a margin of ~2 s under load.
     maxHeartbeatThrottleInterval: '3s',
     interceptors,
+    ...(o.versioning ? { workerDeploymentOptions: o.versioning } : {}),
     ...(o.tracing ? { sinks: o.tracing.sinks } : {}),
     ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
   });
@@ -224,17 +230,21 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const { deploymentFromEnv } = await import('./providers/deployment');
   // A bad GPUPROV_DEPLOYMENT exits 2 before connecting; the namespace default is known once connected.
   if (env.GPUPROV_DEPLOYMENT !== undefined) deploymentFromEnv(env, 'default');
+  versioningSetting(env, taskQueueFromEnv(env)); // bad GPUPROV_WORKER_VERSIONING* exits 2 before connecting
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
   const client = new Client({ connection: conn.connection, namespace: conn.namespace });
   const deployment = await claimedDeployment(env, client, conn, taskQueue, ssh.fingerprint, log);
   const registry = registryFromEnv(env, { deployment });
+  const versioning = workerVersioning(env, taskQueue, await bundlePath);
+  if (versioning) log(`worker deployment version ${versioning.version.deploymentName}.${versioning.version.buildId}`);
   const worker = await buildWorker({
     connection: conn.connection,
     namespace: conn.namespace,
     taskQueue,
     deps: { registry, ssh, owner: deployment, ...watcherFromEnv(env) },
     workflows: { bundlePath },
+    ...(versioning ? { versioning } : {}),
     ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
   });
   const gauges = telemetry.startGauges(client);
