@@ -183,6 +183,19 @@ describe.skipIf(!enabled)('rolling upgrade: version A to version B under Worker 
       const closedAt = Date.now();
       note(`${all.length} VMs and the fleet torn down in ${secs(closedAt - downAt)}`);
       expect(fake.liveCount()).toBe(0);
+      // The account watcher (AUTO_UPGRADE) moved to B at one of its next tasks (the teardowns wake it).
+      const watcherOnB = await waitFor(
+        'the account watcher on B',
+        async () => {
+          for await (const w of client.workflow.list({ query: "WorkflowType = 'accountWatcherWorkflow' AND ExecutionStatus = 'Running'" })) {
+            if ((await versionOf(client.workflow.getHandle(w.workflowId))) === buildB) return w.workflowId;
+          }
+          return undefined;
+        },
+        360_000,
+        2_000,
+      );
+      note(`account watcher ${watcherOnB} running on B ${secs(Date.now() - rolledAt)} after the rollout`);
 
       // A drains once nothing pinned to it is open, then its workers may stop.
       await waitFor(
@@ -195,6 +208,15 @@ describe.skipIf(!enabled)('rolling upgrade: version A to version B under Worker 
       await Promise.all(workersA.map((w) => w.stop()));
       const described = await temporalCli('worker', 'deployment', 'describe-version', '--deployment-name', QUEUE, '--build-id', buildA);
       expect(described).toMatch(/drained/i);
+      // Retired: the server deletes a version only once no worker of it has polled for a while.
+      const stoppedAt = Date.now();
+      await waitFor(
+        `version ${buildA} deleted`,
+        () => temporalCli('worker', 'deployment', 'delete-version', '--deployment-name', QUEUE, '--build-id', buildA).catch(() => undefined),
+        600_000,
+        10_000,
+      );
+      note(`A retired (delete-version accepted) ${secs(Date.now() - stoppedAt)} after its workers stopped`);
       note(`nothing lost: ${all.length} launches ended terminated, ${fake.liveCount()} instances left at the cloud`);
     },
     LONG,

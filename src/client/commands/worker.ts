@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { workerCommand as workerProcessArgs } from '../../server/daemons';
 import { EXIT_FAILED, type Command } from '../command';
 import { leaf } from '../define';
+import { VERSIONING_NOTES } from '../worker-versioning-notes';
 
 const NOTES = `Runs the worker process the embedded default and \`npm run worker\` run (same entry, same Node flags:
 a 512 MB heap), in the foreground until Ctrl-C or SIGTERM, which it passes on once (the worker then
@@ -10,7 +11,9 @@ finishes its activities in flight). It connects as the environment says: a tempo
 (TEMPORAL_PROFILE) or TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*; with none
 of them, 127.0.0.1:7233. Every host's worker needs the same deployment key: GPUPROV_SSH_KEY_FILE (or
 GPUPROV_SSH_PRIVATE_KEY). Also read: GPUPROV_TASK_QUEUE, GPUPROV_CLOUDS, GPUPROV_LOG_LEVEL,
-GPUPROV_METRICS_ADDRESS, GPUPROV_STATE_DIR and each cloud's credentials (see the README).`;
+GPUPROV_METRICS_ADDRESS, GPUPROV_STATE_DIR and each cloud's credentials (see the README).
+
+${VERSIONING_NOTES}`;
 
 /** Signals passed on to the worker. */
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
