@@ -9,7 +9,8 @@
  * printed (time to drain A), never asserted.
  *
  * The server's drainage check runs every 3 minutes after a 3-minute visibility grace by default;
- * this suite's cluster shortens both (dynamic configuration below) so that it ends in minutes.
+ * this suite's cluster shortens both (dynamic configuration below). Deleting A (retiring it) waits
+ * for the server to forget A's pollers (about 5 minutes, not shortened): most of the suite's time.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
