@@ -43,6 +43,14 @@ export const WORKFLOW_VERSIONING = {
 
 export type WorkflowTypeName = keyof typeof WORKFLOW_VERSIONING;
 
+/**
+ * The behaviour a run declares: its type's row on a versioned worker, none on an unversioned one
+ * (which must not send one; src/workflows/versioning.ts says why).
+ */
+export function declaredBehavior(type: WorkflowTypeName, versionedWorker: boolean): VersioningBehavior | undefined {
+  return versionedWorker ? WORKFLOW_VERSIONING[type] : undefined;
+}
+
 /** The worker's default for a type the table lacks (none today): PINNED, the safe one. */
 export const DEFAULT_VERSIONING_BEHAVIOR: VersioningBehavior = 'PINNED';
 

@@ -3,10 +3,10 @@
  * issuing one extra command (a timer) before its first real one. A launch begun on version A that
  * moved to this code would fail to replay (a determinism error); PINNED, it never does.
  */
-import { setWorkflowOptions, sleep } from '@temporalio/workflow';
+import { sleep } from '@temporalio/workflow';
 import type { VmStatus } from '../../src/core/api';
-import { WORKFLOW_VERSIONING } from '../../src/core/versioning';
 import { vmWorkflow as currentVmWorkflow, type VmWorkflowInput } from '../../src/workflows/vm';
+import { declareVersioningOf } from '../../src/workflows/versioning';
 
 export * from '../../src/workflows';
 
@@ -14,4 +14,4 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   await sleep(1);
   return currentVmWorkflow(input);
 }
-setWorkflowOptions({ versioningBehavior: WORKFLOW_VERSIONING.vmWorkflow }, vmWorkflow);
+declareVersioningOf('vmWorkflow', vmWorkflow);

@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { WORKFLOW_VERSIONING } from '../../../src/core/versioning';
+import { WORKFLOW_VERSIONING, declaredBehavior } from '../../../src/core/versioning';
 import * as workflows from '../../../src/workflows';
 
 describe('workflow versioning declarations', () => {
-  it('every registered workflow carries the behaviour of the table, and the table names only registered workflows', () => {
-    const declared = Object.fromEntries(
-      Object.entries(workflows).map(([name, fn]) => [
-        name,
-        (fn as { workflowDefinitionOptions?: { versioningBehavior?: string } }).workflowDefinitionOptions?.versioningBehavior,
-      ]),
-    );
-    expect(declared).toEqual(WORKFLOW_VERSIONING);
+  it('every registered workflow declares its behaviour (a getter), and the table names only registered workflows', () => {
+    const declared = Object.entries(workflows).map(([name, fn]) => [name, typeof (fn as { workflowDefinitionOptions?: unknown }).workflowDefinitionOptions]);
+    expect(Object.fromEntries(declared)).toEqual(Object.fromEntries(Object.keys(WORKFLOW_VERSIONING).map((n) => [n, 'function'])));
+  });
+
+  it("declares the table's behaviour on a versioned worker and none on an unversioned one", () => {
+    expect(declaredBehavior('vmWorkflow', true)).toBe('PINNED');
+    expect(declaredBehavior('fleetWorkflow', true)).toBe('AUTO_UPGRADE');
+    expect(declaredBehavior('vmWorkflow', false)).toBeUndefined();
   });
 });
