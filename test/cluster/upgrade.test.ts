@@ -48,6 +48,7 @@ const IN_FLIGHT = 5;
 /** Ready VMs wake rarely: 25 VMs' health checks every 0.5 s would load a shared 2-core machine. */
 const TUNING = { ...FAST, healthIntervalMs: 120_000 };
 const { VERSION_DRAINAGE_STATUS_DRAINED } = temporal.api.enums.v1.VersionDrainageStatus;
+const { VERSIONING_BEHAVIOR_PINNED: PINNED, VERSIONING_BEHAVIOR_AUTO_UPGRADE: AUTO_UPGRADE } = temporal.api.enums.v1.VersioningBehavior;
 
 /** Drainage checked every 5 s after a 10 s grace (defaults: 3 min each): see the module comment. */
 const DYNAMIC_CONFIG = `matching.wv.VersionDrainageStatusRefreshInterval:
@@ -91,9 +92,11 @@ describe.skipIf(!enabled)('rolling upgrade: version A to version B under Worker 
     });
     return r.workerDeploymentVersionInfo?.drainageInfo?.status ?? undefined;
   };
+  /** `<build id> <behaviour>` of a run, e.g. `0.1.0-… PINNED`. */
   const versionOf = async (h: WorkflowHandle): Promise<string | undefined> => {
-    const d = await h.describe();
-    return d.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? undefined;
+    const v = (await h.describe()).raw.workflowExecutionInfo?.versioningInfo;
+    const buildId = v?.deploymentVersion?.buildId;
+    return buildId ? `${buildId} ${v?.behavior === PINNED ? 'PINNED' : v?.behavior === AUTO_UPGRADE ? 'AUTO_UPGRADE' : 'none'}` : undefined;
   };
   const startVm = (name: string): Promise<WorkflowHandle<typeof vmWorkflow>> =>
     client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
@@ -170,8 +173,8 @@ describe.skipIf(!enabled)('rolling upgrade: version A to version B under Worker 
       const onB = await startVm('b0');
       await waitStages([onB, ...inFlight], ['ready'], 'the launches in flight and the VM started on B ready');
       note(`the ${IN_FLIGHT} launches in flight ready ${secs(Date.now() - rolledAt)} after the rollout`);
-      expect(await versionOf(onB)).toBe(buildB);
-      for (const h of [...ready, ...inFlight]) expect(await versionOf(h)).toBe(buildA);
+      expect(await versionOf(onB)).toBe(`${buildB} PINNED`);
+      for (const h of [...ready, ...inFlight]) expect(await versionOf(h)).toBe(`${buildA} PINNED`);
 
       // Every VM tears down on request; the fleet down; nothing left at the cloud.
       const all = [...ready, ...inFlight, onB];
@@ -189,7 +192,7 @@ describe.skipIf(!enabled)('rolling upgrade: version A to version B under Worker 
         'the account watcher on B',
         async () => {
           for await (const w of client.workflow.list({ query: "WorkflowType = 'accountWatcherWorkflow' AND ExecutionStatus = 'Running'" })) {
-            if ((await versionOf(client.workflow.getHandle(w.workflowId))) === buildB) return w.workflowId;
+            if ((await versionOf(client.workflow.getHandle(w.workflowId))) === `${buildB} AUTO_UPGRADE`) return w.workflowId;
           }
           return undefined;
         },
