@@ -10,7 +10,7 @@
  */
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
-import type { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection, WorkerDeploymentOptions } from '@temporalio/worker';
 import { Worker, type WorkerInterceptors } from '@temporalio/worker';
 import type { ActivityDeps } from './activities';
 import { servedClouds } from './activities/served-clouds';
@@ -20,13 +20,15 @@ import { activityLogAttributes, installWorkerTelemetry, otelWorkflowInterceptorM
 import { TASK_QUEUE } from './core/api';
 import { InputError } from './core/errors';
 import { ROTATE_KEY_VAR } from './core/deployment-record';
-import { gateSettings, REPLAY_GATE_EXIT } from './core/replay-gate';
+import { gatedTypes, gateSettings, REPLAY_GATE_EXIT } from './core/replay-gate';
 import { cloudTaskQueue, rateLimitFor } from './core/rate-limits';
 import { WorkerGroup } from './worker-group';
 import { codecOption } from './codec';
 import { connectWorker, runUntilSignal, taskQueueFromEnv, type WorkerConnection } from './worker-process';
 import { parseDuration } from './client/flag-values';
 import { replayGate, reportRefusal } from './server/replay-gate';
+import { versioningSetting } from './core/versioning';
+import { workerVersioning } from './server/worker-versioning';
 
 /**
  * Where the workflow code comes from. Default: gpuprov's prebuilt bundle (`defaultWorkflowBundle()`:
@@ -67,6 +69,8 @@ export type BuildWorkerOptions = ActivitySource & {
   env?: NodeJS.ProcessEnv;
   /** Told when the default bundle has to be built (it takes a while). */
   log?: (line: string) => void;
+  /** The Worker Deployment Version of every worker of the group (src/server/worker-versioning.ts); default unversioned. */
+  versioning?: WorkerDeploymentOptions;
 };
 
 /**
@@ -129,6 +133,7 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
       ...codec,
       maxHeartbeatThrottleInterval: '3s',
       interceptors: { activity: interceptors.activity ?? [] },
+      ...(o.versioning ? { workerDeploymentOptions: o.versioning } : {}),
       ...(limit !== undefined ? { maxTaskQueueActivitiesPerSecond: limit } : {}),
       ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
     });
@@ -146,6 +151,7 @@ export async function buildWorker(o: BuildWorkerOptions): Promise<WorkerGroup> {
     // (0.8 × the timeout) left a live activity a margin of ~2 s under load.
     maxHeartbeatThrottleInterval: '3s',
     interceptors,
+    ...(o.versioning ? { workerDeploymentOptions: o.versioning } : {}),
     ...(o.tracing ? { sinks: o.tracing.sinks } : {}),
     ...(o.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: o.maxConcurrentActivities } : {}),
   });
@@ -232,19 +238,25 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   if (env.GPUPROV_DEPLOYMENT !== undefined) deploymentFromEnv(env, 'default');
   gateSettings(env); // a bad GPUPROV_REPLAY_GATE(_SAMPLE) exits 2 before connecting too
   const codec = codecOption(env); // a bad GPUPROV_CODEC_KEYS(_FILE) exits 2 before connecting too
+  const versioned = versioningSetting(env, taskQueueFromEnv(env)).on; // bad GPUPROV_WORKER_VERSIONING* exits 2 before connecting
   const conn = await connectWorker(env);
   const taskQueue = taskQueueFromEnv(env);
   const client = new Client({ connection: conn.connection, namespace: conn.namespace, ...codec });
   // Before anything is claimed or polled: open workflows replay against this bundle (README, "Upgrading workers: the replay gate").
-  await replayGate({ client, taskQueue, bundlePath, env, log, ...codec, warn: (l) => telemetry.logger.announce(l, { component: 'gpuprov' }, 'WARN') });
+  // A versioned worker replays only the types that move to it (pinned runs stay on their version).
+  const warn = (l: string): void => telemetry.logger.announce(l, { component: 'gpuprov' }, 'WARN');
+  await replayGate({ client, taskQueue, bundlePath, env, log, warn, types: gatedTypes(versioned), ...codec });
   const deployment = await claimedDeployment(env, client, conn, taskQueue, ssh.fingerprint, log);
   const registry = registryFromEnv(env, { deployment });
+  const versioning = workerVersioning(env, taskQueue, await bundlePath);
+  if (versioning) log(`worker deployment version ${versioning.version.deploymentName}.${versioning.version.buildId}`);
   const worker = await buildWorker({
     connection: conn.connection,
     namespace: conn.namespace,
     taskQueue,
     deps: { registry, ssh, owner: deployment, ...watcherFromEnv(env) },
     workflows: { bundlePath },
+    ...(versioning ? { versioning } : {}),
     ...(telemetry.tracing ? { tracing: telemetry.tracing } : {}),
   });
   const gauges = telemetry.startGauges(client);

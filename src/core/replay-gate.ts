@@ -24,27 +24,30 @@
  * | any other replay error (the code throws, …)     | `replay-failed`    | yes    |
  * | its history not fetched (error, or timed out)   | `unfetched`        | no: reported; nothing was learnt |
  *
+ * Which types are replayed ({@link gatedTypes}):
+ *
+ * | worker                                   | types replayed                              | why |
+ * |------------------------------------------|---------------------------------------------|-----|
+ * | unversioned (the embedded default, …)    | every type it registers                     | it takes every open workflow's next task |
+ * | a Worker Deployment Version (versioning) | the AUTO_UPGRADE types of src/core/versioning.ts | a PINNED run stays on the version that began it (its continue-as-new starts a new history) |
+ *
  * The verdict ({@link gateVerdict}): refused when any outcome blocks or a type's open workflows
  * could not be listed (no evidence the code is safe: the opt-out is named); else passed, naming
  * what was replayed and what could not be fetched. A refusal exits {@link REPLAY_GATE_EXIT} (3).
  */
 import { InputError } from './errors';
+import { WORKFLOW_VERSIONING, type WorkflowTypeName } from './versioning';
 
 /** The worker process's exit code when the gate refuses (2 is bad input, 1 any other failure). */
 export const REPLAY_GATE_EXIT = 3;
 
-/** Every workflow type the worker registers (src/workflows/index.ts; a unit test keeps them equal). */
-export const GATED_WORKFLOW_TYPES = [
-  'vmWorkflow',
-  'launchWorkflow',
-  'teardownWorkflow',
-  'blockOfferingsWorkflow',
-  'offersWorkflow',
-  'fleetWorkflow',
-  'accountWatcherWorkflow',
-  'capacityMemoryWorkflow',
-  'deploymentRecordWorkflow',
-] as const;
+/** Every workflow type the worker registers: the versioning table's rows (src/workflows/index.ts declares them all). */
+export const GATED_WORKFLOW_TYPES = Object.keys(WORKFLOW_VERSIONING) as readonly WorkflowTypeName[];
+
+/** The third table: the types whose open runs this worker's code would continue. */
+export function gatedTypes(versionedWorker: boolean): readonly WorkflowTypeName[] {
+  return versionedWorker ? GATED_WORKFLOW_TYPES.filter((t) => WORKFLOW_VERSIONING[t] === 'AUTO_UPGRADE') : GATED_WORKFLOW_TYPES;
+}
 
 export const DEFAULT_GATE_SAMPLE = 20;
 const MAX_GATE_SAMPLE = 1_000;

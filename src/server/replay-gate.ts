@@ -143,6 +143,8 @@ export interface ReplayGateOptions {
   warn: (line: string) => void;
   /** The worker's payload codec, when payloads are encrypted. */
   dataConverter?: DataConverter;
+  /** The types to replay (`gatedTypes`: a versioned worker's AUTO_UPGRADE types); default all. */
+  types?: readonly string[];
 }
 
 /**
@@ -169,6 +171,7 @@ export async function replayGate(o: ReplayGateOptions): Promise<void> {
     bundlePath,
     sample: settings.sample,
     ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
+    ...(o.types ? { types: o.types } : {}),
   });
   if (verdict.refused) throw new ReplayGateRefused(refusalLines(verdict, o.taskQueue));
   o.log(passedLine(verdict, o.taskQueue));

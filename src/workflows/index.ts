@@ -1,9 +1,34 @@
 /** Every workflow the worker registers (the worker bundles this file). */
-export { vmWorkflow } from './vm';
-export { launchWorkflow } from './launch';
-export { teardownWorkflow } from './teardown';
-export { blockOfferingsWorkflow, offersWorkflow } from './offers';
-export { fleetWorkflow } from './fleet';
-export { accountWatcherWorkflow } from './watcher';
-export { capacityMemoryWorkflow } from './capacity-memory';
-export { deploymentRecordWorkflow } from './deployment-record';
+import { vmWorkflow } from './vm';
+import { launchWorkflow } from './launch';
+import { teardownWorkflow } from './teardown';
+import { blockOfferingsWorkflow, offersWorkflow } from './offers';
+import { fleetWorkflow } from './fleet';
+import { accountWatcherWorkflow } from './watcher';
+import { capacityMemoryWorkflow } from './capacity-memory';
+import { deploymentRecordWorkflow } from './deployment-record';
+import { declareVersioning } from './versioning';
+
+declareVersioning({
+  vmWorkflow,
+  launchWorkflow,
+  teardownWorkflow,
+  offersWorkflow,
+  blockOfferingsWorkflow,
+  fleetWorkflow,
+  accountWatcherWorkflow,
+  capacityMemoryWorkflow,
+  deploymentRecordWorkflow,
+});
+
+export {
+  vmWorkflow,
+  launchWorkflow,
+  teardownWorkflow,
+  blockOfferingsWorkflow,
+  offersWorkflow,
+  fleetWorkflow,
+  accountWatcherWorkflow,
+  capacityMemoryWorkflow,
+  deploymentRecordWorkflow,
+};

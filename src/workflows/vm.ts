@@ -14,6 +14,7 @@ import { rememberPreempted, retireBeside } from './retire';
 import { countPreemption } from './telemetry';
 import { finish, lostStage, tearDown } from './vm-end';
 import { VmEntity, type ReadyEnd, type VmWorkflowInput } from './vm-entity';
+import { onCurrentVersion } from './versioning';
 
 export type { VmCarried, VmWorkflowInput } from './vm-entity';
 
@@ -44,20 +45,24 @@ export async function vmWorkflow(input: VmWorkflowInput): Promise<VmStatus> {
   const again = { spec: input.spec, ...(input.tuning ? { tuning: input.tuning } : {}) };
   if (end === 'continue') {
     await condition(allHandlersFinished);
-    return makeContinueAsNewFunc<typeof vmWorkflow>(recoveryMemo(vm.status.recovered))({ ...again, carried: vm.carried() });
+    return makeContinueAsNewFunc<typeof vmWorkflow>(onCurrentVersion(recoveryMemo(vm.status.recovered)))({ ...again, carried: vm.carried() });
   }
   const replace = end === 'lost' ? replacementAfterLoss(vm, vm.lossCause, vm.stopAskedSinceReady(), endedAtMs) : undefined;
   if (replace) {
     lostStage(vm);
     await rememberPreempted(vm, replace.retiring);
     await condition(allHandlersFinished);
-    return makeContinueAsNewFunc<typeof vmWorkflow>(recoveryMemo(replace.recovered))({ ...again, recovered: replace.recovered, retiring: replace.retiring });
+    return makeContinueAsNewFunc<typeof vmWorkflow>(onCurrentVersion(recoveryMemo(replace.recovered)))({
+      ...again,
+      recovered: replace.recovered,
+      retiring: replace.retiring,
+    });
   }
   if (end !== 'launch-cancelled') await tearDown(vm, end === 'lost');
   if (end === 'lost' && input.spec.recover) {
     await condition(allHandlersFinished);
     const recovered = afterLoss(vm, vm.lossCause, vm.stopAskedSinceReady(), endedAtMs);
-    if (recovered) return makeContinueAsNewFunc<typeof vmWorkflow>(recoveryMemo(recovered))({ ...again, recovered });
+    if (recovered) return makeContinueAsNewFunc<typeof vmWorkflow>(onCurrentVersion(recoveryMemo(recovered)))({ ...again, recovered });
   } else if (end === 'lost' && vm.lossCause.kind === 'preempted') countPreemption(vm.status, vm.lossCause.deadline !== undefined, 'stay');
   return finish(vm, end === 'lost');
 }

@@ -38,6 +38,11 @@ export interface ClusterOptions {
   shards?: number;
   /** How long to wait for the cluster to serve, and for the namespace. Default 240 s. */
   readyTimeoutMs?: number;
+  /**
+   * Dynamic configuration (YAML) for this cluster only, instead of docker/temporal/dynamicconfig.yaml:
+   * for a suite that must shorten a server period (it says which and why). Default: the shared file.
+   */
+  dynamicConfigYaml?: string;
 }
 
 export interface TemporalCluster {
@@ -105,6 +110,14 @@ function whyOf(file: string): string {
   return why.length ? why.slice(-5).join('\n') : text.slice(-2_000);
 }
 
+/** The shared dynamic configuration file, or `yaml` written into the cluster's directory. */
+function dynamicConfigFile(dir: string, yaml: string | undefined): string {
+  if (yaml === undefined) return path.join(ROOT, 'docker', 'temporal', 'dynamicconfig.yaml');
+  const file = path.join(dir, 'dynamicconfig.yaml');
+  fs.writeFileSync(file, yaml);
+  return file;
+}
+
 /** A start that failed because another process took one of the picked ports first. */
 class PortTaken extends Error {}
 
@@ -155,7 +168,7 @@ async function startClusterOnce(o: ClusterOptions): Promise<TemporalCluster> {
       ...ports,
       BIND_ON_IP: '127.0.0.1',
       NUM_HISTORY_SHARDS: String(o.shards ?? 512),
-      DYNAMIC_CONFIG_FILE_PATH: path.join(ROOT, 'docker', 'temporal', 'dynamicconfig.yaml'),
+      DYNAMIC_CONFIG_FILE_PATH: dynamicConfigFile(dir, o.dynamicConfigYaml),
       LOG_LEVEL: process.env.GPUPROV_CLUSTER_LOG_LEVEL || 'warn',
       TEMPORAL_ALLOW_NO_AUTH: 'true',
     };

@@ -10,6 +10,7 @@
  *   GPUPROV_SSH_DIR=<dir>          the worker's SSH key (default: a fresh temp dir)
  *   GPUPROV_WORKFLOWS_PATH=<file>  workflows module, bundled here (default: the prebuilt bundle …
  *   GPUPROV_WORKFLOW_BUNDLE=<file> … in this file, else built or found in the cache)
+ *   GPUPROV_WORKER_VERSIONING=1    run as a Worker Deployment Version (needs GPUPROV_WORKFLOW_BUNDLE; src/core/versioning.ts)
  *   GPUPROV_ACTIVITY_INTERCEPTORS=<module>  a test module exporting `activityInterceptors`
  *                                  (ActivityInterceptorsFactory[]), e.g. the chaos kit's broken build
  */
@@ -24,6 +25,7 @@ import { deploymentFromEnv } from '../../src/providers/deployment';
 import { ProviderRegistry } from '../../src/providers/registry';
 import type { CloudProvider } from '../../src/core/provider';
 import { buildWorker, type WorkflowSource } from '../../src/worker';
+import { workerVersioning } from '../../src/server/worker-versioning';
 import { connectWorker, runUntilSignal, taskQueueFromEnv } from '../../src/worker-process';
 import { FakeProvider } from './fake-provider';
 
@@ -58,6 +60,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const ssh = await loadOrCreateSshIdentity(sshDir);
   const workflows = workflowsFrom(env);
   const activity = await activityInterceptorsFrom(env);
+  // GPUPROV_WORKER_VERSIONING=1 (with GPUPROV_WORKFLOW_BUNDLE): a Worker Deployment Version, as src/worker.ts runs it.
+  const versioning = workflows && 'bundlePath' in workflows ? workerVersioning(env, taskQueue, await workflows.bundlePath) : undefined;
   const worker = await buildWorker({
     connection: conn.connection,
     namespace: conn.namespace,
@@ -66,6 +70,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     deps: { registry, ssh, owner: deployment, ...(env.GPUPROV_FAKE_PROBE === '1' ? { prober: fake ? fake.prober() : fakeProber } : {}) },
     ...(workflows ? { workflows } : {}),
     ...(activity ? { interceptors: { activity } } : {}),
+    ...(versioning ? { versioning } : {}),
     env,
   });
   await runUntilSignal(worker, conn, taskQueue, registry.names());

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { workerCommand as workerProcessArgs } from '../../server/daemons';
 import { EXIT_FAILED, type Command } from '../command';
 import { leaf } from '../define';
+import { VERSIONING_NOTES } from '../worker-versioning-notes';
 
 const NOTES = `Runs the worker process the embedded default and \`npm run worker\` run (same entry, same Node flags:
 a 512 MB heap), in the foreground until Ctrl-C or SIGTERM, which it passes on once (the worker then
@@ -11,7 +12,10 @@ finishes its activities in flight). It connects as the environment says: a tempo
 of them, 127.0.0.1:7233. Every host's worker needs the same deployment key: GPUPROV_SSH_KEY_FILE (or
 GPUPROV_SSH_PRIVATE_KEY). Also read: GPUPROV_TASK_QUEUE, GPUPROV_CLOUDS, GPUPROV_LOG_LEVEL,
 GPUPROV_METRICS_ADDRESS, GPUPROV_STATE_DIR, GPUPROV_CODEC_KEYS(_FILE) (payload encryption) and each cloud's
-credentials (see the README).`;
+credentials (see the README). Before it polls, it replays the open workflows against its own code and
+exits 3 if it could not continue one (README, "Upgrading workers: the replay gate").
+
+${VERSIONING_NOTES}`;
 
 /** Signals passed on to the worker. */
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

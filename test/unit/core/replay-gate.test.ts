@@ -5,6 +5,7 @@ import { InputError } from '../../../src/core/errors';
 import {
   DEFAULT_GATE_SAMPLE,
   GATED_WORKFLOW_TYPES,
+  gatedTypes,
   gateRun,
   gateSettings,
   gateVerdict,
@@ -70,6 +71,10 @@ describe('what is sampled', () => {
     const index = readFileSync(join(__dirname, '..', '..', '..', 'src', 'workflows', 'index.ts'), 'utf8');
     const exported = [...index.matchAll(/export \{([^}]*)\}/g)].flatMap((m) => m[1]!.split(',').map((s) => s.trim()));
     expect([...GATED_WORKFLOW_TYPES].sort()).toEqual(exported.filter(Boolean).sort());
+  });
+  it('replays every type on an unversioned worker, only the AUTO_UPGRADE ones on a versioned worker', () => {
+    expect(gatedTypes(false)).toEqual(GATED_WORKFLOW_TYPES);
+    expect([...gatedTypes(true)].sort()).toEqual(['accountWatcherWorkflow', 'capacityMemoryWorkflow', 'deploymentRecordWorkflow', 'fleetWorkflow']);
   });
 });
 
