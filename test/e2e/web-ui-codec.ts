@@ -1,7 +1,7 @@
 /** Headless Chromium on a workflow's detail page in the Temporal Web UI: what text it shows. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './web-ui';
 
 export interface PageLook {
   /** The needle appeared (the page was read until it did, or a bounded number of times). */
@@ -14,18 +14,7 @@ export interface PageLook {
  * and reads the page (and its frames) up to 20 times, half a second apart, until `needle` shows.
  */
 export async function lookForText(base: string, workflowId: string, needle: string, screenshot: string): Promise<PageLook> {
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1200 } });
     await page.goto(`${base}/namespaces/default/workflows/${workflowId}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });

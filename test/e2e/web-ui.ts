@@ -1,15 +1,16 @@
 /** Headless Chromium (Debian's, driven by playwright-core) looking at the Temporal Web UI. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { chromium } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 
 export interface WebUiLook {
   listed: boolean;
   detailText: string;
 }
 
-export async function lookInWebUi(base: string, workflowId: string, screenshot: string): Promise<WebUiLook> {
-  const browser = await chromium.launch({
+/** Debian's headless Chromium with nothing running in the background (no network of its own). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: [
       '--no-sandbox',
@@ -21,6 +22,10 @@ export async function lookInWebUi(base: string, workflowId: string, screenshot: 
       '--disable-sync',
     ],
   });
+}
+
+export async function lookInWebUi(base: string, workflowId: string, screenshot: string): Promise<WebUiLook> {
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.goto(`${base}/namespaces/default/workflows`, { waitUntil: 'domcontentloaded', timeout: 60_000 });

@@ -30,6 +30,20 @@ export interface FakeReservedState {
 
 export const emptyReserved = (): FakeReservedState => ({ reservations: [], forSale: [], bought: [] });
 
+/** A 24 h block of one fake-a/gpu-1 on sale for 2030-01-01, $700 upfront, under `offeringId`. */
+export const blockOnSale = (offeringId: string): BlockOffering => ({
+  offeringId,
+  cloud: 'fake',
+  region: 'fake-a',
+  instanceType: 'gpu-1',
+  count: 1,
+  start: '2030-01-01T00:00:00.000Z',
+  end: '2030-01-02T00:00:00.000Z',
+  durationHours: 24,
+  upfrontPrice: 700,
+  currency: 'USD',
+});
+
 const ms = (iso: string | undefined): number | undefined => (iso === undefined ? undefined : Date.parse(iso));
 
 /** The reservation's info as now seen: `free` from the instances launched into it. */

@@ -14,6 +14,7 @@ import { ProviderRegistry } from '../../../src/providers/registry';
 import { loadOrCreateSshIdentity } from '../../../src/ssh';
 import { runTestCli, type CliResult } from '../../harness/cli';
 import { FakeProvider } from '../../harness/fake-provider';
+import { blockOnSale } from '../../harness/fake-reserved';
 import { requireServer, startTestWorker, testEnv, type TestWorker } from '../../harness/temporal';
 
 describe.skipIf(!requireServer())('start --capacity-block --budget', () => {
@@ -21,20 +22,7 @@ describe.skipIf(!requireServer())('start --capacity-block --budget', () => {
   let worker: TestWorker;
   const fake = new FakeProvider({
     reserved: {
-      forSale: [
-        {
-          offeringId: 'cbo-700',
-          cloud: 'fake',
-          region: 'fake-a',
-          instanceType: 'gpu-1',
-          count: 1,
-          start: '2030-01-01T00:00:00.000Z',
-          end: '2030-01-02T00:00:00.000Z',
-          durationHours: 24,
-          upfrontPrice: 700,
-          currency: 'USD',
-        },
-      ],
+      forSale: [blockOnSale('cbo-700')],
     },
   });
 

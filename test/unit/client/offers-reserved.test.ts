@@ -11,6 +11,7 @@ import { ProviderRegistry } from '../../../src/providers/registry';
 import { loadOrCreateSshIdentity, type SshIdentity } from '../../../src/ssh';
 import { runTestCli, type CliResult } from '../../harness/cli';
 import { FakeProvider } from '../../harness/fake-provider';
+import { blockOnSale } from '../../harness/fake-reserved';
 import { requireServer, startTestWorker, type TestWorker } from '../../harness/temporal';
 
 describe.skipIf(!requireServer())('provision offers --reserved / --capacity-block', () => {
@@ -35,20 +36,7 @@ describe.skipIf(!requireServer())('provision offers --reserved / --capacity-bloc
           gpu: { model: 'H100', count: 1 },
         },
       ],
-      forSale: [
-        {
-          offeringId: 'cbo-1',
-          cloud: 'fake',
-          region: 'fake-a',
-          instanceType: 'gpu-1',
-          count: 1,
-          start: '2030-01-01T00:00:00.000Z',
-          end: '2030-01-02T00:00:00.000Z',
-          durationHours: 24,
-          upfrontPrice: 700,
-          currency: 'USD',
-        },
-      ],
+      forSale: [blockOnSale('cbo-1')],
     },
   });
 
