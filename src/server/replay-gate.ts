@@ -6,7 +6,6 @@
  * REPLAY_GATE_EXIT (3) without polling. The embedded default's worker keeps the hash of the last
  * bundle that passed under `<stateDir>/run/`, and runs the gate only when its bundle changed.
  */
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client, HistoryAndWorkflowId } from '@temporalio/client';
@@ -31,6 +30,7 @@ import {
 } from '../core/replay-gate';
 import { stateDir } from '../paths';
 import type { GpuprovLogger } from '../telemetry/logger';
+import { bundleHash } from './workflow-bundle';
 
 /** Thrown when the gate refuses; `lines` say which workflows and what to do. */
 export class ReplayGateRefused extends Error {
@@ -123,11 +123,6 @@ export async function runReplayGate(o: ReplayGateCheck): Promise<GateVerdict> {
     return { ...w, outcome: judgeReplay(a), ...(a.reason !== undefined ? { reason: a.reason } : {}) };
   });
   return gateVerdict(findings, unlisted);
-}
-
-/** The sha256 of a bundle file (hex). */
-export function bundleHash(bundlePath: string): string {
-  return createHash('sha256').update(fs.readFileSync(bundlePath)).digest('hex');
 }
 
 /** Where the embedded default's worker keeps the hash of the last bundle that passed the gate. */

@@ -5,11 +5,11 @@
  * workflow run on workers of its own version, and `set-current-version` moves all task queues
  * together.
  */
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
 import { DEFAULT_VERSIONING_BEHAVIOR, buildIdOf, versioningSetting } from '../core/versioning';
+import { bundleHash } from './workflow-bundle';
 
 /** gpuprov's package version (package.json above this file, in a checkout and when built). */
 export function packageVersion(from = __dirname): string {
@@ -25,7 +25,7 @@ export function packageVersion(from = __dirname): string {
 
 /** The build id of the workflow bundle at `bundlePath`: `<package version>-<sha256 prefix>`. */
 export function bundleBuildId(bundlePath: string, version = packageVersion()): string {
-  return buildIdOf(version, createHash('sha256').update(fs.readFileSync(bundlePath)).digest('hex'));
+  return buildIdOf(version, bundleHash(bundlePath));
 }
 
 /**

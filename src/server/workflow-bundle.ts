@@ -242,3 +242,8 @@ function pruneOld(dir: string): void {
     if (st && maxAgeMs !== undefined && Date.now() - st.mtimeMs > maxAgeMs) fs.rmSync(p, { force: true });
   }
 }
+
+/** The sha256 of a bundle file (hex): the replay gate's last-good mark and the build id's suffix. */
+export function bundleHash(bundlePath: string): string {
+  return createHash('sha256').update(fs.readFileSync(bundlePath)).digest('hex');
+}

@@ -1,7 +1,7 @@
 /** Headless Chromium on a workflow's detail page in the Temporal Web UI: what text it shows. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { launchChromium } from './web-ui';
+import { launchChromium, pageText } from './web-ui';
 
 export interface PageLook {
   /** The needle appeared (the page was read until it did, or a bounded number of times). */
@@ -23,16 +23,7 @@ export async function lookForText(base: string, workflowId: string, needle: stri
     await page.getByText('Input').first().waitFor({ state: 'attached', timeout: 30_000 });
     let text = '';
     for (let i = 0; i < 20; i++) {
-      const texts = [await page.locator('body').innerText()];
-      for (const f of page.frames())
-        if (f !== page.mainFrame())
-          texts.push(
-            await f
-              .locator('body')
-              .innerText()
-              .catch(() => ''),
-          );
-      text = texts.join('\n');
+      text = await pageText(page);
       if (text.includes(needle)) break;
       await page.waitForTimeout(500);
     }

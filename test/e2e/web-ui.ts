@@ -1,7 +1,7 @@
 /** Headless Chromium (Debian's, driven by playwright-core) looking at the Temporal Web UI. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export interface WebUiLook {
   listed: boolean;
@@ -22,6 +22,20 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** The page's body text and each iframe's (the UI renders markdown, summary and details, inside sandboxed iframes). */
+export async function pageText(page: Page): Promise<string> {
+  const texts = [await page.locator('body').innerText()];
+  for (const f of page.frames())
+    if (f !== page.mainFrame())
+      texts.push(
+        await f
+          .locator('body')
+          .innerText()
+          .catch(() => ''),
+      );
+  return texts.join('\n');
 }
 
 export async function lookInWebUi(base: string, workflowId: string, screenshot: string): Promise<WebUiLook> {
@@ -54,16 +68,7 @@ export async function lookInWebUi(base: string, workflowId: string, screenshot: 
         .click();
       await page.getByText(marker).first().waitFor({ timeout: 30_000 });
       await page.waitForTimeout(500);
-      texts.push(await page.locator('body').innerText());
-      // The UI renders markdown (summary, details) inside sandboxed iframes.
-      for (const f of page.frames())
-        if (f !== page.mainFrame())
-          texts.push(
-            await f
-              .locator('body')
-              .innerText()
-              .catch(() => ''),
-          );
+      texts.push(await pageText(page));
       await page.screenshot({ path: screenshot.replace(/\.png$/, `-${tab.toLowerCase().replace(/ /g, '-')}.png`), fullPage: true });
     }
     await page.screenshot({ path: screenshot, fullPage: true });

@@ -18,9 +18,9 @@ import { teardownSignal } from '../../src/core/api';
 import { REPLAY_GATE_EXIT, refusalLines } from '../../src/core/replay-gate';
 import { startWorkerDaemon, workerCommand } from '../../src/server/daemons';
 import { embeddedConfig } from '../../src/server/embedded-config';
-import { bundleHash, lastGoodBundleFile, ReplayGateRefused, replayGate, runReplayGate } from '../../src/server/replay-gate';
+import { lastGoodBundleFile, ReplayGateRefused, replayGate, runReplayGate } from '../../src/server/replay-gate';
 import { WORKER_READY_TEXT } from '../../src/server/worker-ready';
-import { buildInChildProcess, workflowBundleKey, workflowBundlePath } from '../../src/server/workflow-bundle';
+import { buildInChildProcess, bundleHash, workflowBundleKey, workflowBundlePath } from '../../src/server/workflow-bundle';
 import { workflowInterceptorModules } from '../../src/worker';
 import { requireServer, testEnv } from '../harness/temporal';
 import { startLab, waitStage, type Lab } from './helpers';
@@ -100,8 +100,14 @@ describe.skipIf(!requireServer())('the replay gate', () => {
     async () => {
       // A workflow task waits for any worker that polls: the teardown signal.
       await vm.signal(teardownSignal);
-      const before = (await vm.fetchHistory()).events ?? [];
-      const signalled = before.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'teardown');
+      // A workflow task the stopped worker left started holds the signal back until that task times out (10 s).
+      let before: temporal.api.history.v1.IHistoryEvent[] = [];
+      let signalled = -1;
+      for (let i = 0; i < 30 && signalled < 0; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 1000));
+        before = (await vm.fetchHistory()).events ?? [];
+        signalled = before.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'teardown');
+      }
       expect(signalled).toBeGreaterThan(0);
       const taken = (events: typeof before): boolean => events.slice(signalled).some((e) => e.workflowTaskStartedEventAttributes);
       expect(taken(before)).toBe(false);

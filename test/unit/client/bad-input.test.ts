@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startCountingListener, type CountingListener } from '../../harness/counting-listener';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/client/cli';
-import type { Io } from '../../../src/client/command';
+import { recordingIo, type RecordingIo } from '../../harness/recording-io';
 import { generateEd25519 } from '../../../src/ssh/keygen';
 
 let dir: string;
@@ -60,25 +60,18 @@ beforeAll(async () => {
 });
 afterAll(() => listener?.close());
 
-function io(extraEnv: Record<string, string> = {}): Io & { outText: string; errText: string } {
+function io(extraEnv: Record<string, string> = {}): RecordingIo {
   const home = mkdtempSync(join(dir, 'home-'));
   mkdirSync(join(home, '.ssh'));
-  const o = {
-    outText: '',
-    errText: '',
-    out: (s: string) => void (o.outText += s),
-    err: (s: string) => void (o.errText += s),
-    isTTY: false,
-    env: {
-      HOME: home,
-      PATH: process.env.PATH,
-      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
-      GPUPROV_EMBEDDED_PORT: String(port),
-      GPUPROV_STATE_DIR: join(home, 'state'),
-      TEMPORAL_CLI_PATH: join(dir, 'fake-temporal'),
-      ...extraEnv,
-    } as NodeJS.ProcessEnv,
-  };
+  const o = recordingIo({
+    HOME: home,
+    PATH: process.env.PATH,
+    TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+    GPUPROV_EMBEDDED_PORT: String(port),
+    GPUPROV_STATE_DIR: join(home, 'state'),
+    TEMPORAL_CLI_PATH: join(dir, 'fake-temporal'),
+    ...extraEnv,
+  });
   for (const [k, v] of Object.entries(extraEnv)) if (v === '') delete o.env[k];
   return o;
 }

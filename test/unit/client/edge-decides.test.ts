@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { startCountingListener, type CountingListener } from '../../harness/counting-listener';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/client/cli';
-import type { Io } from '../../../src/client/command';
+import { recordingIo, type RecordingIo } from '../../harness/recording-io';
 import { listValue, parseGpu } from '../../../src/client/flag-values';
 import { InputError } from '../../../src/core/errors';
 import { countAsMultiplier, gpuModelProblem, isKnownGpuModel, KNOWN_GPU_MODELS } from '../../../src/core/gpu-models';
@@ -65,27 +65,20 @@ beforeAll(async () => {
 });
 afterAll(() => listener?.close());
 
-type World = Io & { outText: string; errText: string };
+type World = RecordingIo;
 
 function world(extraEnv: Record<string, string> = {}): World {
   const home = mkdtempSync(join(dir, 'home-'));
   mkdirSync(join(home, '.ssh'));
-  const o: World = {
-    outText: '',
-    errText: '',
-    out: (s) => void (o.outText += s),
-    err: (s) => void (o.errText += s),
-    isTTY: false,
-    env: {
-      HOME: home,
-      PATH: process.env.PATH,
-      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
-      GPUPROV_EMBEDDED_PORT: String(port),
-      GPUPROV_STATE_DIR: join(home, 'state'),
-      TEMPORAL_CLI_PATH: join(dir, 'fails'),
-      ...extraEnv,
-    },
-  };
+  const o: World = recordingIo({
+    HOME: home,
+    PATH: process.env.PATH,
+    TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+    GPUPROV_EMBEDDED_PORT: String(port),
+    GPUPROV_STATE_DIR: join(home, 'state'),
+    TEMPORAL_CLI_PATH: join(dir, 'fails'),
+    ...extraEnv,
+  });
   for (const [k, v] of Object.entries(extraEnv)) if (v === '') delete o.env[k];
   return o;
 }

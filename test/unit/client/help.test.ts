@@ -5,20 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { COMMANDS, runCli } from '../../../src/client/cli';
-import type { Command, Io } from '../../../src/client/command';
+import type { Command } from '../../../src/client/command';
+import { recordingIo, type RecordingIo } from '../../harness/recording-io';
 import { parseStart } from '../../../src/client/options';
 import { parseCommandLine } from '../../../src/client/flags';
 
-function io(): Io & { outText: string; errText: string } {
-  const o = {
-    outText: '',
-    errText: '',
-    out: (s: string) => void (o.outText += s),
-    err: (s: string) => void (o.errText += s),
-    isTTY: false,
-    env: { HOME: '/nonexistent', TEMPORAL_ADDRESS: '127.0.0.1:1' },
-  };
-  return o;
+function io(): RecordingIo {
+  return recordingIo({ HOME: '/nonexistent', TEMPORAL_ADDRESS: '127.0.0.1:1' });
 }
 
 /** Every runnable command with the words that reach it: `start`, `fleet apply`, … */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/client/cli';
-import type { Io } from '../../../src/client/command';
+import { recordingIo, type RecordingIo } from '../../harness/recording-io';
 import { startCountingListener, type CountingListener } from '../../harness/counting-listener';
 
 let listener: CountingListener;
@@ -20,23 +20,15 @@ afterAll(() => listener.close());
 const KEY = randomBytes(32).toString('base64');
 const SHORT = randomBytes(16).toString('base64');
 
-function io(env: Record<string, string>): Io & { outText: string; errText: string } {
+function io(env: Record<string, string>): RecordingIo {
   const home = mkdtempSync(join(tmpdir(), 'gpuprov-codec-cli-'));
-  const o = {
-    outText: '',
-    errText: '',
-    out: (s: string) => void (o.outText += s),
-    err: (s: string) => void (o.errText += s),
-    isTTY: false,
-    env: {
-      HOME: home,
-      PATH: process.env.PATH,
-      GPUPROV_STATE_DIR: join(home, 'state'),
-      TEMPORAL_ADDRESS: `127.0.0.1:${listener.port}`,
-      ...env,
-    } as NodeJS.ProcessEnv,
-  };
-  return o;
+  return recordingIo({
+    HOME: home,
+    PATH: process.env.PATH,
+    GPUPROV_STATE_DIR: join(home, 'state'),
+    TEMPORAL_ADDRESS: `127.0.0.1:${listener.port}`,
+    ...env,
+  });
 }
 
 /** [what, argv, env, the field the error names, a value that must not be printed]. */
