@@ -102,3 +102,24 @@ export function timeBreakdown(events: HistoryEvent[]): { wtQueueMs: number; wtRu
   }
   return { wtQueueMs, wtRunMs, workflowTasks, activityMs, timerMs };
 }
+
+/** Each activity type's time in a run: queued (scheduled → started) and running (started → completed or failed), summed over its calls. */
+export function activitySteps(events: HistoryEvent[]): Record<string, { queueMs: number; runMs: number }> {
+  const at = new Map<string, number>();
+  const name = new Map<string, string>();
+  const out: Record<string, { queueMs: number; runMs: number }> = {};
+  for (const e of events) {
+    const t = timeOf(e);
+    at.set(String(e.eventId), t);
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s) name.set(String(e.eventId), s.activityType?.name ?? '?');
+    const started = e.activityTaskStartedEventAttributes;
+    const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
+    const sched = String((started ?? done)?.scheduledEventId ?? '');
+    if (!sched || !name.has(sched)) continue;
+    const step = (out[name.get(sched)!] ??= { queueMs: 0, runMs: 0 });
+    if (started) step.queueMs += t - (at.get(sched) ?? t);
+    if (done) step.runMs += t - (at.get(String(done.startedEventId)) ?? t);
+  }
+  return out;
+}

@@ -13,6 +13,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { statusQuery, teardownSignal, vmWorkflowId } from '../src/core/api';
+import { startAttributes } from '../src/core/search-attributes';
 import type { vmWorkflow } from '../src/workflows';
 import type { FakeProvider } from '../test/harness/fake-provider';
 import { failoverOffers, FAILOVER_OFFERS, forgetCapacity } from './p5-failover';
@@ -29,6 +30,7 @@ async function launch(client: Client, taskQueue: string, fake: FakeProvider, nam
   const h = await client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
     taskQueue,
     workflowId: `${vmWorkflowId(name)}-${Date.now()}`,
+    typedSearchAttributes: startAttributes(name),
     args: [
       {
         spec: { name, clouds: [fake.name], k8s: 'off', ...(regions ? { regions } : {}), ...(parallel ? { parallel } : {}) },

@@ -11,6 +11,7 @@
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
+import { startAttributes } from '../src/core/search-attributes';
 import { cloudTaskQueue } from '../src/core/rate-limits';
 import type { vmWorkflow } from '../src/workflows';
 import type { FakeProvider } from '../test/harness/fake-provider';
@@ -74,6 +75,7 @@ export async function measureRate(
       client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
         taskQueue,
         workflowId: `${vmWorkflowId(`rate-${i}`)}-${tag}`,
+        typedSearchAttributes: startAttributes(`rate-${i}`),
         args: [{ spec: { name: `rate-${i}`, clouds: [fake.name], k8s: 'off' }, tuning: { healthIntervalMs: 60 * 60_000 } }],
       }),
     ),

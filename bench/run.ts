@@ -13,7 +13,7 @@ import type { Capabilities } from '../src/core/provider';
 import { bootPolling, bootPollDelayMs } from '../src/core/polling';
 import { breakdown, eventsOf, readyIndex, timeBreakdown } from './history';
 import { startLab, type BootSchedule } from './lab';
-import { bareLaunch, workflowLaunch, type LaunchTiming, type WorkflowRun } from './p1-overhead';
+import { bareLaunch, p1Steps, workflowLaunch, type LaunchTiming, type WorkflowRun } from './p1-overhead';
 import { bootDurations, measureDetection, type DetectionSample } from './p3-detection';
 import { measureConcurrency } from './p4-concurrency';
 import { failoverOffers, failoverRun, FAILOVER_OFFERS } from './p5-failover';
@@ -25,6 +25,7 @@ import { P8_LAUNCHES, P8_PARALLEL, SLOW_ANSWER_MS, hedgedRuns, scarcityRuns } fr
 import { P11_BOOT_MS, P11_NOTICE_MS, P11_SCALE, preemptRuns } from './p11-preempt';
 import { TARGETS, targetText, verdict } from './targets';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
+import { startAttributes } from '../src/core/search-attributes';
 import type { vmWorkflow } from '../src/workflows';
 
 const quick = process.argv.includes('--quick');
@@ -145,6 +146,16 @@ async function main(): Promise<void> {
         '',
         '',
       ]);
+      const steps = p1Steps(wf, bare);
+      (results.P1 as Record<string, unknown>).stepsToReadyMedianMs = steps;
+      rows.push([
+        'P1 to Ready by step, medians: workflow (queued + running) vs bare',
+        Object.entries(steps)
+          .map(([k, v]) => `${k} ${v.queueMs} + ${v.runMs}${v.bareMs !== undefined ? ` vs ${v.bareMs}` : ''}`)
+          .join('; '),
+        '',
+        '',
+      ]);
       rows.push([
         'P1 overhead per launch (paired)',
         `${ms(diffD)}; ratio ${round(ratio, 2)}×`,
@@ -159,6 +170,8 @@ async function main(): Promise<void> {
       const h2 = await lab.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
         taskQueue: lab.taskQueue,
         workflowId: `${vmWorkflowId('p2-one')}-${Date.now()}`,
+        // As GpuprovClient.start does: the run starts with its name and stage, so it upserts only what changes.
+        typedSearchAttributes: startAttributes('p2-one'),
         args: [{ spec: { name: 'p2-one', clouds: ['p2'], k8s: 'off' }, tuning: { healthIntervalMs: 10 * 60_000 } }],
       });
       let ev2 = await eventsOf(h2);

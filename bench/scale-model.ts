@@ -13,7 +13,14 @@ import type { WatcherTuning } from '../src/core/watcher-api';
 export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
 
-/** The watcher's timings divided by `accel` (counts, like `keepSweeps`, stay); at least 1 ms each. */
+/**
+ * The accelerated watcher's heartbeat timeout at least: a look at 5,000 VMs (owners listed from
+ * visibility, the inventory) took over 1.5 s (3 min / 120) with no beat inside it, so every
+ * watchCycle timed out and the idle window measured retries.
+ */
+export const LOOK_HEARTBEAT_FLOOR_MS = 30_000;
+
+/** The watcher's timings divided by `accel` (counts, like `keepSweeps`, stay); at least 1 ms each, the heartbeat timeout at least LOOK_HEARTBEAT_FLOOR_MS. */
 export function acceleratedWatcher(t: WatcherTuning, accel: number): WatcherTuning {
   const div = (ms: number): number => Math.max(1, Math.round(ms / accel));
   return {
@@ -23,7 +30,8 @@ export function acceleratedWatcher(t: WatcherTuning, accel: number): WatcherTuni
     slowIntervalMs: div(t.slowIntervalMs),
     orphanGraceMs: div(t.orphanGraceMs),
     quietWindowMs: div(t.quietWindowMs),
-    heartbeatTimeoutMs: div(t.heartbeatTimeoutMs),
+    // Not below LOOK_HEARTBEAT_FLOOR_MS: one look (owners and inventory) takes as long at any acceleration.
+    heartbeatTimeoutMs: Math.max(LOOK_HEARTBEAT_FLOOR_MS, div(t.heartbeatTimeoutMs)),
     ledgerKeepMs: div(t.ledgerKeepMs),
   };
 }

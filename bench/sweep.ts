@@ -8,6 +8,7 @@
  * and how long the deletion itself took once due.
  */
 import { statusQuery, type VmStatus } from '../src/core/api';
+import { startAttributes } from '../src/core/search-attributes';
 import { watcherStateQuery, type SweepRecord } from '../src/core/watcher-api';
 import { DEFAULT_WATCHER_TUNING, watcherWorkflowId } from '../src/core/watcher';
 import { countLive } from '../src/providers/local';
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
         lab.client.workflow.start<typeof vmWorkflow>('vmWorkflow', {
           taskQueue: lab.taskQueue,
           workflowId: `vm-sweep-${i}-${stamp}`,
+          typedSearchAttributes: startAttributes(`sweep-${i}-${stamp}`),
           args: [{ spec: { name: `sweep-${i}-${stamp}`, clouds: ['local'], regions: ['local-a'] } }],
         }),
       ),

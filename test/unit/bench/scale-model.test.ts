@@ -12,7 +12,7 @@ describe('the scale bench: accelerated idle window', () => {
       readyIntervalMs: 333,
       fastIntervalMs: 83,
       quietWindowMs: 10_000,
-      heartbeatTimeoutMs: 3_000,
+      heartbeatTimeoutMs: 30_000, // 3 min / 60, floored: a look takes as long at any acceleration
       slowIntervalMs: 5_000,
       ledgerKeepMs: 60_000,
     });
