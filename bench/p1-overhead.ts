@@ -112,7 +112,12 @@ export interface P1Step {
   bareMs?: number;
 }
 
-const BARE_STEP: Record<string, keyof NonNullable<LaunchTiming['steps']>> = { planOffers: 'plan', prepareAndCreate: 'create', awaitRunning: 'boot', probeSsh: 'ssh' };
+const BARE_STEP: Record<string, keyof NonNullable<LaunchTiming['steps']>> = {
+  planOffers: 'plan',
+  prepareAndCreate: 'create',
+  awaitRunning: 'boot',
+  probeSsh: 'ssh',
+};
 
 /**
  * Where P1's time to Ready goes, by step: each activity's median queued and running ms beside the
