@@ -129,7 +129,8 @@ async function run(plan: ScalePlan): Promise<void> {
   const started = Date.now();
   const meta: Record<string, unknown> = {
     date: new Date().toISOString(),
-    command: `npx tsx --max-old-space-size=512 bench/scale.ts ${process.argv.slice(2).join(' ')}`,
+    // The heap flag is not in argv: its size is read back from V8 (heapLimitMb below).
+    command: `npx tsx bench/scale.ts ${process.argv.slice(2).join(' ')}`,
     gitCommit: gitCommit(),
     node: process.version,
     nproc: cpus().length,

@@ -43,9 +43,23 @@ export interface KeyPair {
   public: string;
 }
 
+/**
+ * A fresh Ed25519 key as its 32-byte seed and public key. Hazard: the keys come DER-encoded from
+ * the generator, not as KeyObjects exported to JWK: on Node 20 a garbage collection inside
+ * `export({ format: 'jwk' })` that finalises an earlier key generation deadlocked the process
+ * (a mutex taken twice; seen in a test that generated thousands of keys).
+ */
+export function ed25519Raw(): { seed: Buffer; pub: Buffer } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519', {
+    privateKeyEncoding: { type: 'pkcs8', format: 'der' },
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+  });
+  // RFC 8410: the PKCS#8 (48 bytes) and SPKI (44 bytes) encodings end with the seed and the key.
+  if (privateKey.length !== 48 || publicKey.length !== 44) throw new Error('unexpected Ed25519 DER encoding');
+  return { seed: privateKey.subarray(-32), pub: publicKey.subarray(-32) };
+}
+
 export function generateEd25519(comment: string): KeyPair {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const seed = Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url');
-  const pub = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+  const { seed, pub } = ed25519Raw();
   return { private: opensshPrivateKey(seed, pub, comment), public: `ssh-ed25519 ${ed25519Blob(pub).toString('base64')} ${comment}` };
 }

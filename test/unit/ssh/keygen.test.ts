@@ -2,19 +2,17 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateKeyPairSync } from 'node:crypto';
 import { utils } from 'ssh2';
 import { describe, expect, it } from 'vitest';
-import { generateEd25519, opensshPrivateKey } from '../../../src/ssh/keygen';
+import { ed25519Raw, generateEd25519, opensshPrivateKey } from '../../../src/ssh/keygen';
 
 const haveKeygen = existsSync('/usr/bin/ssh-keygen');
 
 /** A key whose public half starts with a zero byte (the case ssh2's generator gets wrong). */
 function keyWithLeadingZero(): { seed: Buffer; pub: Buffer } {
   for (let i = 0; i < 20_000; i++) {
-    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-    const pub = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
-    if (pub[0] === 0) return { seed: Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url'), pub };
+    const key = ed25519Raw();
+    if (key.pub[0] === 0) return key;
   }
   throw new Error('no key with a leading zero found');
 }
