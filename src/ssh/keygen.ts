@@ -47,7 +47,7 @@ export interface KeyPair {
  * A fresh Ed25519 key as its 32-byte seed and public key. Hazard: the keys come DER-encoded from
  * the generator, not as KeyObjects exported to JWK: on Node 20 a garbage collection inside
  * `export({ format: 'jwk' })` that finalises an earlier key generation deadlocked the process
- * (a mutex taken twice; seen in a test that generated thousands of keys).
+ * (the finaliser waited on a mutex already held; seen in a test that generated thousands of keys).
  */
 export function ed25519Raw(): { seed: Buffer; pub: Buffer } {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519', {

@@ -92,7 +92,10 @@ export async function enterWindow(ctx: VmContext, offer: Offer): Promise<'go' | 
   ctx.setStage('waiting-window', { reserved: { ...ctx.status.reserved, wait: { since: iso(Date.now()), until: iso(at), line } } });
   vmLog(ctx.status, 'info', line, { reservation: r.id, startsAt: iso(at) });
   try {
-    await ctx.interruptibly(() => sleep(at - Date.now(), { summary: line }));
+    // Hazard: a server timer may fire a little before its time (seen after a dev server restart); never go on before `at`.
+    await ctx.interruptibly(async () => {
+      while (Date.now() < at) await sleep(at - Date.now(), { summary: line });
+    });
   } catch (err) {
     if (failureInfo(err).cancelled) return 'cancelled';
     throw err;

@@ -125,7 +125,7 @@ describe.skipIf(!requireTool('temporal CLI', cliPath !== '', 'pip install tempor
     expect(creates).toHaveLength(1);
     expect(creates[0]!.at).toBeGreaterThanOrEqual(startMs);
     expect(ready.reserved?.reservation?.id).toBe(boughtId);
-    expect((ready.reserved?.wait?.waitedUntil ?? '') >= iso(startMs)).toBe(true);
+    expect((ready.reserved?.wait?.waitedUntil ?? '') >= iso(startMs), JSON.stringify(ready.reserved?.wait)).toBe(true);
     expect(ready.attempts).toHaveLength(1);
     // The TTL is the block's end less the teardown margin; the warning comes before it.
     expect(ready.ttlExpiresAt).toBe(iso(endMs - DEFAULT_TUNING.reservedTeardownMarginMs));
