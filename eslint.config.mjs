@@ -116,9 +116,9 @@ export default tseslint.config(
   },
   {
     // The workflow-safe ring: pure, deterministic, no I/O. Temporal only for message
-    // definitions (api.ts, fleet-api.ts, watcher-api.ts) and search attribute keys; elsewhere as types.
+    // definitions (api.ts, fleet-api.ts, watcher-api.ts, ledger-api.ts) and search attribute keys; elsewhere as types.
     files: ['src/core/**/*.ts'],
-    ignores: ['src/core/api.ts', 'src/core/fleet-api.ts', 'src/core/watcher-api.ts', 'src/core/search-attributes.ts'],
+    ignores: ['src/core/api.ts', 'src/core/fleet-api.ts', 'src/core/watcher-api.ts', 'src/core/ledger-api.ts', 'src/core/search-attributes.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

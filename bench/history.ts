@@ -123,3 +123,16 @@ export function activitySteps(events: HistoryEvent[]): Record<string, { queueMs:
   }
   return out;
 }
+
+/** The longest workflow task (started → completed) over these histories, ms. */
+export function longestWorkflowTaskMs(histories: readonly HistoryEvent[][]): number {
+  let longest = 0;
+  for (const h of histories) {
+    const at = new Map(h.map((e) => [String(e.eventId), timeOf(e)] as const));
+    for (const e of h) {
+      const done = e.workflowTaskCompletedEventAttributes;
+      if (done) longest = Math.max(longest, timeOf(e) - (at.get(String(done.startedEventId)) ?? timeOf(e)));
+    }
+  }
+  return longest;
+}

@@ -16,7 +16,7 @@ import { watcherNudgeSignal, watcherStateQuery, type WatcherTuning } from '../sr
 import type { vmWorkflow } from '../src/workflows';
 import type { Offer } from '../src/core/provider';
 import type { FakeProvider } from '../test/harness/fake-provider';
-import { breakdown, eventsOf } from './history';
+import { breakdown, eventsOf, longestWorkflowTaskMs } from './history';
 import { startLab, type Lab } from './lab';
 import { census, cloudCalls, eventsWithin, growth, historiesOf, inBatches, largestEvent, minus, total, type Census } from './scale-census';
 import { acceleratedWatcher, pairsOf, perShippedHour, perVmDay } from './scale-model';
@@ -193,6 +193,9 @@ async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHan
   const sum = (rs: Record<string, number>[]): Record<string, number> =>
     rs.reduce((x, r) => ({ ...x, ...Object.fromEntries(Object.entries(r).map(([k, v]) => [k, (x[k] ?? 0) + v])) }), {});
   const largest = largestEvent(watcherHistories);
+  const pageRuns = [...b.runs.values()].filter((r) => r.type === 'ledgerPageWorkflow');
+  const pageHistories = await historiesOf(lab.client, pageRuns);
+  const largestPage = largestEvent(pageHistories);
   const watcherBytes = grown.accountWatcherWorkflow?.bytes ?? 0;
   o.log(`idle: ${events} events in ${windowMs} ms, ${total(calls)} cloud calls in ${sampleMs} ms (${ready} Ready)`);
   return {
@@ -213,10 +216,17 @@ async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHan
     watcher: {
       runs: watcherRuns.length,
       largestEventBytes: largest.bytes,
+      longestTaskMs: longestWorkflowTaskMs(watcherHistories),
       largestEventKind: largest.kind,
       historyBytesPerHour: round(perShippedHour(watcherBytes, windowMs, o.accel) / watchers.length, 0),
       eventsPerHour: round(perShippedHour(grown.accountWatcherWorkflow?.events ?? 0, windowMs, o.accel) / watchers.length, 1),
       eventKinds: sum(watcherKinds),
+    },
+    ledgerPages: {
+      runs: pageRuns.length,
+      largestEventBytes: largestPage.bytes,
+      largestEventKind: largestPage.kind,
+      longestTaskMs: longestWorkflowTaskMs(pageHistories),
     },
     sampledVmEventKinds: { vms: vmRuns.length, kinds: sum(vmKinds) },
   };

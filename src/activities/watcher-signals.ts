@@ -1,13 +1,14 @@
 /**
  * How activities tell an account watcher of the VM names they are about to create (or that are
- * Ready): `watcherRecordSignal` by signal-with-start, so the watcher runs and its ledger holds the
- * name before anything is made. Group commit per watcher: one signal in flight at a time, callers
+ * Ready): `watcherRecordSignal` by signal-with-start to the name's ledger page and to the watcher,
+ * so the watcher runs and the ledger holds the name before anything is made. Group commit per watcher: one signal in flight at a time, callers
  * that come meanwhile ride on the next one together, and a name accepted in the last
  * {@link RECORD_REUSE_MS} is not sent again (a failover's attempts in one region share it).
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ProviderError } from '../core/errors';
+import { byPage, ledgerPageId, type LedgerPageInput } from '../core/ledger-pages';
 import { mainTaskQueue } from '../core/rate-limits';
 import { watcherWorkflowId, type WatcherInput } from '../core/watcher';
 import { watcherRecordSignal, type WatcherTuning } from '../core/watcher-api';
@@ -52,24 +53,41 @@ interface Batch {
 const entryOf = (n: string | NameRecord): NameRecord => (typeof n === 'string' ? { vmName: n } : n);
 const idOf = (n: NameRecord): string => `${n.vmName}\n${n.createKey ?? ''}${n.spot ? '\nspot' : ''}`;
 
-/** Signal-with-start of the watcher of `target` carrying `names`; its workflow ID. */
+/**
+ * Signal-with-start of the ledger pages of `names` (src/core/ledger-pages.ts) recording them, and
+ * of the watcher of `target` (so it runs before anything is made), side by side; the watcher's
+ * signal carries only the Ready names (its wake-up) and the spot creates (their cadence). Its workflow ID.
+ */
 async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: NameRecord[]): Promise<string> {
   const { cloud, region } = target.at;
   const workflowId = watcherWorkflowId(deps.owner, cloud, region);
   const start: WatcherInput = { deployment: deps.owner, cloud, region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
-  const vmNames = [...new Set(names.map((n) => n.vmName))];
-  const createKeys = names.flatMap((n) => (n.createKey ? [{ vmName: n.vmName, createKey: n.createKey }] : []));
   const wake = names.length === 0 || names.some((n) => n.wake);
   const spotNames = [...new Set(names.filter((n) => n.spot && n.createKey).map((n) => n.vmName))];
-  await c.workflow.signalWithStart('accountWatcherWorkflow', {
+  const pages = byPage(names, (n) => n.vmName).map(([page, mine]) => {
+    const createKeys = mine.flatMap((n) => (n.createKey ? [{ vmName: n.vmName, createKey: n.createKey }] : []));
+    const spot = spotNames.filter((n) => mine.some((m) => m.vmName === n));
+    return c.workflow.signalWithStart('ledgerPageWorkflow', {
+      workflowId: ledgerPageId(deps.owner, cloud, region, page),
+      taskQueue: target.taskQueue,
+      args: [{ deployment: deps.owner, cloud, region, page } satisfies LedgerPageInput],
+      signal: watcherRecordSignal,
+      signalArgs: [
+        { vmNames: [...new Set(mine.map((n) => n.vmName))], ...(createKeys.length > 0 ? { createKeys } : {}), ...(spot.length > 0 ? { spotNames: spot } : {}) },
+      ],
+      staticSummary: `ledger page ${page}: ${cloud}/${region}`,
+    });
+  });
+  const woken = [...new Set(names.filter((n) => n.wake).map((n) => n.vmName))];
+  const watcher = c.workflow.signalWithStart('accountWatcherWorkflow', {
     workflowId,
     taskQueue: target.taskQueue,
     args: [start],
     signal: watcherRecordSignal,
     signalArgs: [
       {
-        vmNames,
-        ...(createKeys.length > 0 ? { createKeys } : {}),
+        vmNames: woken,
+        paged: true,
         ...(spotNames.length > 0 ? { spotNames } : {}),
         ...(wake ? { wake } : {}),
         ...(deps.watcher ? { tuning: deps.watcher } : {}),
@@ -77,6 +95,7 @@ async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: Na
     ],
     staticSummary: `account watcher: ${cloud}/${region}`,
   });
+  await Promise.all([...pages, watcher]);
   return workflowId;
 }
 

@@ -13,10 +13,13 @@ import { SA } from '../core/search-attributes';
 import { heartbeatEveryMs, nextLookInMs, type CycleView, type OrphanSeen, type OwnerVm, type ViewDigest, withWatcherTuning } from '../core/watcher';
 import { cycleMustReturn, digestOf, dueIn, viewSignature } from '../core/watcher-digest';
 import type { ProviderRegistry } from '../providers/registry';
+import type { NameEvidence } from '../core/ledger-pages';
+import type { LedgerEntry } from '../core/watcher-ledger';
 import { activityLog } from './activity-log';
 import { providerOf } from './attempt';
 import { translated } from './failures';
 import { recordOnce } from './watcher-signals';
+import { clientLedgerPages, type LedgerPages } from './ledger-pages';
 
 export interface WatcherDeps {
   registry: ProviderRegistry;
@@ -26,6 +29,8 @@ export interface WatcherDeps {
   watcher?: Partial<WatcherTuning>;
   /** Default: the activity context's client. */
   client?: () => Client;
+  /** The ledger pages; default: through the client. */
+  ledger?: LedgerPages;
   /** Clock and the cancellable sleep between looks, for tests. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -47,6 +52,8 @@ export interface WatchCycleInput extends WatchInput {
   expiring?: string[];
   /** The ledger names whose latest create was on spot (`spotNamesOf`): a Ready one here sets the `spot` cadence. */
   spot?: string[];
+  /** Entries the watcher kept itself (carried from before the ledger pages, or recorded by older senders): handed to their pages first. */
+  handover?: LedgerEntry[];
   tuning: WatcherTuning;
   /** The signature of the view the workflow last acted on; absent: return after one look. */
   lastSignature?: string;
@@ -61,6 +68,15 @@ export interface WatchView {
   looks: number;
   /** Heartbeats this cycle sent (each reaches the server: they are further apart than the worker's throttle). */
   beats?: number;
+  /**
+   * Of the digest's unowned names, those the ledger pages recorded, with their keys (the sweep's
+   * evidence). Absent from cycles before the pages: the workflow decides on its own ledger then.
+   */
+  evidence?: NameEvidence[];
+  /** Names the ledger pages hold (with `evidence`). */
+  ledger?: number;
+  /** The `handover` entries were accepted by their pages (with `evidence`). */
+  handedOver?: number;
 }
 
 /** `viewSignature` hashed (22 base64url characters of a SHA-256): what the watcher's history keeps of a view. */
@@ -139,6 +155,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? pause;
   const record = recordOnce(deps);
+  const pages = deps.ledger ?? clientLedgerPages(client, deps.owner);
 
   /**
    * One look: the open owners first, then the cloud's list (an instance torn down in between
@@ -180,11 +197,40 @@ export function createWatcherActivities(deps: WatcherDeps) {
       // Histories from before a tuning field existed schedule this with it missing.
       const t = withWatcherTuning(input.tuning);
       const hb = heartbeats(heartbeatEveryMs(t), now, sleep);
+      hb.ifDue();
+      if (input.handover?.length) await pages.merge(input.at, input.taskQueue, input.handover);
+      const summary = await pages.summary(input.at, t.ledgerKeepMs);
+      const expiring = [...new Set([...(input.expiring ?? []), ...summary.expiring])];
+      const spot = [...new Set([...(input.spot ?? []), ...summary.spot])];
+      const evidence = new Map<string, NameEvidence | undefined>();
+      const answer = async (digest: ViewDigest, signature: string, looks: number): Promise<WatchView> => {
+        const found = digest.unowned.flatMap((u) => evidence.get(u.vmName) ?? []);
+        const present = [...new Set([...digest.present, ...found.map((e) => e.vmName)])];
+        await pages.seen(input.at, { present, asked: summary.expiring, keepMs: t.ledgerKeepMs });
+        return {
+          digest,
+          signature,
+          looks,
+          beats: hb.sent(),
+          evidence: found,
+          ledger: summary.size,
+          ...(input.handover ? { handedOver: input.handover.length } : {}),
+        };
+      };
       for (let looks = 1; ; looks++) {
         hb.ifDue();
         const view = await look(input);
         const signature = viewHash(view);
-        const digest = digestOf(view, input.expiring, input.spot);
+        const digest = digestOf(view, expiring, spot);
+        const ask = digest.unowned.map((u) => u.vmName).filter((n) => !evidence.has(n));
+        if (ask.length > 0) {
+          const got = await pages.evidence(input.at, ask);
+          for (const n of ask)
+            evidence.set(
+              n,
+              got.find((e) => e.vmName === n),
+            );
+        }
         const due = dueIn(digest, input.known, now(), t.orphanGraceMs);
         const waitMs = nextLookInMs(
           digest.cadence,
@@ -193,12 +239,11 @@ export function createWatcherActivities(deps: WatcherDeps) {
           now(),
           t,
         );
-        if (input.lastSignature === undefined || cycleMustReturn(due.length, signature, input.lastSignature))
-          return { digest, signature, looks, beats: hb.sent() };
+        if (input.lastSignature === undefined || cycleMustReturn(due.length, signature, input.lastSignature)) return answer(digest, signature, looks);
         const windowSpent = now() - startedAt + waitMs >= t.quietWindowMs;
         await hb.pause(waitMs);
         // Return after the wait, not after the look: the next cycle's first look keeps the cadence.
-        if (windowSpent) return { digest, signature, looks, beats: hb.sent() };
+        if (windowSpent) return answer(digest, signature, looks);
       }
     },
 

@@ -18,6 +18,7 @@
  * |                          |              | would hold its version forever; its command changes need a patch ("Patches")     |
  * | accountWatcherWorkflow   | AUTO_UPGRADE | never ends; command changes need a patch                                         |
  * | capacityMemoryWorkflow   | AUTO_UPGRADE | an entity fed by every launch; command changes need a patch                      |
+ * | ledgerPageWorkflow       | AUTO_UPGRADE | an entity fed by every create; makes no command but continue-as-new              |
  * | deploymentRecordWorkflow | AUTO_UPGRADE | makes no command after its first task and never ends                             |
  *
  * Versioning is on when GPUPROV_WORKER_VERSIONING is `1` (off: unset, empty or `0`; anything else
@@ -38,6 +39,7 @@ export const WORKFLOW_VERSIONING = {
   fleetWorkflow: 'AUTO_UPGRADE',
   accountWatcherWorkflow: 'AUTO_UPGRADE',
   capacityMemoryWorkflow: 'AUTO_UPGRADE',
+  ledgerPageWorkflow: 'AUTO_UPGRADE',
   deploymentRecordWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 

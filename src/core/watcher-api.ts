@@ -123,6 +123,11 @@ export interface CreateRecord {
   spotNames?: string[];
   /** Look at once (a Ready VM's record, or a wake-up alone); a create's record leaves the watcher's cadence alone: nothing is there to see yet. */
   wake?: boolean;
+  /**
+   * The names are recorded in their ledger pages (src/core/ledger-pages.ts): the watcher keeps
+   * none of them (absent from senders before the pages, whose names the watcher keeps and hands over).
+   */
+  paged?: true;
   /** The sender's watcher settings, as {@link watcherNudgeSignal} carries them. */
   tuning?: Partial<WatcherTuning>;
 }

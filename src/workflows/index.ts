@@ -6,6 +6,7 @@ import { blockOfferingsWorkflow, offersWorkflow } from './offers';
 import { fleetWorkflow } from './fleet';
 import { accountWatcherWorkflow } from './watcher';
 import { capacityMemoryWorkflow } from './capacity-memory';
+import { ledgerPageWorkflow } from './ledger-page';
 import { deploymentRecordWorkflow } from './deployment-record';
 import { declareVersioning } from './versioning';
 
@@ -18,6 +19,7 @@ declareVersioning({
   fleetWorkflow,
   accountWatcherWorkflow,
   capacityMemoryWorkflow,
+  ledgerPageWorkflow,
   deploymentRecordWorkflow,
 });
 
@@ -30,5 +32,6 @@ export {
   fleetWorkflow,
   accountWatcherWorkflow,
   capacityMemoryWorkflow,
+  ledgerPageWorkflow,
   deploymentRecordWorkflow,
 };

@@ -1,9 +1,10 @@
 /**
  * WatcherDriver: the state and steps of one accountWatcherWorkflow run, as `FleetDriver` is for a
- * fleet. It holds the orphans and unknown names seen, the ledger of creates, the recent sweeps and
- * the `state` query's snapshot; `cycle` takes one look's digest (`look`), runs the pure `planCycle`
- * (src/core/watcher.ts), tells lost VMs (`tellLost`) and deletes due orphans (`sweep`). The
- * messages (nudge, record, sweepNow) only change fields and cancel the long poll in flight.
+ * fleet. It holds the orphans and unknown names seen, the recent sweeps and the `state` query's
+ * snapshot; the ledger lives in its pages (src/core/ledger-pages.ts), and the driver keeps only
+ * entries from before them until its next look hands them over. `cycle` takes one look's digest
+ * and evidence (`look`), runs the pure `planCycle` (src/core/watcher.ts), tells lost VMs
+ * (`tellLost`) and deletes due orphans (`sweep`). Messages only change fields and cancel the long poll.
  *
  * Determinism: the order of commands follows from the order of the awaits below (look, the
  * signals one after another, the deletions side by side, the pause); changing it, or adding an
@@ -25,6 +26,9 @@ const SWEEP_DEADLINE_MS = 2 * 60_000;
 
 /** A record wakes the watcher (cancels its long poll) at most this often: a burst of creates costs one look, not one each. */
 const RECORD_WAKE_MS = 2_000;
+
+/** Spot create names a run remembers for their wake-up (the pages hold the rest). */
+const SPOT_KEPT = 1_000;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -52,11 +56,17 @@ export class WatcherDriver {
   private wokenAtMs = -Infinity;
   /** Spot names whose Ready record woke this run: each wakes it once, past RECORD_WAKE_MS (its notice may be short). */
   private readonly spotWoken = new Set<string>();
+  /** Spot creates recorded in the ledger pages since this run began (the latest {@link SPOT_KEPT}): their Ready record wakes at once. */
+  private spotCreated: string[] = [];
+  /** The sweep's evidence from the ledger pages, per unowned name of the last look (absent: a look from before the pages). */
+  private evidence: Map<string, Set<string>> | undefined;
   /** The last cycle's deletions (what a `sweepNow` answers). */
   private lastSwept: SweepRecord[] = [];
   /** The long-polling cycle in flight: a nudge or a sweep request cancels it to look at once. */
   private polling: CancellationScope | undefined;
   private lastSignature: string | undefined;
+  /** Names the ledger pages held at the last look. */
+  private pagedSize: number | undefined;
 
   constructor(private readonly input: WatcherInput) {
     this.tuning = input.tuning;
@@ -90,13 +100,19 @@ export class WatcherDriver {
     this.wake();
   }
 
-  /** The `record` signal: a launch is about to create these names here (the ledger's evidence). */
+  /**
+   * The `record` signal: a launch is about to create these names here, or a VM is Ready. From
+   * senders before the ledger pages (no `paged`), the names are this run's to keep and hand over.
+   */
   onRecord(rec: CreateRecord): void {
     this.adopt(rec.tuning);
-    this.ledger = recordCreates(this.ledger, rec.vmNames, Date.now(), rec.createKeys, rec.spotNames);
-    this.state.ledger = this.ledger.length;
+    if (rec.paged) this.spotCreated = [...this.spotCreated.filter((n) => !rec.spotNames?.includes(n)), ...(rec.spotNames ?? [])].slice(-SPOT_KEPT);
+    else {
+      this.ledger = recordCreates(this.ledger, rec.vmNames, Date.now(), rec.createKeys, rec.spotNames);
+      this.state.ledger = this.ledger.length;
+    }
     if (!rec.wake) return;
-    const spot = new Set(spotNamesOf(this.ledger));
+    const spot = new Set([...spotNamesOf(this.ledger), ...this.spotCreated]);
     const newSpot = rec.vmNames.filter((n) => spot.has(n) && !this.spotWoken.has(n));
     for (const n of newSpot) this.spotWoken.add(n);
     if (newSpot.length > 0 || Date.now() - this.wokenAtMs >= RECORD_WAKE_MS) this.wake();
@@ -117,21 +133,25 @@ export class WatcherDriver {
   async cycle(): Promise<boolean> {
     const asked = this.sweepAsked;
     const expiring = expiringOf(this.ledger, Date.now(), this.t);
-    const view = await this.look(asked > this.sweepDone, expiring);
+    const handover = this.ledger;
+    const view = await this.look(asked > this.sweepDone, expiring, handover);
     if (!view) return false;
     this.lastSignature = view.signature;
     const now = Date.now();
     const sweepNow = asked > this.sweepDone;
     const named = sweepNow ? this.includeUnknown : [];
     const { digest } = view;
+    const handed = view.handedOver !== undefined ? new Set(handover) : undefined;
+    this.evidence = view.evidence && new Map(view.evidence.map((e) => [e.vmName, new Set(e.createKeys ?? [])]));
     const plan = planCycle(digest, [...this.orphans, ...this.unknown], now, this.t, {
-      recorded: recordedNames(this.ledger),
-      createKeys: recordedKeys(this.ledger),
+      recorded: new Set([...recordedNames(this.ledger), ...(this.evidence?.keys() ?? [])]),
+      createKeys: this.keysOf(),
       sweepNow,
       includeUnknown: named,
     });
     const seen = new Set([...digest.present, ...digest.unowned.map((u) => u.vmName)]);
-    this.ledger = keepLedger(this.ledger, seen, new Set(expiring), now, this.t);
+    this.ledger = keepLedger(handed ? this.ledger.filter((e) => !handed.has(e)) : this.ledger, seen, new Set(expiring), now, this.t);
+    this.pagedSize = view.ledger;
     this.unknown = plan.unknown;
     await this.tellLost(plan.lost);
     const swept = await this.sweep(plan.due, named, sweepNow);
@@ -171,6 +191,13 @@ export class WatcherDriver {
     return { orphans: this.orphans, unknown: this.unknown, ledger: this.ledger, sweeps: this.sweeps, cycles: s.cycles, looks: s.looks, beats: s.beats ?? 0 };
   }
 
+  /** The create keys on record per name: the pages' for the last look's unowned names, and this run's own ledger. */
+  private keysOf(): Map<string, Set<string>> {
+    const keys = recordedKeys(this.ledger);
+    for (const [n, k] of this.evidence ?? []) if (k.size > 0) keys.set(n, new Set([...(keys.get(n) ?? []), ...k]));
+    return keys;
+  }
+
   private adopt(latest: Partial<WatcherTuning> | undefined): void {
     if (!latest || Object.keys(latest).length === 0) return;
     this.tuning = { ...this.tuning, ...latest };
@@ -184,7 +211,7 @@ export class WatcherDriver {
   }
 
   /** After a nudge or with a sweep asked: one look, at once; else long-poll from the last view. Undefined: failed (after a pause) or cancelled. */
-  private async look(sweepAsked: boolean, expiring: string[]): Promise<WatchView | undefined> {
+  private async look(sweepAsked: boolean, expiring: string[], handover: LedgerEntry[]): Promise<WatchView | undefined> {
     const quick = sweepAsked || this.nudges !== this.nudgesSeen;
     const spot = spotNamesOf(this.ledger);
     this.nudgesSeen = this.nudges;
@@ -198,6 +225,7 @@ export class WatcherDriver {
           known: this.orphans,
           ...(expiring.length > 0 ? { expiring } : {}),
           ...(spot.length > 0 ? { spot } : {}),
+          ...(handover.length > 0 ? { handover } : {}),
           tuning: this.t,
           ...(quick || this.lastSignature === undefined ? {} : { lastSignature: this.lastSignature }),
         }),
@@ -233,7 +261,7 @@ export class WatcherDriver {
 
   private async sweepOne(o: OrphanSeen, by: SweepRecord['by']): Promise<SweepRecord> {
     const rec: SweepRecord = { ...shown(o), sweptAt: '', by, ok: true };
-    const keys = this.ledger.find((e) => e.vmName === o.vmName)?.createKeys;
+    const keys = [...(this.keysOf().get(o.vmName) ?? [])];
     try {
       await sweeping(
         `delete orphan ${o.vmName} (${[...o.instanceIds, ...(o.sideResources ?? [])].join(', ')}) in ${this.where}`,
@@ -276,7 +304,7 @@ export class WatcherDriver {
       owners: view.digest.owners,
       orphans: this.orphans.map((o) => ({ ...shown(o), deleteAfter: iso(o.firstSeenAtMs + this.t.orphanGraceMs) })),
       unknown: this.unknown.map(shown),
-      ledger: this.ledger.length,
+      ledger: this.ledger.length + (this.pagedSize ?? 0),
       sweeps: this.sweeps,
     });
   }

@@ -4,8 +4,9 @@
  * vmWorkflows there), tells Ready VMs whose instance is gone (`instanceLost`), and deletes
  * orphans (VM names its ledger records creating, no open workflow owns) after their grace; tagged
  * instances it has no record of are shown as unknown, never deleted unless the operator names
- * them. Decisions: `planCycle` in src/core/watcher.ts, the ledger in src/core/watcher-ledger.ts.
- * Continues as new to bound its history, carrying the ledger, first-seen times and recent sweeps.
+ * them. Decisions: `planCycle` in src/core/watcher.ts; the ledger lives in its pages
+ * (`ledgerPageWorkflow`, src/core/ledger-pages.ts), outside this history. Continues as new to
+ * bound its history, carrying first-seen times and recent sweeps.
  * State and steps live in `WatcherDriver` (watcher-driver.ts); this is the glue.
  */
 import { allHandlersFinished, condition, continueAsNew, setHandler } from '@temporalio/workflow';

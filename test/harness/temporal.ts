@@ -86,5 +86,19 @@ export async function startTestWorker(
     ...(o.interceptors ? { interceptors: o.interceptors } : {}),
   });
   const running = await runInBackground(worker);
-  return { taskQueue, worker, stop: () => running.stop() };
+  return { taskQueue, worker, stop: () => running.stop().finally(() => endLedgerPages(taskQueue).catch(() => undefined)) };
+}
+
+/**
+ * End the ledger pages left open on a stopped worker's task queue: tests share deployment ids on
+ * one server, and a page nobody polls would hold a later worker's look until its query deadline.
+ */
+async function endLedgerPages(taskQueue: string): Promise<void> {
+  const client = await testEnv().client();
+  const query = `WorkflowType = 'ledgerPageWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue}'`;
+  for await (const wf of client.workflow.list({ query }))
+    await client.workflow
+      .getHandle(wf.workflowId)
+      .terminate('test worker stopped')
+      .catch(() => undefined);
 }

@@ -10,6 +10,7 @@ import { SA } from '../../../src/core/search-attributes';
 import { withWatcherTuning, type OwnerVm } from '../../../src/core/watcher';
 import { ProviderRegistry } from '../../../src/providers/registry';
 import { defaultFakeOffers, FakeProvider } from '../../harness/fake-provider';
+import { memoryLedger } from '../../harness/memory-ledger';
 
 const region = defaultFakeOffers()[0]!.region;
 const at = { cloud: 'fake', region };
@@ -34,6 +35,7 @@ describe('watchCycle', () => {
       registry: new ProviderRegistry([fake]),
       owner: 'default',
       client: fakeClient(owners),
+      ledger: memoryLedger(() => t),
       now: () => t,
       sleep: async (ms) => void (t += ms),
     });
@@ -58,6 +60,7 @@ describe('watchCycle', () => {
       registry: new ProviderRegistry([fake]),
       owner: 'default',
       client: fakeClient(owners),
+      ledger: memoryLedger(() => t),
       now: () => t,
       sleep: async (ms) => {
         t += ms;
@@ -74,5 +77,33 @@ describe('watchCycle', () => {
     expect(v.digest).toMatchObject({ instances: 1, owners: 1, unowned: [], settling: 0, cadence: 'fast' });
     expect(v.looks).toBe(4);
     expect(t).toBe(15_000);
+  });
+
+  it('the ledger pages: evidence for recorded unowned names only, a handover merged first, the long gone forgotten', async () => {
+    const fake = new FakeProvider();
+    const make = (vmName: string) =>
+      fake.create(defaultFakeOffers()[0]!, {}, { vmName, owner: 'default', publicKeys: [], idempotencyKey: `k-${vmName}`, openPorts: [] });
+    await make('mine');
+    await make('theirs');
+    let t = 1_000_000;
+    const ledger = memoryLedger(() => t);
+    ledger.record(['mine', 'gone'], [{ vmName: 'mine', createKey: 'ck1' }]);
+    const acts = createWatcherActivities({ registry: new ProviderRegistry([fake]), owner: 'default', client: fakeClient([]), ledger, now: () => t });
+    const tuning = withWatcherTuning({ ledgerKeepMs: 60_000 });
+    const handover = [{ vmName: 'old', recordedAtMs: 0, seenAtMs: 0 }];
+    const v = await acts.watchCycle({ at, taskQueue: 'q', known: [], tuning, handover });
+    expect(v.evidence).toEqual([{ vmName: 'mine', createKeys: ['ck1'] }]);
+    expect(v.digest.unowned.map((u) => u.vmName).sort()).toEqual(['mine', 'theirs']);
+    expect(v).toMatchObject({ ledger: 3, handedOver: 1 });
+    // 'old' was unseen past the keep time when asked: forgotten; 'gone' not yet asked (recorded just now).
+    expect(
+      ledger
+        .entries()
+        .map((e) => e.vmName)
+        .sort(),
+    ).toEqual(['gone', 'mine']);
+    t += 60_000;
+    await acts.watchCycle({ at, taskQueue: 'q', known: [], tuning });
+    expect(ledger.entries().map((e) => e.vmName)).toEqual(['mine']);
   });
 });

@@ -1,24 +1,39 @@
-/** `recordOnce`: the ledger's feed, group-committed per watcher; a caller never goes on before a signal carrying its name was accepted. */
+/** `recordOnce`: the ledger pages' feed, group-committed per watcher; a caller never goes on before a signal carrying its name was accepted. */
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { RECORD_REUSE_MS, recordOnce } from '../../../src/activities/watcher-signals';
+import { ledgerPageId, pageOf } from '../../../src/core/ledger-pages';
 
+type Rec = { vmNames: string[]; createKeys?: { vmName: string; createKey: string }[]; wake?: boolean; paged?: true; spotNames?: string[] };
+
+/**
+ * A client counting sends: each send signals the names' ledger pages, then the watcher; `sent`
+ * holds one row per send (the watcher's ID, the names and keys its pages got, its wake-up),
+ * `signals` every signal-with-start as made.
+ */
 function countingClient(fail: () => boolean) {
   const sent: { workflowId: string; vmNames: string[]; createKeys?: { vmName: string; createKey: string }[]; wake?: boolean }[] = [];
+  const signals: { type: string; workflowId: string; rec: Rec }[] = [];
+  let paged: Rec[] = [];
   const client = {
     workflow: {
-      signalWithStart: async (
-        _type: string,
-        o: { workflowId: string; signalArgs: [{ vmNames: string[]; createKeys?: { vmName: string; createKey: string }[]; wake?: boolean }] },
-      ) => {
+      signalWithStart: async (type: string, o: { workflowId: string; signalArgs: [Rec] }) => {
+        const rec = o.signalArgs[0];
+        signals.push({ type, workflowId: o.workflowId, rec });
+        let pages: Rec[] = [];
+        if (type === 'ledgerPageWorkflow') paged.push(rec);
+        else [pages, paged] = [paged, []];
+        const failed = fail();
         await new Promise((r) => setTimeout(r, 5));
-        if (fail()) throw new Error('server unavailable');
-        const { vmNames, createKeys, wake } = o.signalArgs[0];
-        sent.push({ workflowId: o.workflowId, vmNames, ...(createKeys ? { createKeys } : {}), ...(wake ? { wake } : {}) });
+        if (failed) throw new Error('server unavailable');
+        if (type === 'ledgerPageWorkflow') return;
+        const vmNames = pages.flatMap((p) => p.vmNames);
+        const createKeys = pages.flatMap((p) => p.createKeys ?? []);
+        sent.push({ workflowId: o.workflowId, vmNames, ...(createKeys.length ? { createKeys } : {}), ...(rec.wake ? { wake: rec.wake } : {}) });
       },
     },
   } as unknown as Client;
-  return { sent, client };
+  return { sent, signals, client };
 }
 
 describe('recordOnce', () => {
@@ -82,5 +97,24 @@ describe('recordOnce', () => {
     await record(client, { at, taskQueue: 'q' }, [{ vmName: 'gpu1', createKey: 'k1' }]);
     await record(client, { at, taskQueue: 'q' }, [{ vmName: 'gpu1', createKey: 'k2' }]);
     expect(sent.map((s) => s.createKeys)).toEqual([[{ vmName: 'gpu1', createKey: 'k1' }], [{ vmName: 'gpu1', createKey: 'k2' }]]);
+  });
+
+  it('names go to their ledger pages; the watcher is only started and told the Ready and spot names', async () => {
+    const { signals, client } = countingClient(() => false);
+    const record = recordOnce({ owner: 'prod', now: () => 0 });
+    const at = { cloud: 'fake', region: 'r1' };
+    const names = Array.from({ length: 40 }, (_, i) => ({ vmName: `vm${i}`, createKey: `k${i}`, ...(i === 3 ? { spot: true } : {}) }));
+    await record(client, { at, taskQueue: 'q' }, names);
+    const pages = signals.filter((s) => s.type === 'ledgerPageWorkflow');
+    expect(pages.length).toBeGreaterThan(1);
+    for (const p of pages) for (const n of p.rec.vmNames) expect(p.workflowId).toBe(ledgerPageId('prod', 'fake', 'r1', pageOf(n)));
+    expect(pages.flatMap((p) => p.rec.vmNames).sort()).toEqual(names.map((n) => n.vmName).sort());
+    expect(pages.flatMap((p) => p.rec.spotNames ?? [])).toEqual(['vm3']);
+    const watcher = signals.filter((s) => s.type === 'accountWatcherWorkflow');
+    expect(watcher).toEqual([
+      { type: 'accountWatcherWorkflow', workflowId: 'gpuprov-watch:prod:fake:r1', rec: { vmNames: [], paged: true, spotNames: ['vm3'] } },
+    ]);
+    await record(client, { at, taskQueue: 'q' }, [{ vmName: 'vm7', wake: true }]);
+    expect(signals.at(-1)?.rec).toEqual({ vmNames: ['vm7'], paged: true, wake: true });
   });
 });

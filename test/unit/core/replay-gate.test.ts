@@ -74,7 +74,13 @@ describe('what is sampled', () => {
   });
   it('replays every type on an unversioned worker, only the AUTO_UPGRADE ones on a versioned worker', () => {
     expect(gatedTypes(false)).toEqual(GATED_WORKFLOW_TYPES);
-    expect([...gatedTypes(true)].sort()).toEqual(['accountWatcherWorkflow', 'capacityMemoryWorkflow', 'deploymentRecordWorkflow', 'fleetWorkflow']);
+    expect([...gatedTypes(true)].sort()).toEqual([
+      'accountWatcherWorkflow',
+      'capacityMemoryWorkflow',
+      'deploymentRecordWorkflow',
+      'fleetWorkflow',
+      'ledgerPageWorkflow',
+    ]);
   });
 });
 
