@@ -13,7 +13,7 @@ import { SA } from '../core/search-attributes';
 import { heartbeatEveryMs, nextLookInMs, type CycleView, type OrphanSeen, type OwnerVm, type ViewDigest, withWatcherTuning } from '../core/watcher';
 import { cycleMustReturn, digestOf, dueIn, viewSignature } from '../core/watcher-digest';
 import type { ProviderRegistry } from '../providers/registry';
-import type { NameEvidence } from '../core/ledger-pages';
+import type { LedgerSummary, NameEvidence } from '../core/ledger-pages';
 import type { LedgerEntry } from '../core/watcher-ledger';
 import { activityLog } from './activity-log';
 import { providerOf } from './attempt';
@@ -156,6 +156,21 @@ export function createWatcherActivities(deps: WatcherDeps) {
   const sleep = deps.sleep ?? pause;
   const record = recordOnce(deps);
   const pages = deps.ledger ?? clientLedgerPages(client, deps.owner);
+  const summaries = new Map<string, { atMs: number; summary: LedgerSummary }>();
+  /**
+   * The pages' summary of `at`, read again at most every quarter of `ledgerKeepMs` per process: a
+   * launch changes the view at every look, and 16 queries a look would crowd pages busy taking
+   * records. What it serves changes slowly: the names due to be asked about (unseen for half the
+   * keep time) and the spot names (a run's own spot creates come from its watcher's input).
+   */
+  const summaryOf = async (at: WatchInput['at'], t: WatcherTuning): Promise<{ summary: LedgerSummary; fresh: boolean }> => {
+    const key = `${at.cloud}\n${at.region}`;
+    const kept = summaries.get(key);
+    if (kept && now() - kept.atMs < t.ledgerKeepMs / 4) return { summary: kept.summary, fresh: false };
+    const summary = await pages.summary(at, t.ledgerKeepMs);
+    summaries.set(key, { atMs: now(), summary });
+    return { summary, fresh: true };
+  };
 
   /**
    * One look: the open owners first, then the cloud's list (an instance torn down in between
@@ -199,14 +214,17 @@ export function createWatcherActivities(deps: WatcherDeps) {
       const hb = heartbeats(heartbeatEveryMs(t), now, sleep);
       hb.ifDue();
       if (input.handover?.length) await pages.merge(input.at, input.taskQueue, input.handover);
-      const summary = await pages.summary(input.at, t.ledgerKeepMs);
-      const expiring = [...new Set([...(input.expiring ?? []), ...summary.expiring])];
+      // A handover changes what the pages hold: read them again.
+      if (input.handover?.length) summaries.delete(`${input.at.cloud}\n${input.at.region}`);
+      const { summary, fresh } = await summaryOf(input.at, t);
+      const asked = fresh ? summary.expiring : [];
+      const expiring = [...new Set([...(input.expiring ?? []), ...asked])];
       const spot = [...new Set([...(input.spot ?? []), ...summary.spot])];
       const evidence = new Map<string, NameEvidence | undefined>();
       const answer = async (digest: ViewDigest, signature: string, looks: number): Promise<WatchView> => {
         const found = digest.unowned.flatMap((u) => evidence.get(u.vmName) ?? []);
         const present = [...new Set([...digest.present, ...found.map((e) => e.vmName)])];
-        await pages.seen(input.at, { present, asked: summary.expiring, keepMs: t.ledgerKeepMs });
+        await pages.seen(input.at, { present, asked, keepMs: t.ledgerKeepMs });
         return {
           digest,
           signature,

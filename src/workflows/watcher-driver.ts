@@ -213,7 +213,7 @@ export class WatcherDriver {
   /** After a nudge or with a sweep asked: one look, at once; else long-poll from the last view. Undefined: failed (after a pause) or cancelled. */
   private async look(sweepAsked: boolean, expiring: string[], handover: LedgerEntry[]): Promise<WatchView | undefined> {
     const quick = sweepAsked || this.nudges !== this.nudgesSeen;
-    const spot = spotNamesOf(this.ledger);
+    const spot = [...new Set([...spotNamesOf(this.ledger), ...this.spotCreated])];
     this.nudgesSeen = this.nudges;
     const scope = new CancellationScope();
     this.polling = scope;

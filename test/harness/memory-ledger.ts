@@ -8,6 +8,8 @@ export interface MemoryLedger extends LedgerPages {
   record: (vmNames: string[], keys?: { vmName: string; createKey: string }[]) => void;
   /** Signals the pages got (`seen` and `merge` calls). */
   signals: number;
+  /** Summary reads. */
+  summaries: number;
 }
 
 /** One region's pages as one list (paging changes where entries live, not what they say). */
@@ -15,9 +17,13 @@ export function memoryLedger(now: () => number): MemoryLedger {
   let ledger: LedgerEntry[] = [];
   const m: MemoryLedger = {
     signals: 0,
+    summaries: 0,
     entries: () => ledger,
     record: (names, keys) => void (ledger = recordCreates(ledger, names, now(), keys)),
-    summary: async (_at, keepMs) => summaryOf(ledger, now(), keepMs),
+    summary: async (_at, keepMs) => {
+      m.summaries += 1;
+      return summaryOf(ledger, now(), keepMs);
+    },
     evidence: async (_at, names) => evidenceOf(ledger, names),
     seen: async (_at, s) => {
       m.signals += 1;

@@ -79,7 +79,7 @@ describe('watchCycle', () => {
     expect(t).toBe(15_000);
   });
 
-  it('the ledger pages: evidence for recorded unowned names only, a handover merged first, the long gone forgotten', async () => {
+  it('the ledger pages: evidence for recorded unowned names only, a handover merged first, the long gone forgotten, the summary read once per quarter keep time', async () => {
     const fake = new FakeProvider();
     const make = (vmName: string) =>
       fake.create(defaultFakeOffers()[0]!, {}, { vmName, owner: 'default', publicKeys: [], idempotencyKey: `k-${vmName}`, openPorts: [] });
@@ -105,5 +105,11 @@ describe('watchCycle', () => {
     t += 60_000;
     await acts.watchCycle({ at, taskQueue: 'q', known: [], tuning });
     expect(ledger.entries().map((e) => e.vmName)).toEqual(['mine']);
+    // The summary is read again only a quarter of the keep time later; the looks between ask nothing.
+    const signals = ledger.signals;
+    t += 1_000;
+    await acts.watchCycle({ at, taskQueue: 'q', known: [], tuning });
+    expect(ledger.summaries).toBe(2);
+    expect(ledger.signals).toBe(signals + 1); // 'mine' listed unowned: seen
   });
 });
