@@ -11,7 +11,7 @@ import type { WatcherTuning } from '../core/watcher-api';
 import type { Owned, SideResource } from '../core/provider';
 import { SA } from '../core/search-attributes';
 import { heartbeatEveryMs, nextLookInMs, type CycleView, type OrphanSeen, type OwnerVm, type ViewDigest, withWatcherTuning } from '../core/watcher';
-import { cycleMustReturn, digestOf, dueIn, viewSignature } from '../core/watcher-digest';
+import { cycleMustReturn, digestOf, dueIn, presentIn, viewSignature } from '../core/watcher-digest';
 import type { ProviderRegistry } from '../providers/registry';
 import type { LedgerSummary, NameEvidence } from '../core/ledger-pages';
 import type { LedgerEntry } from '../core/watcher-ledger';
@@ -218,12 +218,12 @@ export function createWatcherActivities(deps: WatcherDeps) {
       if (input.handover?.length) summaries.delete(`${input.at.cloud}\n${input.at.region}`);
       const { summary, fresh } = await summaryOf(input.at, t);
       const asked = fresh ? summary.expiring : [];
-      const expiring = [...new Set([...(input.expiring ?? []), ...asked])];
       const spot = [...new Set([...(input.spot ?? []), ...summary.spot])];
       const evidence = new Map<string, NameEvidence | undefined>();
-      const answer = async (digest: ViewDigest, signature: string, looks: number): Promise<WatchView> => {
+      // Only the workflow's own names (`expiring`) come back in the digest; the pages' are answered to them.
+      const answer = async (view: CycleView, digest: ViewDigest, signature: string, looks: number): Promise<WatchView> => {
         const found = digest.unowned.flatMap((u) => evidence.get(u.vmName) ?? []);
-        const present = [...new Set([...digest.present, ...found.map((e) => e.vmName)])];
+        const present = [...new Set([...presentIn(view, asked), ...found.map((e) => e.vmName)])];
         await pages.seen(input.at, { present, asked, keepMs: t.ledgerKeepMs });
         return {
           digest,
@@ -239,7 +239,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
         hb.ifDue();
         const view = await look(input);
         const signature = viewHash(view);
-        const digest = digestOf(view, expiring, spot);
+        const digest = digestOf(view, input.expiring, spot);
         const ask = digest.unowned.map((u) => u.vmName).filter((n) => !evidence.has(n));
         if (ask.length > 0) {
           const got = await pages.evidence(input.at, ask);
@@ -257,11 +257,11 @@ export function createWatcherActivities(deps: WatcherDeps) {
           now(),
           t,
         );
-        if (input.lastSignature === undefined || cycleMustReturn(due.length, signature, input.lastSignature)) return answer(digest, signature, looks);
+        if (input.lastSignature === undefined || cycleMustReturn(due.length, signature, input.lastSignature)) return answer(view, digest, signature, looks);
         const windowSpent = now() - startedAt + waitMs >= t.quietWindowMs;
         await hb.pause(waitMs);
         // Return after the wait, not after the look: the next cycle's first look keeps the cadence.
-        if (windowSpent) return answer(digest, signature, looks);
+        if (windowSpent) return answer(view, digest, signature, looks);
       }
     },
 

@@ -15,6 +15,7 @@
  * | an owner open elsewhere (another region, cloud, task queue)    | owns its name here; never lost from here         |
  * | the owners' stages                                             | `cadence` (src/core/watcher.ts)                  |
  * | a ledger name the workflow asked about (`expiring`)            | in `present` when listed or owned                |
+ * | a ledger page's name the look asked about                      | not here: `presentIn` answers the page itself    |
  *
  * The ledger (src/core/watcher-ledger.ts) is refreshed through `present`: the workflow asks only
  * about names it has not seen for half `ledgerKeepMs` (at most `EXPIRING_ASKED` a cycle), so
@@ -66,6 +67,13 @@ export function digestOf(view: CycleView, expiring: readonly string[] = [], spot
   }
   const present = expiring.filter((n) => byName.has(n) || sides.has(n) || owners.has(n));
   return { instances: view.instances.length, owners: view.owners.length, unowned, lost, settling, cadence: cadenceOf(view.owners, new Set(spot)), present };
+}
+
+/** Of `names`, those this view lists (instance or side resource) or sees owned: what a look tells the ledger pages it asked. */
+export function presentIn(view: CycleView, names: readonly string[]): string[] {
+  if (names.length === 0) return [];
+  const here = new Set([...view.instances.map((i) => i.vmName), ...(view.sides ?? []).map((r) => r.vmName), ...view.owners.map((o) => o.vmName)]);
+  return names.filter((n) => here.has(n));
 }
 
 /**
