@@ -1,9 +1,9 @@
 /**
  * The account watcher's ledger: the VM names this deployment recorded creating in one cloud and
- * region, the positive evidence the sweep needs (src/core/watcher.ts). Every create tells the
- * watcher before it makes anything (`watcherRecordSignal`), and a VM that becomes Ready tells it
- * again, so a workflow terminated mid-create, or after Ready, or deleted outright, leaves its name
- * on record. Pure.
+ * region, the positive evidence the sweep needs (src/core/watcher.ts), kept in ledger pages
+ * (src/core/ledger-pages.ts). Every create tells the name's page before it makes anything
+ * (`watcherRecordSignal`), and a VM that becomes Ready tells it again, so a workflow terminated
+ * mid-create, or after Ready, or deleted outright, leaves its name on record. Pure.
  *
  * | event                                                   | ledger entry of the name                         |
  * |---------------------------------------------------------|--------------------------------------------------|
@@ -13,9 +13,9 @@
  * | a cycle lists it unowned, or asks and it is still there | seen now                                         |
  * | asked about, nothing of it seen for `ledgerKeepMs`      | forgotten (its instance is long gone)            |
  *
- * A cycle asks about the names unseen for half `ledgerKeepMs` (`expiringOf`): the digest of a
- * look (src/core/watcher-digest.ts) answers which of them are still listed or owned, so the
- * ledger is kept without the region's whole view passing through the watcher's history.
+ * A look asks about the names unseen for half `ledgerKeepMs` (`expiringOf`) and tells each page
+ * which of them are still listed or owned (`presentIn`, src/core/watcher-digest.ts), so the
+ * ledger is kept without the region's whole view passing through any history.
  *
  * Hazard: an entry may only be forgotten once nothing of its name has been listed for longer
  * than any gap between two returning cycles (the quiet window), else a live orphan would turn

@@ -89,7 +89,10 @@ export interface WatcherCarried {
   orphans: OrphanSeen[];
   /** Tagged instances never recorded (absent in runs from before the ledger). */
   unknown?: OrphanSeen[];
-  /** The creates on record (absent in runs from before the ledger). */
+  /**
+   * Creates on record that the run kept itself: the whole ledger in runs from before the ledger
+   * pages; since them, only what the next look hands over to its pages (empty once it has).
+   */
   ledger?: LedgerEntry[];
   sweeps: SweepRecord[];
   cycles: number;
