@@ -4,6 +4,7 @@
  * or ended because it held nothing, answers nothing.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/common';
 import { ledgerEvidenceQuery, ledgerMergeSignal, ledgerSeenSignal, ledgerSummaryQuery } from '../core/ledger-api';
 import { LEDGER_PAGES, byPage, ledgerPageId, type LedgerPageInput, type LedgerSeen, type LedgerSummary, type NameEvidence } from '../core/ledger-pages';
 import type { LedgerEntry } from '../core/watcher-ledger';
@@ -27,6 +28,21 @@ const gone = (err: unknown): boolean => err instanceof WorkflowNotFoundError;
 
 /** How long a page may take to answer: a page whose task queue has no worker otherwise holds the look until the call's own deadline. */
 const QUERY_MS = 5_000;
+
+/**
+ * Signal-with-start of one ledger page (on `taskQueue`, the watcher's): how creates record their
+ * names (`watcherRecordSignal`) and a watcher hands its carried entries over (`ledgerMergeSignal`).
+ */
+export function signalPage<A>(c: Client, owner: string, at: At, taskQueue: string, page: number, signal: SignalDefinition<[A]>, arg: A): Promise<unknown> {
+  return c.workflow.signalWithStart('ledgerPageWorkflow', {
+    workflowId: ledgerPageId(owner, at.cloud, at.region, page),
+    taskQueue,
+    args: [{ deployment: owner, ...at, page } satisfies LedgerPageInput],
+    signal,
+    signalArgs: [arg],
+    staticSummary: `ledger page ${page}: ${at.cloud}/${at.region}`,
+  });
+}
 
 /** The pages of deployment `owner`, through `client`. */
 export function clientLedgerPages(client: () => Client, owner: string): LedgerPages {
@@ -73,16 +89,7 @@ export function clientLedgerPages(client: () => Client, owner: string): LedgerPa
     },
     async merge(at, taskQueue, entries) {
       await Promise.all(
-        byPage(entries, (e) => e.vmName).map(([page, given]) =>
-          client().workflow.signalWithStart('ledgerPageWorkflow', {
-            workflowId: ledgerPageId(owner, at.cloud, at.region, page),
-            taskQueue,
-            args: [{ deployment: owner, ...at, page } satisfies LedgerPageInput],
-            signal: ledgerMergeSignal,
-            signalArgs: [[...given]],
-            staticSummary: `ledger page ${page}: ${at.cloud}/${at.region}`,
-          }),
-        ),
+        byPage(entries, (e) => e.vmName).map(([page, given]) => signalPage(client(), owner, at, taskQueue, page, ledgerMergeSignal, [...given])),
       );
     },
   };

@@ -8,11 +8,12 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ProviderError } from '../core/errors';
-import { byPage, ledgerPageId, type LedgerPageInput } from '../core/ledger-pages';
+import { byPage } from '../core/ledger-pages';
 import { mainTaskQueue } from '../core/rate-limits';
 import { watcherWorkflowId, type WatcherInput } from '../core/watcher';
 import { watcherRecordSignal, type WatcherTuning } from '../core/watcher-api';
 import { activityLog } from './activity-log';
+import { signalPage } from './ledger-pages';
 
 /** How long a name accepted by a watcher counts as recorded for this process (well inside the ledger's keep time). */
 export const RECORD_REUSE_MS = 60_000;
@@ -66,16 +67,11 @@ async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: Na
   const spotNames = [...new Set(names.filter((n) => n.spot && n.createKey).map((n) => n.vmName))];
   const pages = byPage(names, (n) => n.vmName).map(([page, mine]) => {
     const createKeys = mine.flatMap((n) => (n.createKey ? [{ vmName: n.vmName, createKey: n.createKey }] : []));
-    const spot = spotNames.filter((n) => mine.some((m) => m.vmName === n));
-    return c.workflow.signalWithStart('ledgerPageWorkflow', {
-      workflowId: ledgerPageId(deps.owner, cloud, region, page),
-      taskQueue: target.taskQueue,
-      args: [{ deployment: deps.owner, cloud, region, page } satisfies LedgerPageInput],
-      signal: watcherRecordSignal,
-      signalArgs: [
-        { vmNames: [...new Set(mine.map((n) => n.vmName))], ...(createKeys.length > 0 ? { createKeys } : {}), ...(spot.length > 0 ? { spotNames: spot } : {}) },
-      ],
-      staticSummary: `ledger page ${page}: ${cloud}/${region}`,
+    const spot = [...new Set(mine.filter((n) => n.spot && n.createKey).map((n) => n.vmName))];
+    return signalPage(c, deps.owner, target.at, target.taskQueue, page, watcherRecordSignal, {
+      vmNames: [...new Set(mine.map((n) => n.vmName))],
+      ...(createKeys.length > 0 ? { createKeys } : {}),
+      ...(spot.length > 0 ? { spotNames: spot } : {}),
     });
   });
   const woken = [...new Set(names.filter((n) => n.wake).map((n) => n.vmName))];

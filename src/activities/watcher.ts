@@ -157,6 +157,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
   const record = recordOnce(deps);
   const pages = deps.ledger ?? clientLedgerPages(client, deps.owner);
   const summaries = new Map<string, { atMs: number; summary: LedgerSummary }>();
+  const summaryKey = (at: WatchInput['at']): string => `${at.cloud}\n${at.region}`;
   /**
    * The pages' summary of `at`, read again at most every quarter of `ledgerKeepMs` per process: a
    * launch changes the view at every look, and 16 queries a look would crowd pages busy taking
@@ -164,7 +165,7 @@ export function createWatcherActivities(deps: WatcherDeps) {
    * keep time) and the spot names (a run's own spot creates come from its watcher's input).
    */
   const summaryOf = async (at: WatchInput['at'], t: WatcherTuning): Promise<{ summary: LedgerSummary; fresh: boolean }> => {
-    const key = `${at.cloud}\n${at.region}`;
+    const key = summaryKey(at);
     const kept = summaries.get(key);
     if (kept && now() - kept.atMs < t.ledgerKeepMs / 4) return { summary: kept.summary, fresh: false };
     const summary = await pages.summary(at, t.ledgerKeepMs);
@@ -213,9 +214,10 @@ export function createWatcherActivities(deps: WatcherDeps) {
       const t = withWatcherTuning(input.tuning);
       const hb = heartbeats(heartbeatEveryMs(t), now, sleep);
       hb.ifDue();
-      if (input.handover?.length) await pages.merge(input.at, input.taskQueue, input.handover);
-      // A handover changes what the pages hold: read them again.
-      if (input.handover?.length) summaries.delete(`${input.at.cloud}\n${input.at.region}`);
+      if (input.handover?.length) {
+        await pages.merge(input.at, input.taskQueue, input.handover);
+        summaries.delete(summaryKey(input.at)); // what the pages hold changed: read them again
+      }
       const { summary, fresh } = await summaryOf(input.at, t);
       const asked = fresh ? summary.expiring : [];
       const spot = [...new Set([...(input.spot ?? []), ...summary.spot])];

@@ -18,6 +18,7 @@ import { planCycle, withWatcherTuning, type CyclePlan, type OrphanSeen, type Wat
 import type { CreateRecord, SweepRecord, SweepRequest, WatcherState, WatcherTuning } from '../core/watcher-api';
 import { expiringOf, keepLedger, recordCreates, recordedKeys, recordedNames, spotNamesOf, type LedgerEntry } from '../core/watcher-ledger';
 import type { WatchView } from '../activities/watcher';
+import type { NameEvidence } from '../core/ledger-pages';
 import { failureMessage } from './failure-info';
 import { sweeping, watchingLong } from './proxies';
 
@@ -31,6 +32,13 @@ const RECORD_WAKE_MS = 2_000;
 const SPOT_KEPT = 1_000;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The create keys on record per name: this run's own entries and the pages' evidence for the look's unowned names. */
+function keysOf(ledger: readonly LedgerEntry[], evidence: readonly NameEvidence[] | undefined): Map<string, Set<string>> {
+  const keys = recordedKeys(ledger);
+  for (const e of evidence ?? []) if (e.createKeys?.length) keys.set(e.vmName, new Set([...(keys.get(e.vmName) ?? []), ...e.createKeys]));
+  return keys;
+}
 
 /** An unowned name as the `state` query shows it. */
 function shown(o: OrphanSeen): { vmName: string; instanceIds: string[]; sideResources?: string[]; firstSeenAt: string } {
@@ -58,8 +66,8 @@ export class WatcherDriver {
   private readonly spotWoken = new Set<string>();
   /** Spot creates recorded in the ledger pages since this run began (the latest {@link SPOT_KEPT}): their Ready record wakes at once. */
   private spotCreated: string[] = [];
-  /** The sweep's evidence from the ledger pages, per unowned name of the last look (absent: a look from before the pages). */
-  private evidence: Map<string, Set<string>> | undefined;
+  /** The create keys on record per name at the last look (the pages' evidence and this run's own entries): the sweep releases with them. */
+  private keys = new Map<string, Set<string>>();
   /** The last cycle's deletions (what a `sweepNow` answers). */
   private lastSwept: SweepRecord[] = [];
   /** The long-polling cycle in flight: a nudge or a sweep request cancels it to look at once. */
@@ -142,10 +150,10 @@ export class WatcherDriver {
     const named = sweepNow ? this.includeUnknown : [];
     const { digest } = view;
     const handed = view.handedOver !== undefined ? new Set(handover) : undefined;
-    this.evidence = view.evidence && new Map(view.evidence.map((e) => [e.vmName, new Set(e.createKeys ?? [])]));
+    this.keys = keysOf(this.ledger, view.evidence);
     const plan = planCycle(digest, [...this.orphans, ...this.unknown], now, this.t, {
-      recorded: new Set([...recordedNames(this.ledger), ...(this.evidence?.keys() ?? [])]),
-      createKeys: this.keysOf(),
+      recorded: new Set([...recordedNames(this.ledger), ...(view.evidence ?? []).map((e) => e.vmName)]),
+      createKeys: this.keys,
       sweepNow,
       includeUnknown: named,
     });
@@ -189,13 +197,6 @@ export class WatcherDriver {
   private carried(): WatcherCarried {
     const s = this.state;
     return { orphans: this.orphans, unknown: this.unknown, ledger: this.ledger, sweeps: this.sweeps, cycles: s.cycles, looks: s.looks, beats: s.beats ?? 0 };
-  }
-
-  /** The create keys on record per name: the pages' for the last look's unowned names, and this run's own ledger. */
-  private keysOf(): Map<string, Set<string>> {
-    const keys = recordedKeys(this.ledger);
-    for (const [n, k] of this.evidence ?? []) if (k.size > 0) keys.set(n, new Set([...(keys.get(n) ?? []), ...k]));
-    return keys;
   }
 
   private adopt(latest: Partial<WatcherTuning> | undefined): void {
@@ -261,7 +262,7 @@ export class WatcherDriver {
 
   private async sweepOne(o: OrphanSeen, by: SweepRecord['by']): Promise<SweepRecord> {
     const rec: SweepRecord = { ...shown(o), sweptAt: '', by, ok: true };
-    const keys = [...(this.keysOf().get(o.vmName) ?? [])];
+    const keys = [...(this.keys.get(o.vmName) ?? [])];
     try {
       await sweeping(
         `delete orphan ${o.vmName} (${[...o.instanceIds, ...(o.sideResources ?? [])].join(', ')}) in ${this.where}`,
