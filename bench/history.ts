@@ -124,15 +124,21 @@ export function activitySteps(events: HistoryEvent[]): Record<string, { queueMs:
   return out;
 }
 
-/** The longest workflow task (started → completed) over these histories, ms. */
-export function longestWorkflowTaskMs(histories: readonly HistoryEvent[][]): number {
-  let longest = 0;
+/** Every workflow task's duration (started → completed, ms) over these histories, of those started within [fromMs, toMs]. */
+export function workflowTaskDurations(histories: readonly HistoryEvent[][], fromMs = -Infinity, toMs = Infinity): number[] {
+  const out: number[] = [];
   for (const h of histories) {
     const at = new Map(h.map((e) => [String(e.eventId), timeOf(e)] as const));
     for (const e of h) {
       const done = e.workflowTaskCompletedEventAttributes;
-      if (done) longest = Math.max(longest, timeOf(e) - (at.get(String(done.startedEventId)) ?? timeOf(e)));
+      const started = done ? at.get(String(done.startedEventId)) : undefined;
+      if (started !== undefined && started >= fromMs && started <= toMs) out.push(timeOf(e) - started);
     }
   }
-  return longest;
+  return out;
+}
+
+/** The longest workflow task (started → completed) over these histories, ms. */
+export function longestWorkflowTaskMs(histories: readonly HistoryEvent[][]): number {
+  return workflowTaskDurations(histories).reduce((a, b) => Math.max(a, b), 0);
 }

@@ -47,6 +47,8 @@ export interface Lab {
   activityStarts: ActivityStart[];
   cliVersion: string;
   worker: WorkerGroup;
+  /** Where the SDK core's metrics are served, with `metrics: true`. */
+  metricsAddress?: string;
   /** CPU seconds (user+sys) used so far by the dev server process. */
   serverCpuS(): number;
   /** A FakeProvider registered under `name` (must be declared at setup). */
@@ -134,9 +136,15 @@ export async function startLab(o: {
   watcherClient?: () => Client;
   /** Task-queue partitions of the dev server (its default: 4). */
   partitions?: number;
+  /** Serve the SDK core's worker metrics on a free 127.0.0.1 port (`Lab.metricsAddress`, bench/core-metrics.ts). */
+  metrics?: boolean;
   log: (s: string) => void;
 }): Promise<Lab> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const metricsAddress = o.metrics ? `127.0.0.1:${await freePort()}` : undefined;
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}),
+  });
   const dir = mkdtempSync(join(tmpdir(), 'gpuprov-bench-'));
   const cli = await obtainTemporalCli({ log: o.log });
   const server = o.cluster ? await clusterServer(cli.path, o.log) : await devServer(cli.path, dir, o.log, o.partitions);
@@ -224,6 +232,7 @@ export async function startLab(o: {
     activityStarts,
     cliVersion: o.cluster ? `temporal-server on PostgreSQL (4 processes); CLI ${cli.version}` : cli.version,
     worker,
+    ...(metricsAddress ? { metricsAddress } : {}),
     serverCpuS: () => server.pids().reduce((a, pid) => a + procCpuS(pid), 0),
     fake: (name) => {
       const f = fakes.get(name);

@@ -16,7 +16,8 @@ import { watcherNudgeSignal, watcherStateQuery, type WatcherTuning } from '../sr
 import type { vmWorkflow } from '../src/workflows';
 import type { Offer } from '../src/core/provider';
 import type { FakeProvider } from '../test/harness/fake-provider';
-import { breakdown, eventsOf, longestWorkflowTaskMs } from './history';
+import { breakdown, eventsOf, longestWorkflowTaskMs, workflowTaskDurations, type HistoryEvent } from './history';
+import { minusCore, scrapeCore, type CoreMetrics } from './core-metrics';
 import { startLab, type Lab } from './lab';
 import { census, cloudCalls, eventsWithin, growth, historiesOf, inBatches, largestEvent, minus, total, type Census } from './scale-census';
 import { acceleratedWatcher, pairsOf, perShippedHour, perVmDay } from './scale-model';
@@ -67,6 +68,7 @@ export async function scaleRun(o: RunOptions) {
   const lab = await startLab({
     fakes: clouds.map((name) => ({ name, caps: { pollIntervalMs: 1_000, typicalBootMs: BOOT_MS } })),
     scheduleDelay: () => undefined,
+    metrics: true,
     log: o.log,
   });
   const fakes = clouds.map((c) => lab.fake(c));
@@ -90,7 +92,7 @@ export async function scaleRun(o: RunOptions) {
     await waitCadence(watchers, 'ready', o.log);
     // Divide by the VMs Ready when the window opens (a launch past the wait's timeout may have finished since).
     const readyNow = (await lab.client.workflow.count(readyQuery(lab))).count;
-    const idle = await idleWindow(lab, fakes, watchers, o, readyNow);
+    const idle = await idleWindow(lab, fakes, watchers, o, readyNow, launch.window);
     const rssAfterIdleMb = mb(process.memoryUsage.rss());
     await nudge(watchers, DEFAULT_WATCHER_TUNING);
     await sleep(2_000);
@@ -115,6 +117,7 @@ const readyQuery = (lab: Lab): string => `TaskQueue = "${lab.taskQueue}" AND Wor
 
 async function launchAll(lab: Lab, vms: Placed[], o: RunOptions) {
   o.log(`${o.vms} VMs over ${o.pairs} pair(s): launching`);
+  const core0 = await coreNow(lab);
   const cpu0 = process.cpuUsage();
   const server0 = lab.serverCpuS();
   const t0 = Date.now();
@@ -139,7 +142,28 @@ async function launchAll(lab: Lab, vms: Placed[], o: RunOptions) {
     ready: r.count,
     cpuS: { worker: round(cpu, 2), server: round(server, 2) },
     cpuMsPerLaunch: { worker: round((cpu * 1000) / o.vms, 1), server: round((server * 1000) / o.vms, 1) },
+    window: { fromMs: t0, toMs: r.atMs },
+    core: coreSince(core0, await coreNow(lab)),
   };
+}
+
+async function coreNow(lab: Lab): Promise<CoreMetrics | undefined> {
+  return lab.metricsAddress ? scrapeCore(lab.metricsAddress).catch(() => undefined) : undefined;
+}
+
+/** The core's task and cache figures a phase added, for the workflow types the bench reads. */
+function coreSince(a: CoreMetrics | undefined, b: CoreMetrics | undefined) {
+  if (!a || !b) return undefined;
+  const d = minusCore(b, a);
+  const keep = ['accountWatcherWorkflow', 'ledgerPageWorkflow', 'vmWorkflow'];
+  return { ...d, byType: Object.fromEntries(Object.entries(d.byType).filter(([t]) => keep.includes(t))) };
+}
+
+/** Workflow task durations (started → completed, server times) of tasks started within a window. */
+function taskSpans(histories: readonly HistoryEvent[][], w: { fromMs: number; toMs: number }) {
+  const xs = workflowTaskDurations(histories, w.fromMs, w.toMs);
+  const at = (p: number): number => round(percentile(xs, p));
+  return { tasks: xs.length, p50Ms: at(50), p95Ms: at(95), p99Ms: at(99), maxMs: at(100) };
 }
 
 async function nudge(watchers: WorkflowHandle[], t: WatcherTuning): Promise<void> {
@@ -156,7 +180,7 @@ async function waitCadence(watchers: WorkflowHandle[], cadence: string, log: (s:
 }
 
 /** The idle window at `accel`: what every workflow's history and the clouds' call logs gained, per VM-day. */
-async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHandle[], o: RunOptions, ready: number) {
+async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHandle[], o: RunOptions, ready: number, launched: { fromMs: number; toMs: number }) {
   const fast = acceleratedWatcher(DEFAULT_WATCHER_TUNING, o.accel);
   o.log(
     `idle: ${round(o.idleMs / 60_000, 1)} min at ×${o.accel} (look every ${fast.readyIntervalMs} ms, backstop every ${DEFAULT_TUNING.healthIntervalMs / o.accel} ms)`,
@@ -164,6 +188,7 @@ async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHan
   await nudge(watchers, fast);
   await sleep(Math.min(5_000, fast.quietWindowMs)); // the nudge's cancelled cycle settles outside the window
   const a: Census = await census(lab.client);
+  const coreA = await coreNow(lab);
   const calls0 = cloudCalls(fakes);
   const cpu0 = process.cpuUsage();
   const server0 = lab.serverCpuS();
@@ -173,6 +198,7 @@ async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHan
   const cpu = cpuS(process.cpuUsage(cpu0));
   const server = lab.serverCpuS() - server0;
   const sampleMs = Date.now() - t0;
+  const coreB = await coreNow(lab);
   const b: Census = await census(lab.client);
   const windowMs = b.atMs - a.atMs;
   const grown = growth(a, b);
@@ -184,12 +210,13 @@ async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHan
   const inWindow = new Set(eventsWithin(watcherHistories, a.atMs, b.atMs));
   const watcherKinds = watcherHistories.map((h) => breakdown(h, (e) => inWindow.has(e)));
   const vmRuns = [...b.runs.values()].filter((r) => r.type === 'vmWorkflow').slice(0, SAMPLE_VMS);
-  const vmKinds = await Promise.all(
-    vmRuns.map(async (r) => {
-      const from = a.runs.get(`${r.workflowId}/${r.runId}`)?.events ?? 0;
-      return breakdown(await eventsOf(lab.client.workflow.getHandle(r.workflowId, r.runId)), (e) => Number(e.eventId) > from);
-    }),
-  );
+  const vmHistories = await Promise.all(vmRuns.map((r) => eventsOf(lab.client.workflow.getHandle(r.workflowId, r.runId))));
+  const vmKinds = vmRuns.map((r, i) => {
+    const from = a.runs.get(`${r.workflowId}/${r.runId}`)?.events ?? 0;
+    return breakdown(vmHistories[i]!, (e) => Number(e.eventId) > from);
+  });
+  const idled = { fromMs: a.atMs, toMs: b.atMs };
+  const atLaunch = new Set(eventsWithin(watcherHistories, launched.fromMs, launched.toMs));
   const sum = (rs: Record<string, number>[]): Record<string, number> =>
     rs.reduce((x, r) => ({ ...x, ...Object.fromEntries(Object.entries(r).map(([k, v]) => [k, (x[k] ?? 0) + v])) }), {});
   const largest = largestEvent(watcherHistories);
@@ -217,6 +244,10 @@ async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHan
       runs: watcherRuns.length,
       largestEventBytes: largest.bytes,
       longestTaskMs: longestWorkflowTaskMs(watcherHistories),
+      tasksAtLaunch: taskSpans(watcherHistories, launched),
+      tasksIdle: taskSpans(watcherHistories, idled),
+      eventKindsAtLaunch: sum(watcherHistories.map((h) => breakdown(h, (e) => atLaunch.has(e)))),
+      runsAtLaunch: watcherHistories.filter((h) => h.some((e) => atLaunch.has(e))).length,
       largestEventKind: largest.kind,
       historyBytesPerHour: round(perShippedHour(watcherBytes, windowMs, o.accel) / watchers.length, 0),
       eventsPerHour: round(perShippedHour(grown.accountWatcherWorkflow?.events ?? 0, windowMs, o.accel) / watchers.length, 1),
@@ -227,8 +258,13 @@ async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHan
       largestEventBytes: largestPage.bytes,
       largestEventKind: largestPage.kind,
       longestTaskMs: longestWorkflowTaskMs(pageHistories),
+      tasksAtLaunch: taskSpans(pageHistories, launched),
+      tasksIdle: taskSpans(pageHistories, idled),
     },
     sampledVmEventKinds: { vms: vmRuns.length, kinds: sum(vmKinds) },
+    // The same spans of a sample of VMs: a saturated worker holds every workflow's tasks alike.
+    core: coreSince(coreA, coreB),
+    sampledVmTasks: { atLaunch: taskSpans(vmHistories, launched), idle: taskSpans(vmHistories, idled) },
   };
 }
 

@@ -56,8 +56,9 @@ const idOf = (n: NameRecord): string => `${n.vmName}\n${n.createKey ?? ''}${n.sp
 
 /**
  * Signal-with-start of the ledger pages of `names` (src/core/ledger-pages.ts) recording them, and
- * of the watcher of `target` (so it runs before anything is made), side by side; the watcher's
- * signal carries only the Ready names (its wake-up) and the spot creates (their cadence). Its workflow ID.
+ * a start of the watcher of `target` (so it runs before anything is made), side by side: a start
+ * that joins the running watcher for plain creates, a signal-with-start carrying only the Ready
+ * names (its wake-up) and the spot creates (their cadence) otherwise. Its workflow ID.
  */
 async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: NameRecord[]): Promise<string> {
   const { cloud, region } = target.at;
@@ -75,22 +76,25 @@ async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: Na
     });
   });
   const woken = [...new Set(names.filter((n) => n.wake).map((n) => n.vmName))];
-  const watcher = c.workflow.signalWithStart('accountWatcherWorkflow', {
-    workflowId,
-    taskQueue: target.taskQueue,
-    args: [start],
-    signal: watcherRecordSignal,
-    signalArgs: [
-      {
-        vmNames: woken,
-        paged: true,
-        ...(spotNames.length > 0 ? { spotNames } : {}),
-        ...(wake ? { wake } : {}),
-        ...(deps.watcher ? { tuning: deps.watcher } : {}),
-      },
-    ],
-    staticSummary: `account watcher: ${cloud}/${region}`,
-  });
+  const o = { workflowId, taskQueue: target.taskQueue, args: [start] as [WatcherInput], staticSummary: `account watcher: ${cloud}/${region}` };
+  // Plain creates tell the watcher nothing (their names are in the pages): only make sure it runs,
+  // which adds no event to a running watcher's history (a signal would add one, and a task).
+  const watcher =
+    !wake && spotNames.length === 0
+      ? c.workflow.start('accountWatcherWorkflow', { ...o, workflowIdConflictPolicy: 'USE_EXISTING' })
+      : c.workflow.signalWithStart('accountWatcherWorkflow', {
+          ...o,
+          signal: watcherRecordSignal,
+          signalArgs: [
+            {
+              vmNames: woken,
+              paged: true,
+              ...(spotNames.length > 0 ? { spotNames } : {}),
+              ...(wake ? { wake } : {}),
+              ...(deps.watcher ? { tuning: deps.watcher } : {}),
+            },
+          ],
+        });
   await Promise.all([...pages, watcher]);
   return workflowId;
 }

@@ -14,26 +14,25 @@ type Rec = { vmNames: string[]; createKeys?: { vmName: string; createKey: string
 function countingClient(fail: () => boolean) {
   const sent: { workflowId: string; vmNames: string[]; createKeys?: { vmName: string; createKey: string }[]; wake?: boolean }[] = [];
   const signals: { type: string; workflowId: string; rec: Rec }[] = [];
+  const starts: { type: string; workflowId: string; policy?: string }[] = [];
   let paged: Rec[] = [];
-  const client = {
-    workflow: {
-      signalWithStart: async (type: string, o: { workflowId: string; signalArgs: [Rec] }) => {
-        const rec = o.signalArgs[0];
-        signals.push({ type, workflowId: o.workflowId, rec });
-        let pages: Rec[] = [];
-        if (type === 'ledgerPageWorkflow') paged.push(rec);
-        else [pages, paged] = [paged, []];
-        const failed = fail();
-        await new Promise((r) => setTimeout(r, 5));
-        if (failed) throw new Error('server unavailable');
-        if (type === 'ledgerPageWorkflow') return;
-        const vmNames = pages.flatMap((p) => p.vmNames);
-        const createKeys = pages.flatMap((p) => p.createKeys ?? []);
-        sent.push({ workflowId: o.workflowId, vmNames, ...(createKeys.length ? { createKeys } : {}), ...(rec.wake ? { wake: rec.wake } : {}) });
-      },
-    },
-  } as unknown as Client;
-  return { sent, signals, client };
+  const signalWithStart = async (type: string, o: { workflowId: string; signalArgs?: [Rec]; workflowIdConflictPolicy?: string }) => {
+    const rec = o.signalArgs?.[0];
+    if (rec) signals.push({ type, workflowId: o.workflowId, rec });
+    else starts.push({ type, workflowId: o.workflowId, ...(o.workflowIdConflictPolicy ? { policy: o.workflowIdConflictPolicy } : {}) });
+    let pages: Rec[] = [];
+    if (type === 'ledgerPageWorkflow') paged.push(rec!);
+    else [pages, paged] = [paged, []];
+    const failed = fail();
+    await new Promise((r) => setTimeout(r, 5));
+    if (failed) throw new Error('server unavailable');
+    if (type === 'ledgerPageWorkflow') return;
+    const vmNames = pages.flatMap((p) => p.vmNames);
+    const createKeys = pages.flatMap((p) => p.createKeys ?? []);
+    sent.push({ workflowId: o.workflowId, vmNames, ...(createKeys.length ? { createKeys } : {}), ...(rec?.wake ? { wake: rec.wake } : {}) });
+  };
+  const client = { workflow: { signalWithStart, start: signalWithStart } } as unknown as Client;
+  return { sent, signals, starts, client };
 }
 
 describe('recordOnce', () => {
@@ -100,7 +99,7 @@ describe('recordOnce', () => {
   });
 
   it('names go to their ledger pages; the watcher is only started and told the Ready and spot names', async () => {
-    const { signals, client } = countingClient(() => false);
+    const { signals, starts, client } = countingClient(() => false);
     const record = recordOnce({ owner: 'prod', now: () => 0 });
     const at = { cloud: 'fake', region: 'r1' };
     const names = Array.from({ length: 40 }, (_, i) => ({ vmName: `vm${i}`, createKey: `k${i}`, ...(i === 3 ? { spot: true } : {}) }));
@@ -116,5 +115,15 @@ describe('recordOnce', () => {
     ]);
     await record(client, { at, taskQueue: 'q' }, [{ vmName: 'vm7', wake: true }]);
     expect(signals.at(-1)?.rec).toEqual({ vmNames: ['vm7'], paged: true, wake: true });
+    expect(starts).toEqual([]);
+  });
+
+  it('plain creates only make sure the watcher runs: a start joining the running one, no signal in its history', async () => {
+    const { signals, starts, client } = countingClient(() => false);
+    const record = recordOnce({ owner: 'prod', now: () => 0 });
+    await record(client, { at: { cloud: 'fake', region: 'r1' }, taskQueue: 'q' }, [{ vmName: 'vm1', createKey: 'k1' }, 'vm2']);
+    expect(signals.filter((s) => s.type === 'accountWatcherWorkflow')).toEqual([]);
+    expect(starts).toEqual([{ type: 'accountWatcherWorkflow', workflowId: 'gpuprov-watch:prod:fake:r1', policy: 'USE_EXISTING' }]);
+    expect(signals.filter((s) => s.type === 'ledgerPageWorkflow').flatMap((s) => s.rec.vmNames).sort()).toEqual(['vm1', 'vm2']);
   });
 });
