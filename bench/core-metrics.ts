@@ -11,6 +11,7 @@ export interface CoreTasks {
   executedMs: number;
   /** Executed tasks that took over 100 ms (from the histogram's buckets; the nearest bucket edge at or above 100). */
   executedOver100Ms: number;
+  /** The core records its replay latency for every task (replaying or not): this count is not a count of replays. */
   replayed: number;
   replayedMs: number;
 }

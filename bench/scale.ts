@@ -43,13 +43,14 @@ const FIGURES: Figure[] = [
   ['idle CPU per VM-day, worker + server, ms', (r) => r.idle.perVmDay.cpuMs.worker + r.idle.perVmDay.cpuMs.server],
   ["watcher's largest event, KB", (r) => r.idle.watcher.largestEventBytes / 1024],
   ["watcher's longest workflow task over the run, ms", (r) => r.idle.watcher.longestTaskMs ?? NaN, '≤ 100 at 5,000'],
-  ["watcher's workflow tasks during the launch, p95 / max, ms", (r) => r.idle.watcher.tasksAtLaunch?.p95Ms ?? NaN],
+  ["watcher's workflow tasks during the launch, p95, ms", (r) => r.idle.watcher.tasksAtLaunch?.p95Ms ?? NaN],
   ['… max', (r) => r.idle.watcher.tasksAtLaunch?.maxMs ?? NaN],
   ["watcher's workflow tasks at N Ready (idle window), p95, ms", (r) => r.idle.watcher.tasksIdle?.p95Ms ?? NaN, '≤ 100 at 5,000'],
   ['… max', (r) => r.idle.watcher.tasksIdle?.maxMs ?? NaN],
   ["sampled VMs' workflow tasks during the launch, p95, ms", (r) => r.idle.sampledVmTasks?.atLaunch.p95Ms ?? NaN],
-  ["watcher's replayed tasks during the launch (cache evictions)", (r) => r.launch.core?.byType.accountWatcherWorkflow?.replayed ?? NaN],
   ['workflow cache forced evictions during the launch', (r) => r.launch.core?.forcedEvictions ?? NaN],
+  ['… during the idle window', (r) => r.idle.core?.forcedEvictions ?? NaN],
+  ["watcher's mean time per task in the worker (core), idle window, ms", (r) => meanTask(r.idle.core?.byType.accountWatcherWorkflow)],
   ["ledger pages' largest event, KB", (r) => (r.idle.ledgerPages?.largestEventBytes ?? NaN) / 1024],
   ["ledger pages' longest workflow task, ms", (r) => r.idle.ledgerPages?.longestTaskMs ?? NaN],
   ['watcher history growth, KB per hour (each watcher)', (r) => r.idle.watcher.historyBytesPerHour / 1024],
@@ -59,6 +60,7 @@ const FIGURES: Figure[] = [
   ['instances left at the cloud after teardown', (r) => r.teardown.instancesLeft, '0'],
 ];
 
+const meanTask = (t: { executed: number; executedMs: number } | undefined): number => (t && t.executed > 0 ? t.executedMs / t.executed : NaN);
 const fmt = (v: number): string => (Number.isFinite(v) ? (Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : `${round(v, 1)}`) : '—');
 const runLabel = (r: RunResult): string => (r.pairs === 1 ? `${r.vms.toLocaleString('en-US')}` : `${r.vms.toLocaleString('en-US')} over ${r.pairs} pairs`);
 
