@@ -180,7 +180,14 @@ async function waitCadence(watchers: WorkflowHandle[], cadence: string, log: (s:
 }
 
 /** The idle window at `accel`: what every workflow's history and the clouds' call logs gained, per VM-day. */
-async function idleWindow(lab: Lab, fakes: FakeProvider[], watchers: WorkflowHandle[], o: RunOptions, ready: number, launched: { fromMs: number; toMs: number }) {
+async function idleWindow(
+  lab: Lab,
+  fakes: FakeProvider[],
+  watchers: WorkflowHandle[],
+  o: RunOptions,
+  ready: number,
+  launched: { fromMs: number; toMs: number },
+) {
   const fast = acceleratedWatcher(DEFAULT_WATCHER_TUNING, o.accel);
   o.log(
     `idle: ${round(o.idleMs / 60_000, 1)} min at ×${o.accel} (look every ${fast.readyIntervalMs} ms, backstop every ${DEFAULT_TUNING.healthIntervalMs / o.accel} ms)`,

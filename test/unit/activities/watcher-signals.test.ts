@@ -124,6 +124,11 @@ describe('recordOnce', () => {
     await record(client, { at: { cloud: 'fake', region: 'r1' }, taskQueue: 'q' }, [{ vmName: 'vm1', createKey: 'k1' }, 'vm2']);
     expect(signals.filter((s) => s.type === 'accountWatcherWorkflow')).toEqual([]);
     expect(starts).toEqual([{ type: 'accountWatcherWorkflow', workflowId: 'gpuprov-watch:prod:fake:r1', policy: 'USE_EXISTING' }]);
-    expect(signals.filter((s) => s.type === 'ledgerPageWorkflow').flatMap((s) => s.rec.vmNames).sort()).toEqual(['vm1', 'vm2']);
+    expect(
+      signals
+        .filter((s) => s.type === 'ledgerPageWorkflow')
+        .flatMap((s) => s.rec.vmNames)
+        .sort(),
+    ).toEqual(['vm1', 'vm2']);
   });
 });
