@@ -269,8 +269,8 @@ async function idleWindow(
       tasksIdle: taskSpans(pageHistories, idled),
     },
     sampledVmEventKinds: { vms: vmRuns.length, kinds: sum(vmKinds) },
-    // The same spans of a sample of VMs: a saturated worker holds every workflow's tasks alike.
     core: coreSince(coreA, coreB),
+    // The same spans of a sample of VMs: a saturated worker holds every workflow's tasks alike.
     sampledVmTasks: { atLaunch: taskSpans(vmHistories, launched), idle: taskSpans(vmHistories, idled) },
   };
 }

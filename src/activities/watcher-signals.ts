@@ -1,8 +1,9 @@
 /**
  * How activities tell an account watcher of the VM names they are about to create (or that are
- * Ready): `watcherRecordSignal` by signal-with-start to the name's ledger page and to the watcher,
- * so the watcher runs and the ledger holds the name before anything is made. Group commit per watcher: one signal in flight at a time, callers
- * that come meanwhile ride on the next one together, and a name accepted in the last
+ * Ready): `watcherRecordSignal` by signal-with-start to the name's ledger page, and a start of the
+ * watcher (a signal-with-start only for Ready and spot names), so the watcher runs and the ledger
+ * holds the name before anything is made. Group commit per watcher: one send in flight at a time,
+ * callers that come meanwhile ride on the next one together, and a name accepted in the last
  * {@link RECORD_REUSE_MS} is not sent again (a failover's attempts in one region share it).
  */
 import { Context } from '@temporalio/activity';
