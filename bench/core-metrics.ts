@@ -1,19 +1,18 @@
 /**
  * The SDK core's own worker metrics, scraped from the Prometheus endpoint the lab's runtime
- * serves (`startLab({ metrics: true })`): workflow-task execution and replay latencies by workflow
- * type, and the workflow cache's forced evictions, hits and misses. Durations are in ms (the
+ * serves (`startLab({ metrics: true })`): workflow-task execution latencies by workflow type, and the workflow cache's forced evictions, hits and misses. Durations are in ms (the
  * core's default for Prometheus). Counters are cumulative: a phase is `minusCore(after, before)`.
  */
 
-/** Per workflow type: tasks executed and their summed time; replays and their summed time. */
+/**
+ * Per workflow type: tasks executed and their summed time. (The core's replay latency is left out:
+ * it is recorded for every task, replaying or not, so it counts no replays.)
+ */
 export interface CoreTasks {
   executed: number;
   executedMs: number;
   /** Executed tasks that took over 100 ms (from the histogram's buckets; the nearest bucket edge at or above 100). */
   executedOver100Ms: number;
-  /** The core records its replay latency for every task (replaying or not): this count is not a count of replays. */
-  replayed: number;
-  replayedMs: number;
 }
 
 export interface CoreMetrics {
@@ -34,7 +33,7 @@ function labelsOf(s: string): Record<string, string> {
 /** Parses the endpoint's text; unknown series are ignored. */
 export function parseCore(text: string): CoreMetrics {
   const out: CoreMetrics = { byType: {}, forcedEvictions: 0, cacheHits: 0, cacheMisses: 0 };
-  const of = (t: string): CoreTasks => (out.byType[t] ??= { executed: 0, executedMs: 0, executedOver100Ms: 0, replayed: 0, replayedMs: 0 });
+  const of = (t: string): CoreTasks => (out.byType[t] ??= { executed: 0, executedMs: 0, executedOver100Ms: 0 });
   // Per type, the cumulative count at the first bucket edge ≥ 100 ms.
   const under: Record<string, { le: number; n: number }> = {};
   for (const line of text.split('\n')) {
@@ -55,9 +54,6 @@ export function parseCore(text: string): CoreMetrics {
         const seen = under[type];
         if (le >= 100 && (!seen || le < seen.le)) under[type] = { le, n: v };
       }
-    } else if (type && name === 'workflow_task_replay_latency') {
-      if (part === '_count') of(type).replayed += v;
-      else if (part === '_sum') of(type).replayedMs += v;
     }
   }
   for (const [type, u] of Object.entries(under)) of(type).executedOver100Ms = of(type).executed - u.n;
@@ -71,7 +67,7 @@ export async function scrapeCore(address: string): Promise<CoreMetrics> {
 
 /** What a phase added: `b − a`, per field. */
 export function minusCore(b: CoreMetrics, a: CoreMetrics): CoreMetrics {
-  const zero: CoreTasks = { executed: 0, executedMs: 0, executedOver100Ms: 0, replayed: 0, replayedMs: 0 };
+  const zero: CoreTasks = { executed: 0, executedMs: 0, executedOver100Ms: 0 };
   const byType: Record<string, CoreTasks> = {};
   for (const [t, x] of Object.entries(b.byType)) {
     const y = a.byType[t] ?? zero;
@@ -79,8 +75,6 @@ export function minusCore(b: CoreMetrics, a: CoreMetrics): CoreMetrics {
       executed: x.executed - y.executed,
       executedMs: Math.round(x.executedMs - y.executedMs),
       executedOver100Ms: x.executedOver100Ms - y.executedOver100Ms,
-      replayed: x.replayed - y.replayed,
-      replayedMs: Math.round(x.replayedMs - y.replayedMs),
     };
   }
   return {

@@ -53,6 +53,11 @@ interface Batch {
 }
 
 const entryOf = (n: string | NameRecord): NameRecord => (typeof n === 'string' ? { vmName: n } : n);
+/** The distinct names of the records `keep` says. */
+const namesOf = (names: readonly NameRecord[], keep: (n: NameRecord) => boolean = () => true): string[] => [
+  ...new Set(names.filter(keep).map((n) => n.vmName)),
+];
+const isSpotCreate = (n: NameRecord): boolean => Boolean(n.spot && n.createKey);
 const idOf = (n: NameRecord): string => `${n.vmName}\n${n.createKey ?? ''}${n.spot ? '\nspot' : ''}`;
 
 /**
@@ -66,17 +71,17 @@ async function send(c: Client, deps: RecordDeps, target: RecordTarget, names: Na
   const workflowId = watcherWorkflowId(deps.owner, cloud, region);
   const start: WatcherInput = { deployment: deps.owner, cloud, region, ...(deps.watcher ? { tuning: deps.watcher } : {}) };
   const wake = names.length === 0 || names.some((n) => n.wake);
-  const spotNames = [...new Set(names.filter((n) => n.spot && n.createKey).map((n) => n.vmName))];
+  const spotNames = namesOf(names, isSpotCreate);
   const pages = byPage(names, (n) => n.vmName).map(([page, mine]) => {
     const createKeys = mine.flatMap((n) => (n.createKey ? [{ vmName: n.vmName, createKey: n.createKey }] : []));
-    const spot = [...new Set(mine.filter((n) => n.spot && n.createKey).map((n) => n.vmName))];
+    const spot = namesOf(mine, isSpotCreate);
     return signalPage(c, deps.owner, target.at, target.taskQueue, page, watcherRecordSignal, {
-      vmNames: [...new Set(mine.map((n) => n.vmName))],
+      vmNames: namesOf(mine),
       ...(createKeys.length > 0 ? { createKeys } : {}),
       ...(spot.length > 0 ? { spotNames: spot } : {}),
     });
   });
-  const woken = [...new Set(names.filter((n) => n.wake).map((n) => n.vmName))];
+  const woken = namesOf(names, (n) => Boolean(n.wake));
   const o = { workflowId, taskQueue: target.taskQueue, args: [start] as [WatcherInput], staticSummary: `account watcher: ${cloud}/${region}` };
   // Plain creates tell the watcher nothing (their names are in the pages): only make sure it runs,
   // which adds no event to a running watcher's history (a signal would add one, and a task).

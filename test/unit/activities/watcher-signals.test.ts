@@ -16,7 +16,8 @@ function countingClient(fail: () => boolean) {
   const signals: { type: string; workflowId: string; rec: Rec }[] = [];
   const starts: { type: string; workflowId: string; policy?: string }[] = [];
   let paged: Rec[] = [];
-  const signalWithStart = async (type: string, o: { workflowId: string; signalArgs?: [Rec]; workflowIdConflictPolicy?: string }) => {
+  /** Both a signal-with-start (with `signalArgs`) and a plain start. */
+  const call = async (type: string, o: { workflowId: string; signalArgs?: [Rec]; workflowIdConflictPolicy?: string }) => {
     const rec = o.signalArgs?.[0];
     if (rec) signals.push({ type, workflowId: o.workflowId, rec });
     else starts.push({ type, workflowId: o.workflowId, ...(o.workflowIdConflictPolicy ? { policy: o.workflowIdConflictPolicy } : {}) });
@@ -31,7 +32,7 @@ function countingClient(fail: () => boolean) {
     const createKeys = pages.flatMap((p) => p.createKeys ?? []);
     sent.push({ workflowId: o.workflowId, vmNames, ...(createKeys.length ? { createKeys } : {}), ...(rec?.wake ? { wake: rec.wake } : {}) });
   };
-  const client = { workflow: { signalWithStart, start: signalWithStart } } as unknown as Client;
+  const client = { workflow: { signalWithStart: call, start: call } } as unknown as Client;
   return { sent, signals, starts, client };
 }
 
