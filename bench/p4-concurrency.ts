@@ -6,8 +6,8 @@ import { startAttributes } from '../src/core/search-attributes';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
-import { eventsOf, readyIndex, timeBreakdown, timeOf, type HistoryEvent } from './history';
-import { sleep } from './stats';
+import { eventsOf, readyIndex, timeBreakdown, timeOf, workflowTaskDurations, type HistoryEvent } from './history';
+import { percentile, sleep } from './stats';
 
 export interface ConcurrencyResult {
   n: number;
@@ -26,6 +26,27 @@ export interface ConcurrencyResult {
   cpuS: { bench: number; server: number };
   /** Per VM up to Ready, medians: workflow tasks waiting for a worker, running, activities. */
   perVmToReady: { wtQueueMs: number; wtRunMs: number; activityMs: number; workflowTasks: number };
+  /** Workflow tasks (started → completed) of the account watchers and ledger pages started during the launch. */
+  helperTasks: Record<'watcher' | 'pages', TaskSpans>;
+}
+
+export interface TaskSpans {
+  tasks: number;
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+}
+
+/** Task spans of every run of `type` open at some time since `fromMs`, over tasks started in [fromMs, toMs]. */
+async function spansOf(client: Client, type: string, fromMs: number, toMs: number): Promise<TaskSpans> {
+  const since = new Date(fromMs).toISOString();
+  const histories: HistoryEvent[][] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowType = '${type}' AND (ExecutionStatus = 'Running' OR CloseTime >= '${since}')` })) {
+    histories.push(await eventsOf(client.workflow.getHandle(wf.workflowId, wf.runId)));
+  }
+  const xs = workflowTaskDurations(histories, fromMs, toMs);
+  const at = (p: number): number => Math.round(percentile(xs, p));
+  return { tasks: xs.length, p50Ms: at(50), p95Ms: at(95), maxMs: at(100) };
 }
 
 /** Histories of all handles, `width` at a time. */
@@ -91,6 +112,11 @@ export async function measureConcurrency(
         parts.push(timeBreakdown(ev.slice(0, ri + 1)));
       }
     }
+    const toMs = readyCount === n ? last : Date.now();
+    const helperTasks = {
+      watcher: await spansOf(client, 'accountWatcherWorkflow', t0, toMs),
+      pages: await spansOf(client, 'ledgerPageWorkflow', t0, toMs),
+    };
     await Promise.all(handles.map((h) => h.signal(teardownSignal)));
     await Promise.all(handles.map((h) => h.result().catch(() => undefined)));
     const lifecycle = (await allEvents(handles)).reduce((a, ev) => a + ev.length, 0);
@@ -112,6 +138,7 @@ export async function measureConcurrency(
         activityMs: Math.round(med(parts.map((p) => p.activityMs))),
         workflowTasks: med(parts.map((p) => p.workflowTasks)),
       },
+      helperTasks,
     };
   } finally {
     clearInterval(sampler);

@@ -336,6 +336,14 @@ async function main(): Promise<void> {
         '',
         '',
       ]);
+      const spans = (x: { tasks: number; p50Ms: number; p95Ms: number; maxMs: number }): string =>
+        `${x.tasks} tasks, p50 ${x.p50Ms} / p95 ${x.p95Ms} / max ${x.maxMs} ms`;
+      rows.push([
+        `P4 account watcher's / ledger pages' workflow tasks during the launch`,
+        `${spans(p4.helperTasks.watcher)}; ${spans(p4.helperTasks.pages)}`,
+        '',
+        '',
+      ]);
       rows.push([
         `P4 ${N.p4} concurrent launches`,
         `wall ${p4.wallMs} ms, ${p4.ready}/${p4.n} Ready, RSS peak ${p4.rssPeakMb} MB (before ${p4.rssBeforeMb}; ${(results.rss as { afterWorkerCreatedMb: number }).afterWorkerCreatedMb} after the worker was created, ${rssAtStartMb} at start), events ${p4.eventsToReadyTotal} to ready / ${p4.eventsLifecycleTotal} lifecycle`,
