@@ -27,7 +27,8 @@ export const DEFAULT_SQLITE_PRAGMAS: readonly string[] = ['journal_mode=wal', 's
  * sized for clusters of hundreds of shards; the dev server has one, so every task of the whole
  * server waited up to 50 ms behind that limiter once a burst of 20 reads was spent. Measured
  * (BENCHMARKS.md, "the dev server's queue readers"): P5 back to back 1,038 → 326 ms, after 5 s
- * quiet 662 → 436 ms; a dispatch 28–44 ms → 1–5 ms. A production cluster (512 shards or more) keeps its default.
+ * quiet 662 → 436 ms; queued per failover attempt 27 + 18 ms → 3 + 3 ms (workflow task + activity).
+ * A production cluster (512 shards or more) keeps the server's defaults.
  */
 export const DEFAULT_DYNAMIC_CONFIG: readonly string[] = [
   'history.transferProcessorMaxPollRPS=1000',
