@@ -20,22 +20,6 @@ import { obtainTemporalCli } from './temporal-cli';
  */
 export const DEFAULT_SQLITE_PRAGMAS: readonly string[] = ['journal_mode=wal', 'synchronous=normal'];
 
-/**
- * The history service's queue readers (transfer: workflow and activity tasks to matching; timer:
- * timers, retries, timeouts; visibility) each read their shard's queue at most `MaxPollRPS` times
- * a second, 20 by default (go.temporal.io/server common/dynamicconfig/constants.go). The default is
- * sized for clusters of hundreds of shards; the dev server has one, so every task of the whole
- * server waited up to 50 ms behind that limiter once a burst of 20 reads was spent. Measured
- * (BENCHMARKS.md, "the dev server's queue readers"): P5 back to back 1,038 → 326 ms, after 5 s
- * quiet 662 → 436 ms; queued per failover attempt 27 + 18 ms → 3 + 3 ms (workflow task + activity).
- * A production cluster (512 shards or more) keeps the server's defaults.
- */
-export const DEFAULT_DYNAMIC_CONFIG: readonly string[] = [
-  'history.transferProcessorMaxPollRPS=1000',
-  'history.timerProcessorMaxPollRPS=1000',
-  'history.visibilityProcessorMaxPollRPS=1000',
-];
-
 export interface DevServerOptions {
   /** Path of the temporal CLI; default: `obtainTemporalCli()` (finds or installs it). */
   cliPath?: string;
@@ -63,7 +47,7 @@ export interface DevServerOptions {
   /** Aborting it during the health wait stops the server and rejects with the abort reason. */
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
-  /** `KEY=VALUE` dynamic-config values (`--dynamic-config-value`; VALUE is JSON, e.g. `matching.numTaskqueueReadPartitions=1`), after DEFAULT_DYNAMIC_CONFIG. */
+  /** `KEY=VALUE` dynamic-config values (`--dynamic-config-value`; VALUE is JSON, e.g. `matching.numTaskqueueReadPartitions=1`). */
   dynamicConfig?: readonly string[];
 }
 
@@ -134,7 +118,7 @@ export function devServerArgs(o: DevServerOptions): string[] {
   args.push('--log-format', o.logFormat ?? 'json', '--log-level', 'warn');
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   for (const p of o.sqlitePragmas ?? DEFAULT_SQLITE_PRAGMAS) args.push('--sqlite-pragma', p);
-  for (const v of [...DEFAULT_DYNAMIC_CONFIG, ...(o.dynamicConfig ?? [])]) args.push('--dynamic-config-value', v);
+  for (const v of o.dynamicConfig ?? []) args.push('--dynamic-config-value', v);
   return args;
 }
 

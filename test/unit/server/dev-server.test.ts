@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../../src/ports';
-import { DEFAULT_DYNAMIC_CONFIG, devServerArgs, isTemporalHealthy, startDevServer } from '../../../src/server/dev-server';
+import { devServerArgs, isTemporalHealthy, startDevServer } from '../../../src/server/dev-server';
 import { SEARCH_ATTRIBUTES } from '../../../src/core/api';
 import { requireServer, requireTool } from '../../harness/temporal';
 
@@ -20,22 +20,6 @@ describe('dev server', () => {
     expect(devServerArgs({ port: 1, dbFile: '/x.db', headless: true })).toContain('--headless');
     expect(args.join(' ')).toContain('--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal');
     expect(devServerArgs({ port: 1, dbFile: '/x.db', sqlitePragmas: [] }).join(' ')).not.toContain('--sqlite-pragma');
-  });
-
-  it("lifts the queue readers' poll limit, before the values given", () => {
-    const values = (a: string[]) => a.flatMap((x, i) => (a[i - 1] === '--dynamic-config-value' ? [x] : []));
-    expect(values(devServerArgs({ port: 1, dbFile: '/x.db' }))).toEqual([...DEFAULT_DYNAMIC_CONFIG]);
-    expect(DEFAULT_DYNAMIC_CONFIG).toContain('history.transferProcessorMaxPollRPS=1000');
-    expect(values(devServerArgs({ port: 1, dbFile: '/x.db', dynamicConfig: ['a.b=1'] }))).toEqual([...DEFAULT_DYNAMIC_CONFIG, 'a.b=1']);
-  });
-
-  it.skipIf(!requireServer())('the dev server runs one history shard (why its queue readers get a higher poll limit)', async () => {
-    const conn = await Connection.connect({ address: inject('temporalAddress') });
-    try {
-      expect((await conn.workflowService.getClusterInfo({})).historyShardCount).toBe(1);
-    } finally {
-      await conn.close();
-    }
   });
 
   it.skipIf(!requireServer())('the run server has the five search attributes as Keyword', async () => {
