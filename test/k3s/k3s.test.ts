@@ -177,15 +177,15 @@ describe.skipIf(!requireServer() || !requireTool('sshd, openssl, flock', haveToo
       const { name, h } = await launch(bootDirect, { boot: 'normal', gpu: false }, { gpu: { model: 'SIM', count: 1 }, k3s: { k3sValidateDeadlineMs: 3_000 } });
       const failed = await settled(h);
       expect(failed.stage).toBe('k8s-failed');
-      const pushesBefore = k8s(failed).pushes ?? 0;
       const client = new GpuprovClient(await testEnv().client(), worker.taskQueue);
       const again = await client.start({ name, clouds: [bootDirect.name], gpu: { model: 'SIM', count: 1 } });
       expect(again.started).toBe(false);
       await waitFor(h, (s) => s.stage === 'k8s', 're-entered k3s', 30_000);
       const end = await settled(h);
       expect(end.stage).toBe('k8s-failed'); // the host still has no GPU
-      // The probe finds the boot install done, so no push: validation runs again and fails again.
-      expect(k8s(end).pushes).toBe(pushesBefore);
+      // The probe finds the install done (at boot, or by the first try's push when the boot install
+      // was slow under load), so this try pushes nothing: validation runs again and fails again.
+      expect(k8s(end).pushes ?? 0).toBe(0);
       expect(k8s(end).note).toMatch(/nvidia\.com\/gpu/);
       expect(end.instanceIds).toEqual(failed.instanceIds);
     }, 150_000);
