@@ -1,7 +1,8 @@
 /**
  * The SDK core's own worker metrics, scraped from the Prometheus endpoint the lab's runtime
- * serves (`startLab({ metrics: true })`): workflow-task execution latencies by workflow type, and the workflow cache's forced evictions, hits and misses. Durations are in ms (the
- * core's default for Prometheus). Counters are cumulative: a phase is `minusCore(after, before)`.
+ * serves (`startLab({ metrics: true })`): workflow-task execution latencies by workflow type, and
+ * the workflow cache's forced evictions, hits and misses. Durations are in ms (the core's default
+ * for Prometheus). Counters are cumulative: a phase is `minusCore(after, before)`.
  */
 
 /**

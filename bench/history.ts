@@ -1,6 +1,7 @@
 /** Reading workflow histories: event categories, the `ready` moment, event times. */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { percentile, round } from './stats';
 
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -136,6 +137,21 @@ export function workflowTaskDurations(histories: readonly HistoryEvent[][], from
     }
   }
   return out;
+}
+
+/** Workflow task spans (started → completed, server times) of the tasks started within a window: their count and percentiles, ms. */
+export interface TaskSpans {
+  tasks: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export function taskSpans(histories: readonly HistoryEvent[][], w: { fromMs: number; toMs: number }): TaskSpans {
+  const xs = workflowTaskDurations(histories, w.fromMs, w.toMs);
+  const at = (p: number): number => round(percentile(xs, p));
+  return { tasks: xs.length, p50Ms: at(50), p95Ms: at(95), p99Ms: at(99), maxMs: at(100) };
 }
 
 /** The longest workflow task (started → completed) over these histories, ms. */

@@ -6,8 +6,8 @@ import { startAttributes } from '../src/core/search-attributes';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { teardownSignal, vmWorkflowId } from '../src/core/api';
 import type { vmWorkflow } from '../src/workflows';
-import { eventsOf, readyIndex, timeBreakdown, timeOf, workflowTaskDurations, type HistoryEvent } from './history';
-import { percentile, sleep } from './stats';
+import { eventsOf, readyIndex, taskSpans, timeBreakdown, timeOf, type HistoryEvent, type TaskSpans } from './history';
+import { sleep } from './stats';
 
 export interface ConcurrencyResult {
   n: number;
@@ -30,23 +30,14 @@ export interface ConcurrencyResult {
   helperTasks: Record<'watcher' | 'pages', TaskSpans>;
 }
 
-export interface TaskSpans {
-  tasks: number;
-  p50Ms: number;
-  p95Ms: number;
-  maxMs: number;
-}
-
 /** Task spans of every run of `type` open at some time since `fromMs`, over tasks started in [fromMs, toMs]. */
 async function spansOf(client: Client, type: string, fromMs: number, toMs: number): Promise<TaskSpans> {
   const since = new Date(fromMs).toISOString();
-  const histories: HistoryEvent[][] = [];
+  const handles: WorkflowHandle[] = [];
   for await (const wf of client.workflow.list({ query: `WorkflowType = '${type}' AND (ExecutionStatus = 'Running' OR CloseTime >= '${since}')` })) {
-    histories.push(await eventsOf(client.workflow.getHandle(wf.workflowId, wf.runId)));
+    handles.push(client.workflow.getHandle(wf.workflowId, wf.runId));
   }
-  const xs = workflowTaskDurations(histories, fromMs, toMs);
-  const at = (p: number): number => Math.round(percentile(xs, p));
-  return { tasks: xs.length, p50Ms: at(50), p95Ms: at(95), maxMs: at(100) };
+  return taskSpans(await allEvents(handles), { fromMs, toMs });
 }
 
 /** Histories of all handles, `width` at a time. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import type { Capabilities } from '../src/core/provider';
 import { bootPolling, bootPollDelayMs } from '../src/core/polling';
-import { breakdown, eventsOf, readyIndex, timeBreakdown } from './history';
+import { breakdown, eventsOf, readyIndex, timeBreakdown, type TaskSpans } from './history';
 import { startLab, type BootSchedule } from './lab';
 import { bareLaunch, p1Steps, workflowLaunch, type LaunchTiming, type WorkflowRun } from './p1-overhead';
 import { bootDurations, measureDetection, type DetectionSample } from './p3-detection';
@@ -336,8 +336,7 @@ async function main(): Promise<void> {
         '',
         '',
       ]);
-      const spans = (x: { tasks: number; p50Ms: number; p95Ms: number; maxMs: number }): string =>
-        `${x.tasks} tasks, p50 ${x.p50Ms} / p95 ${x.p95Ms} / max ${x.maxMs} ms`;
+      const spans = (x: TaskSpans): string => `${x.tasks} tasks, p50 ${x.p50Ms} / p95 ${x.p95Ms} / max ${x.maxMs} ms`;
       rows.push([
         `P4 account watcher's / ledger pages' workflow tasks during the launch`,
         `${spans(p4.helperTasks.watcher)}; ${spans(p4.helperTasks.pages)}`,

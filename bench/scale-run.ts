@@ -16,7 +16,7 @@ import { watcherNudgeSignal, watcherStateQuery, type WatcherTuning } from '../sr
 import type { vmWorkflow } from '../src/workflows';
 import type { Offer } from '../src/core/provider';
 import type { FakeProvider } from '../test/harness/fake-provider';
-import { breakdown, eventsOf, longestWorkflowTaskMs, workflowTaskDurations, type HistoryEvent } from './history';
+import { breakdown, eventsOf, longestWorkflowTaskMs, taskSpans } from './history';
 import { minusCore, scrapeCore, type CoreMetrics } from './core-metrics';
 import { startLab, type Lab } from './lab';
 import { census, cloudCalls, eventsWithin, growth, historiesOf, inBatches, largestEvent, minus, total, type Census } from './scale-census';
@@ -157,13 +157,6 @@ function coreSince(a: CoreMetrics | undefined, b: CoreMetrics | undefined) {
   const d = minusCore(b, a);
   const keep = ['accountWatcherWorkflow', 'ledgerPageWorkflow', 'vmWorkflow'];
   return { ...d, byType: Object.fromEntries(Object.entries(d.byType).filter(([t]) => keep.includes(t))) };
-}
-
-/** Workflow task durations (started → completed, server times) of tasks started within a window. */
-function taskSpans(histories: readonly HistoryEvent[][], w: { fromMs: number; toMs: number }) {
-  const xs = workflowTaskDurations(histories, w.fromMs, w.toMs);
-  const at = (p: number): number => round(percentile(xs, p));
-  return { tasks: xs.length, p50Ms: at(50), p95Ms: at(95), p99Ms: at(99), maxMs: at(100) };
 }
 
 async function nudge(watchers: WorkflowHandle[], t: WatcherTuning): Promise<void> {
